@@ -1,0 +1,198 @@
+/* vkinfer: run ONNX models exported from PyTorch on any GPU through Vulkan compute.
+ *
+ * The one public header. Every call that can fail returns a vki_status; the message of the
+ * last failure on the calling thread (naming the node, op, shapes or limit involved) is
+ * returned by vki_last_error(). The library never aborts, exits or prints.
+ *
+ * Typical use:
+ *   vki_context *ctx; vki_model *m; vki_session *s;
+ *   vki_context_create(NULL, &ctx);          // default device (VKINFER_DEVICE overrides)
+ *   vki_model_load(ctx, "model.onnx", &m);   // parse; weights stay in the file mapping
+ *   vki_session_create(m, &s);
+ *   vki_session_set_input(s, "x", VKI_DTYPE_FLOAT, dims, 4, data, bytes);
+ *   vki_session_run(s);                      // plans on first run / new shapes, then replays
+ *   vki_session_get_output(s, 0, &info, &ptr, &bytes);
+ */
+#ifndef VKINFER_H
+#define VKINFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VKI_VERSION_MAJOR 0
+#define VKI_VERSION_MINOR 1
+#define VKI_MAX_RANK 8
+
+typedef enum vki_status {
+    VKI_OK = 0,
+    VKI_ERROR_INVALID_ARGUMENT = 1, /* a NULL pointer, an unknown name, a bad index */
+    VKI_ERROR_NO_VULKAN = 2,        /* no libvulkan.so.1, or no device */
+    VKI_ERROR_IO = 3,               /* a file could not be opened, mapped or written */
+    VKI_ERROR_MODEL = 4,            /* the model file is malformed (truncated, bad offsets...) */
+    VKI_ERROR_UNSUPPORTED = 5,      /* an op, attribute or dtype vkinfer cannot run (yet) */
+    VKI_ERROR_SHAPE = 6,            /* shapes or dtypes that do not fit the op or the model */
+    VKI_ERROR_OUT_OF_MEMORY = 7,    /* host or device memory exhausted */
+    VKI_ERROR_VULKAN = 8,           /* a Vulkan call failed */
+    VKI_ERROR_VALIDATION = 9,       /* the Vulkan validation layer reported a message */
+} vki_status;
+
+/* Element types, numbered as ONNX's TensorProto.DataType. */
+typedef enum vki_dtype {
+    VKI_DTYPE_UNDEFINED = 0,
+    VKI_DTYPE_FLOAT = 1,
+    VKI_DTYPE_UINT8 = 2,
+    VKI_DTYPE_INT8 = 3,
+    VKI_DTYPE_UINT16 = 4,
+    VKI_DTYPE_INT16 = 5,
+    VKI_DTYPE_INT32 = 6,
+    VKI_DTYPE_INT64 = 7,
+    VKI_DTYPE_STRING = 8,
+    VKI_DTYPE_BOOL = 9,
+    VKI_DTYPE_FLOAT16 = 10,
+    VKI_DTYPE_DOUBLE = 11,
+    VKI_DTYPE_UINT32 = 12,
+    VKI_DTYPE_UINT64 = 13,
+    VKI_DTYPE_BFLOAT16 = 16,
+} vki_dtype;
+
+/* The message of the last failed call on this thread ("" if none). Valid until the next
+ * failing call on the same thread. */
+const char *vki_last_error(void);
+
+/* Name of a dtype ("float32", "int64", ...), "unknown" for values outside the enum. */
+const char *vki_dtype_name(vki_dtype dtype);
+
+/* Bytes per element of a dtype as stored on the host (0 for strings and unknown types). */
+size_t vki_dtype_size(vki_dtype dtype);
+
+/* ---- Devices ------------------------------------------------------------------------- */
+
+/* 1 if libvulkan.so.1 can be opened and at least one device answers, 0 otherwise. Never
+ * crashes, whatever the machine has. */
+int vki_vulkan_available(void);
+
+typedef struct vki_device_info {
+    uint32_t index;        /* position in vki_device_list's order, what VKINFER_DEVICE takes */
+    char name[256];
+    const char *type;      /* "discrete", "integrated", "virtual", "cpu", "other" */
+    char driver_name[256];
+    char driver_info[256];
+    uint32_t vendor_id, device_id;
+    uint32_t api_version;
+    uint64_t device_local_bytes;      /* size of the largest device-local heap */
+    uint64_t max_storage_buffer_range; /* the largest tensor one binding can address */
+    uint32_t max_workgroup_invocations;
+    uint32_t max_shared_memory_bytes;
+    uint32_t subgroup_size;           /* 0 if unknown */
+    int fp16_arithmetic;              /* shaderFloat16 */
+    int storage_16bit;                /* storageBuffer16BitAccess */
+    int storage_8bit;                 /* storageBuffer8BitAccess */
+    int cooperative_matrix;           /* VK_KHR_cooperative_matrix */
+    int is_default;                   /* the device vki_context_create picks with no spec */
+} vki_device_info;
+
+/* Lists the Vulkan devices. Writes at most `capacity` entries and sets *count to the number
+ * of devices (call with capacity 0 to count). */
+vki_status vki_device_list(vki_device_info *infos, uint32_t capacity, uint32_t *count);
+
+/* ---- Context: one Vulkan device ------------------------------------------------------ */
+
+typedef struct vki_context vki_context;
+
+typedef struct vki_context_options {
+    /* Device index or name substring. NULL: the VKINFER_DEVICE environment variable, else
+     * the first of discrete GPU, integrated GPU, virtual GPU, CPU (lavapipe). */
+    const char *device;
+    /* 1: enable VK_LAYER_KHRONOS_validation; any message it reports makes the next call on
+     * a session fail with VKI_ERROR_VALIDATION. 0: off. -1: VKINFER_VALIDATION=1 decides. */
+    int validation;
+    /* Folder of the on-disk pipeline cache. NULL: VKINFER_CACHE_DIR, else
+     * $XDG_CACHE_HOME/vkinfer, else ~/.cache/vkinfer. "" disables the disk cache. */
+    const char *cache_dir;
+} vki_context_options;
+
+/* Opens a device. opts may be NULL (all defaults). */
+vki_status vki_context_create(const vki_context_options *opts, vki_context **out);
+void vki_context_destroy(vki_context *ctx);
+vki_status vki_context_device_info(const vki_context *ctx, vki_device_info *out);
+
+/* ---- Models ---------------------------------------------------------------------------- */
+
+typedef struct vki_model vki_model;
+
+typedef struct vki_tensor_info {
+    const char *name;
+    vki_dtype dtype;
+    int32_t rank;
+    int64_t dims[VKI_MAX_RANK];          /* -1 where the model leaves a dimension symbolic */
+    const char *dim_names[VKI_MAX_RANK]; /* the symbol ("batch") or NULL */
+} vki_tensor_info;
+
+/* Reads an ONNX file (memory-mapped; weights are not copied until uploaded). External data
+ * files must lie inside the model's folder. Checks every length and offset; a malformed
+ * file is VKI_ERROR_MODEL, an op vkinfer does not know is VKI_ERROR_UNSUPPORTED naming it.
+ * The context must outlive the model. */
+vki_status vki_model_load(vki_context *ctx, const char *path, vki_model **out);
+void vki_model_destroy(vki_model *model);
+uint32_t vki_model_input_count(const vki_model *model);
+uint32_t vki_model_output_count(const vki_model *model);
+vki_status vki_model_input_info(const vki_model *model, uint32_t index, vki_tensor_info *out);
+vki_status vki_model_output_info(const vki_model *model, uint32_t index, vki_tensor_info *out);
+
+/* ---- Sessions: plan once per input shapes, replay per run ------------------------------ */
+
+typedef struct vki_session vki_session;
+
+vki_status vki_session_create(vki_model *model, vki_session **out);
+void vki_session_destroy(vki_session *session);
+
+/* Copies one input. dtype must be the model's dtype for that input; dims must fit the
+ * model's declared dims (symbolic ones are free). */
+vki_status vki_session_set_input(vki_session *session, const char *name, vki_dtype dtype,
+                                 const int64_t *dims, int32_t rank, const void *data,
+                                 size_t bytes);
+
+/* Runs the model. The first run with a set of input shapes plans (shape inference,
+ * constant folding, kernel choice, memory planning, command recording); plans are kept per
+ * input shapes, so later runs with known shapes only upload, submit and download. */
+vki_status vki_session_run(vki_session *session);
+
+/* Output `index` of the last run. *data stays valid until the next run or destroy. */
+vki_status vki_session_get_output(vki_session *session, uint32_t index, vki_tensor_info *info,
+                                  const void **data, size_t *bytes);
+
+typedef struct vki_session_stats {
+    double plan_ms;              /* time of the plan used by the last run when it was made */
+    double last_run_ms;          /* upload + GPU + download of the last run */
+    uint32_t dispatch_count;     /* compute dispatches in the plan */
+    uint32_t gpu_node_count;     /* nodes that run on the GPU */
+    uint32_t folded_node_count;  /* nodes folded into constants at plan time */
+    uint32_t aliased_node_count; /* nodes that are views (Reshape, Squeeze...) */
+    uint64_t weight_bytes;       /* device bytes holding constants */
+    uint64_t intermediate_bytes; /* device bytes of the liveness-shared intermediate arena */
+    uint64_t intermediate_unshared_bytes; /* what the intermediates would take unshared */
+    uint32_t plans_cached;
+} vki_session_stats;
+
+vki_status vki_session_stats_get(const vki_session *session, vki_session_stats *out);
+
+/* ---- Operators --------------------------------------------------------------------------- */
+
+typedef struct vki_op_info {
+    const char *name;   /* ONNX op_type */
+    const char *domain; /* "" for the default ONNX domain */
+    const char *dtypes; /* element types it runs, e.g. "float32 float16 int32 int64" */
+    const char *notes;  /* what it does not support yet, or "" */
+} vki_op_info;
+
+uint32_t vki_op_count(void);
+vki_status vki_op_get(uint32_t index, vki_op_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,68 @@
+// Shared by every shader: dtype codes, rounding and wrapping of results, grid indexing.
+// The GPU holds every element in 32 bits: floats (fp32, fp16, bf16) as fp32 bits, integers
+// and bool as int32. Results are rounded (fp16, bf16) or wrapped (8/16-bit ints, bool) to the
+// output dtype so that values match what the dtype itself would hold.
+
+#define DT_F32 0u
+#define DT_F16 1u
+#define DT_BF16 2u
+#define DT_I32 3u
+#define DT_U8 4u
+#define DT_I8 5u
+#define DT_U16 6u
+#define DT_I16 7u
+#define DT_BOOL 8u
+
+bool dt_is_float(uint dt) { return dt < 3u; }
+
+float round_to_dtype(uint dt, float v)
+{
+    if (dt == DT_F16) {
+        if (isnan(v) || isinf(v)) return v;
+        return unpackHalf2x16(packHalf2x16(vec2(v, 0.0))).x;
+    }
+    if (dt == DT_BF16) {
+        uint b = floatBitsToUint(v);
+        if (isnan(v)) return v;
+        b += 0x7fffu + ((b >> 16) & 1u);
+        return uintBitsToFloat(b & 0xffff0000u);
+    }
+    return v;
+}
+
+int wrap_to_dtype(uint dt, int v)
+{
+    if (dt == DT_U8) return v & 0xff;
+    if (dt == DT_I8) return (v << 24) >> 24;
+    if (dt == DT_U16) return v & 0xffff;
+    if (dt == DT_I16) return (v << 16) >> 16;
+    if (dt == DT_BOOL) return v != 0 ? 1 : 0;
+    return v;
+}
+
+// A value read from storage as float, whatever its dtype.
+float as_float(uint dt, uint bits) { return dt_is_float(dt) ? uintBitsToFloat(bits) : float(int(bits)); }
+// Stores a float result in dtype dt's 32-bit form.
+uint from_float(uint dt, float v)
+{
+    if (dt_is_float(dt)) return floatBitsToUint(round_to_dtype(dt, v));
+    if (dt == DT_BOOL) return v != 0.0 ? 1u : 0u;
+    return uint(wrap_to_dtype(dt, int(v)));
+}
+
+// Linear invocation index over a 2-D grid (see op_grid_1d).
+uint linear_id()
+{
+    return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+}
+
+// erf with |error| < 1.2e-7 (Numerical Recipes' erfc Chebyshev fit).
+float erf_approx(float x)
+{
+    float z = abs(x);
+    float t = 1.0 / (1.0 + 0.5 * z);
+    float r = t * exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+              t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
+              t * (-0.82215223 + t * 0.17087277)))))))));
+    return x >= 0.0 ? 1.0 - r : r - 1.0;
+}

@@ -1,0 +1,86 @@
+/* The graph IR: values, nodes and attributes as read from ONNX. Nothing here knows Vulkan.
+ * A model's IR is immutable after load; each plan works on its own copy of value state. */
+#ifndef VKI_IR_H
+#define VKI_IR_H
+
+#include "../util/util.h"
+
+enum ir_attr_type {
+    ATTR_UNDEFINED = 0, ATTR_FLOAT = 1, ATTR_INT = 2, ATTR_STRING = 3, ATTR_TENSOR = 4,
+    ATTR_GRAPH = 5, ATTR_FLOATS = 6, ATTR_INTS = 7, ATTR_STRINGS = 8, ATTR_TENSORS = 9,
+    ATTR_GRAPHS = 10, ATTR_SPARSE_TENSOR = 11, ATTR_SPARSE_TENSORS = 12, ATTR_TYPE_PROTO = 13,
+    ATTR_TYPE_PROTOS = 14,
+};
+
+typedef struct ir_tensor {
+    const char *name;
+    vki_dtype dtype;
+    int rank;
+    int64_t dims[VKI_MAX_RANK];
+    const void *data; /* into the file mapping (raw_data, external data) or the model arena */
+    size_t bytes;
+} ir_tensor;
+
+typedef struct ir_attr {
+    const char *name;
+    enum ir_attr_type type;
+    float f;
+    int64_t i;
+    const char *s; /* STRING, NUL-terminated copy */
+    size_t s_len;
+    int count; /* elements of FLOATS / INTS / STRINGS / TENSORS / GRAPHS */
+    float *floats;
+    int64_t *ints;
+    const char **strings;
+    ir_tensor *tensor;   /* TENSOR, or TENSORS[count] */
+    const uint8_t *graph_bytes; /* GRAPH: the serialized GraphProto, parsed when an op needs it */
+    size_t graph_len;
+} ir_attr;
+
+typedef struct ir_node {
+    const char *name; /* never NULL: "" becomes "<op_type>_<index>" */
+    const char *op_type;
+    const char *domain; /* "" for ai.onnx */
+    int n_inputs, n_outputs, n_attrs;
+    int *inputs; /* value index, -1 for an omitted optional input */
+    int *outputs;
+    ir_attr *attrs;
+} ir_node;
+
+enum ir_value_kind { VALUE_INTERMEDIATE = 0, VALUE_INPUT, VALUE_INITIALIZER };
+
+typedef struct ir_value {
+    const char *name;
+    enum ir_value_kind kind;
+    bool is_output;
+    vki_dtype dtype; /* UNDEFINED until known */
+    int rank;        /* -1 when the model does not declare a shape */
+    int64_t dims[VKI_MAX_RANK]; /* -1 for a symbolic or unknown dimension */
+    const char *dim_names[VKI_MAX_RANK];
+    ir_tensor init; /* VALUE_INITIALIZER: its data */
+    int producer;   /* node index, -1 for inputs, initializers and constants */
+} ir_value;
+
+typedef struct ir_graph {
+    vki_arena arena;
+    ir_value *values;
+    int n_values, cap_values;
+    ir_node *nodes;
+    int n_nodes;
+    int *inputs; /* graph inputs that are not initializers */
+    int n_inputs;
+    int *outputs;
+    int n_outputs;
+    int64_t opset; /* version of the default (ai.onnx) domain */
+    int64_t ir_version;
+} ir_graph;
+
+const ir_attr *ir_find_attr(const ir_node *node, const char *name);
+int64_t ir_attr_int(const ir_node *node, const char *name, int64_t fallback);
+float ir_attr_float(const ir_node *node, const char *name, float fallback);
+const char *ir_attr_string(const ir_node *node, const char *name, const char *fallback);
+/* INTS attribute: count or -1 if absent. */
+int ir_attr_ints(const ir_node *node, const char *name, const int64_t **ints);
+void ir_graph_free(ir_graph *g);
+
+#endif

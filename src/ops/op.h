@@ -1,0 +1,97 @@
+/* The contract between the planner and one op family. An op's plan function validates its
+ * inputs, sets its outputs' shapes and dtypes, and then either computes its outputs on the
+ * host (constant folding), declares an output a view of an input (Reshape, Squeeze...), or
+ * records GPU dispatches. It runs once per plan, never per inference. */
+#ifndef VKI_OP_H
+#define VKI_OP_H
+
+#include "../graph/ir.h"
+#include "../vk/vk.h"
+
+/* Per-plan state of one value. */
+typedef struct plan_value {
+    vki_dtype dtype;
+    int rank;
+    int64_t dims[VKI_MAX_RANK];
+    bool shaped;       /* dtype and shape known */
+    const void *host;  /* constant data in the dtype's host layout, or NULL */
+    size_t host_bytes;
+    int alias_of;      /* the value whose device storage this one views, or -1 */
+    /* memory planning */
+    bool on_gpu;       /* needs device storage */
+    int first_use, last_use; /* dispatch indices */
+    int buffer;        /* PLAN_BUF_* */
+    uint64_t offset, bytes;
+} plan_value;
+
+enum { PLAN_BUF_NONE = 0, PLAN_BUF_WEIGHTS, PLAN_BUF_ARENA };
+
+typedef struct plan plan;
+
+typedef struct op_ctx {
+    plan *plan;
+    const ir_node *node;
+    int node_index;
+    vk_context *vk;
+    int64_t opset;
+} op_ctx;
+
+typedef struct op_def {
+    const char *name;   /* ONNX op_type */
+    const char *domain; /* "" = ai.onnx */
+    const char *dtypes; /* what it runs, shown by `vkinfer ops` */
+    const char *notes;  /* what it does not support yet */
+    vki_status (*plan)(op_ctx *c);
+} op_def;
+
+const op_def *op_find(const char *domain, const char *name);
+uint32_t op_registry_count(void);
+const op_def *op_registry_get(uint32_t i);
+
+/* ---- inputs and outputs ---- */
+int op_input_count(const op_ctx *c);  /* including omitted optional ones */
+int op_output_count(const op_ctx *c);
+bool op_has_input(const op_ctx *c, int i);
+bool op_has_output(const op_ctx *c, int i);
+plan_value *op_in(op_ctx *c, int i);   /* NULL if absent */
+plan_value *op_out(op_ctx *c, int i);  /* NULL if absent */
+int op_in_index(const op_ctx *c, int i);  /* value index for dispatch bindings */
+int op_out_index(const op_ctx *c, int i);
+bool op_input_is_const(op_ctx *c, int i);
+bool op_all_inputs_const(op_ctx *c);
+vki_status op_set_output(op_ctx *c, int i, vki_dtype dtype, int rank, const int64_t *dims);
+/* Reads a constant integer input (shape, axes, starts...). Fails naming the input if it is
+ * not a plan-time constant. */
+vki_status op_const_ints(op_ctx *c, int i, int64_t *out, int max, int *count);
+vki_status op_const_floats(op_ctx *c, int i, double *out, int max, int *count);
+/* Host result: allocates the output's constant data (after op_set_output). */
+void *op_output_host(op_ctx *c, int i);
+/* The output is the input's storage with a new shape (same element count). */
+vki_status op_output_alias(op_ctx *c, int out, int in);
+/* A scratch value live only during this node. */
+vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
+plan_value *op_value(op_ctx *c, int value_index);
+
+/* ---- recording ---- */
+/* values[]: value indices bound at bindings 0..n-1 (inputs first, then outputs, by
+ * convention). Zero-sized grids are skipped. */
+vki_status op_dispatch(op_ctx *c, const char *shader, const uint32_t *spec, uint32_t n_spec,
+                       const void *push, uint32_t push_bytes, const int *values, int n_values,
+                       uint32_t gx, uint32_t gy, uint32_t gz);
+/* 1-D grid over `count` invocations in workgroups of `local`: sets gx, gy so that shaders
+ * use  id = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * local. */
+void op_grid_1d(uint64_t count, uint32_t local, uint32_t *gx, uint32_t *gy);
+
+/* ---- errors: "node 'name' (Op) [inputs float32[1,3,8,8], ...]: message" ---- */
+vki_status op_error(op_ctx *c, vki_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Common checks. */
+vki_status op_require_inputs(op_ctx *c, int min, int max);
+vki_status op_require_float(op_ctx *c, int i);
+vki_status op_require_gpu_dtype(op_ctx *c, int i);
+
+/* Spec constant describing a dtype for shaders: see shaders/common.glsl (DT_*). */
+uint32_t op_dtype_code(vki_dtype t);
+/* Normalizes a possibly negative axis; error if out of range. */
+vki_status op_axis(op_ctx *c, int64_t axis, int rank, int *out);
+
+#endif

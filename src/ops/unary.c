@@ -1,0 +1,198 @@
+/* Element-wise unary ops and Cast: one shader (shaders/unary.comp), the op picked by a
+ * specialization constant. Constant inputs are folded on the host. */
+#include "op.h"
+
+#include <math.h>
+#include <string.h>
+
+enum unary_code { /* keep in step with shaders/unary.comp */
+    U_IDENTITY, U_RELU, U_SIGMOID, U_TANH, U_EXP, U_LOG, U_NEG, U_ABS, U_SQRT, U_RECIPROCAL, U_CLIP,
+    U_HARDSIGMOID, U_HARDSWISH, U_LEAKYRELU, U_FLOOR, U_CEIL, U_ROUND, U_SIN, U_COS, U_TAN, U_ASIN,
+    U_ACOS, U_ATAN, U_SINH, U_COSH, U_ASINH, U_ACOSH, U_ATANH, U_ERF, U_SIGN, U_SOFTPLUS, U_SOFTSIGN,
+    U_ELU, U_SELU, U_CELU, U_THRESHOLDED_RELU, U_NOT, U_ISNAN, U_ISINF, U_GELU, U_MISH, U_BITNOT,
+};
+
+enum unary_types { FLOAT_ONLY, SIGNED, ANY, BOOL_ONLY, INT_ONLY };
+
+typedef struct unary_desc {
+    const char *name;
+    enum unary_code code;
+    enum unary_types types;
+} unary_desc;
+
+static const unary_desc unary_ops[] = {
+    {"Relu", U_RELU, SIGNED}, {"Sigmoid", U_SIGMOID, FLOAT_ONLY}, {"Tanh", U_TANH, FLOAT_ONLY},
+    {"Exp", U_EXP, FLOAT_ONLY}, {"Log", U_LOG, FLOAT_ONLY}, {"Neg", U_NEG, SIGNED}, {"Abs", U_ABS, ANY},
+    {"Sqrt", U_SQRT, FLOAT_ONLY}, {"Reciprocal", U_RECIPROCAL, FLOAT_ONLY}, {"Clip", U_CLIP, ANY},
+    {"HardSigmoid", U_HARDSIGMOID, FLOAT_ONLY}, {"HardSwish", U_HARDSWISH, FLOAT_ONLY},
+    {"LeakyRelu", U_LEAKYRELU, FLOAT_ONLY}, {"Floor", U_FLOOR, FLOAT_ONLY}, {"Ceil", U_CEIL, FLOAT_ONLY},
+    {"Round", U_ROUND, FLOAT_ONLY}, {"Sin", U_SIN, FLOAT_ONLY}, {"Cos", U_COS, FLOAT_ONLY},
+    {"Tan", U_TAN, FLOAT_ONLY}, {"Asin", U_ASIN, FLOAT_ONLY}, {"Acos", U_ACOS, FLOAT_ONLY},
+    {"Atan", U_ATAN, FLOAT_ONLY}, {"Sinh", U_SINH, FLOAT_ONLY}, {"Cosh", U_COSH, FLOAT_ONLY},
+    {"Asinh", U_ASINH, FLOAT_ONLY}, {"Acosh", U_ACOSH, FLOAT_ONLY}, {"Atanh", U_ATANH, FLOAT_ONLY},
+    {"Erf", U_ERF, FLOAT_ONLY}, {"Sign", U_SIGN, ANY}, {"Softplus", U_SOFTPLUS, FLOAT_ONLY},
+    {"Softsign", U_SOFTSIGN, FLOAT_ONLY}, {"Elu", U_ELU, FLOAT_ONLY}, {"Selu", U_SELU, FLOAT_ONLY},
+    {"Celu", U_CELU, FLOAT_ONLY}, {"ThresholdedRelu", U_THRESHOLDED_RELU, FLOAT_ONLY},
+    {"Not", U_NOT, BOOL_ONLY}, {"IsNaN", U_ISNAN, FLOAT_ONLY}, {"IsInf", U_ISINF, FLOAT_ONLY},
+    {"Gelu", U_GELU, FLOAT_ONLY}, {"Mish", U_MISH, FLOAT_ONLY}, {"BitwiseNot", U_BITNOT, INT_ONLY},
+    {"Identity", U_IDENTITY, ANY}, {"Dropout", U_IDENTITY, ANY}, {"Cast", U_IDENTITY, ANY},
+};
+
+static const unary_desc *find_desc(const char *name)
+{
+    for (size_t i = 0; i < sizeof unary_ops / sizeof *unary_ops; i++)
+        if (!strcmp(unary_ops[i].name, name)) return &unary_ops[i];
+    return NULL;
+}
+
+static double host_erf(double v) { return erf(v); }
+
+/* Host evaluation for folding; mirrors the shader. */
+static double host_apply(enum unary_code code, double v, const float *a)
+{
+    switch (code) {
+    case U_RELU: return v > 0 ? v : 0;
+    case U_SIGMOID: return 1 / (1 + exp(-v));
+    case U_TANH: return tanh(v);
+    case U_EXP: return exp(v);
+    case U_LOG: return log(v);
+    case U_NEG: return -v;
+    case U_ABS: return fabs(v);
+    case U_SQRT: return sqrt(v);
+    case U_RECIPROCAL: return 1 / v;
+    case U_CLIP: return v < a[0] ? a[0] : v > a[1] ? a[1] : v;
+    case U_FLOOR: return floor(v);
+    case U_CEIL: return ceil(v);
+    case U_ROUND: return nearbyint(v);
+    case U_SIGN: return (v > 0) - (v < 0);
+    case U_ERF: return host_erf(v);
+    case U_NOT: return v == 0;
+    default: return v;
+    }
+}
+
+static vki_status plan_unary(op_ctx *c)
+{
+    const unary_desc *d = find_desc(c->node->op_type);
+    const char *op = c->node->op_type;
+    VKI_TRY(op_require_inputs(c, 1, d->code == U_CLIP ? 3 : d->code == U_IDENTITY && !strcmp(op, "Dropout") ? 3 : 1));
+    VKI_TRY(op_require_gpu_dtype(c, 0));
+    plan_value *x = op_in(c, 0);
+    vki_dtype out_dtype = x->dtype;
+    bool is_float = dtype_is_float(x->dtype);
+    switch (d->types) {
+    case FLOAT_ONLY: VKI_TRY(op_require_float(c, 0)); break;
+    case BOOL_ONLY:
+        if (x->dtype != VKI_DTYPE_BOOL) return op_error(c, VKI_ERROR_SHAPE, "%s takes bool, not %s", op, vki_dtype_name(x->dtype));
+        break;
+    case INT_ONLY:
+        if (is_float || x->dtype == VKI_DTYPE_BOOL) return op_error(c, VKI_ERROR_SHAPE, "%s takes integers, not %s", op, vki_dtype_name(x->dtype));
+        break;
+    case SIGNED:
+    case ANY: break;
+    }
+    float push_f[3] = {0, 0, 0};
+    if (!strcmp(op, "Cast")) {
+        const ir_attr *to = ir_find_attr(c->node, "to");
+        if (!to || to->type != ATTR_INT) return op_error(c, VKI_ERROR_MODEL, "Cast needs the 'to' attribute");
+        out_dtype = (vki_dtype)to->i;
+        if (!dtype_gpu_supported(out_dtype))
+            return op_error(c, VKI_ERROR_UNSUPPORTED, "Cast to %s is not supported (the GPU holds float32/16, bfloat16, "
+                            "integers up to int64 narrowed to int32, and bool)", vki_dtype_name(out_dtype));
+    }
+    if (d->code == U_ISNAN || d->code == U_ISINF || d->code == U_NOT) out_dtype = VKI_DTYPE_BOOL;
+    if (d->code == U_ISINF) {
+        push_f[0] = (float)ir_attr_int(c->node, "detect_positive", 1);
+        push_f[1] = (float)ir_attr_int(c->node, "detect_negative", 1);
+    }
+    switch (d->code) {
+    case U_LEAKYRELU: push_f[0] = ir_attr_float(c->node, "alpha", 0.01f); break;
+    case U_HARDSIGMOID:
+        push_f[0] = ir_attr_float(c->node, "alpha", 0.2f);
+        push_f[1] = ir_attr_float(c->node, "beta", 0.5f);
+        break;
+    case U_ELU: case U_CELU: push_f[0] = ir_attr_float(c->node, "alpha", 1.0f); break;
+    case U_SELU:
+        push_f[0] = ir_attr_float(c->node, "alpha", 1.67326319217681884765625f);
+        push_f[1] = ir_attr_float(c->node, "gamma", 1.05070102214813232421875f);
+        break;
+    case U_THRESHOLDED_RELU: push_f[0] = ir_attr_float(c->node, "alpha", 1.0f); break;
+    case U_GELU: push_f[0] = !strcmp(ir_attr_string(c->node, "approximate", "none"), "tanh"); break;
+    case U_CLIP: {
+        double lo = is_float ? -INFINITY : INT32_MIN, hi = is_float ? INFINITY : INT32_MAX;
+        if (c->opset < 11) {
+            lo = ir_attr_float(c->node, "min", -INFINITY);
+            hi = ir_attr_float(c->node, "max", INFINITY);
+        }
+        int n;
+        if (op_has_input(c, 1)) VKI_TRY(op_const_floats(c, 1, &lo, 1, &n));
+        if (op_has_input(c, 2)) VKI_TRY(op_const_floats(c, 2, &hi, 1, &n));
+        if (is_float) {
+            push_f[0] = (float)lo;
+            push_f[1] = (float)hi;
+        } else {
+            int32_t ilo = lo < INT32_MIN ? INT32_MIN : (int32_t)lo, ihi = hi > INT32_MAX ? INT32_MAX : (int32_t)hi;
+            memcpy(&push_f[0], &ilo, 4);
+            memcpy(&push_f[1], &ihi, 4);
+        }
+        break;
+    }
+    default: break;
+    }
+    if (!strcmp(op, "Dropout")) {
+        if (op_has_input(c, 2)) {
+            int64_t training = 0;
+            int n;
+            VKI_TRY(op_const_ints(c, 2, &training, 1, &n));
+            if (training) return op_error(c, VKI_ERROR_UNSUPPORTED, "Dropout in training mode is not supported (inference only)");
+        }
+        if (op_has_output(c, 1)) { /* the mask: all true in inference */
+            VKI_TRY(op_set_output(c, 1, VKI_DTYPE_BOOL, x->rank, x->dims));
+            unsigned char *mask = op_output_host(c, 1);
+            memset(mask, 1, (size_t)shape_numel(x->dims, x->rank));
+        }
+    }
+    VKI_TRY(op_set_output(c, 0, out_dtype, x->rank, x->dims));
+    if (d->code == U_IDENTITY && out_dtype == x->dtype) return op_output_alias(c, 0, 0);
+    int64_t count = shape_numel(x->dims, x->rank);
+    /* fold constants on the host (shape arithmetic mostly); the rest runs on the GPU */
+    if (op_all_inputs_const(c) && count <= 4096 && (d->code == U_IDENTITY || d->code <= U_ROUND || d->code == U_SIGN ||
+                                                    d->code == U_NOT || d->code == U_ERF)) {
+        void *out = op_output_host(c, 0);
+        for (int64_t i = 0; i < count; i++) {
+            if (!is_float && dtype_is_int(out_dtype) && d->code != U_IDENTITY) {
+                int64_t v = host_read_i64(x->dtype, x->host, (size_t)i);
+                int64_t r = d->code == U_NEG ? -v : d->code == U_ABS ? (v < 0 ? -v : v) : (int64_t)host_apply(d->code, (double)v, push_f);
+                host_write_i64(out_dtype, out, (size_t)i, r);
+            } else if (!is_float) {
+                host_write_i64(out_dtype, out, (size_t)i, host_read_i64(x->dtype, x->host, (size_t)i));
+            } else {
+                host_write_f64(out_dtype, out, (size_t)i, host_apply(d->code, host_read_f64(x->dtype, x->host, (size_t)i), push_f));
+            }
+        }
+        return VKI_OK;
+    }
+    if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
+    uint32_t spec[4] = {128, d->code, op_dtype_code(x->dtype), op_dtype_code(out_dtype)};
+    struct { uint32_t count; float a, b, g; } push = {(uint32_t)count, push_f[0], push_f[1], push_f[2]};
+    int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)count, 128, &gx, &gy);
+    return op_dispatch(c, "unary", spec, 4, &push, sizeof push, values, 2, gx, gy, 1);
+}
+
+#define UNARY(name_, dtypes_) const op_def op_##name_ = {#name_, "", dtypes_, "", plan_unary};
+#define FLOATS "float32 float16 bfloat16"
+#define ALL "float32 float16 bfloat16 int8 int16 int32 int64 uint8 uint16 bool"
+UNARY(Relu, FLOATS " int8 int16 int32 int64")
+UNARY(Sigmoid, FLOATS) UNARY(Tanh, FLOATS) UNARY(Exp, FLOATS) UNARY(Log, FLOATS)
+UNARY(Neg, FLOATS " int8 int16 int32 int64") UNARY(Abs, ALL) UNARY(Sqrt, FLOATS) UNARY(Reciprocal, FLOATS)
+UNARY(Clip, ALL) UNARY(HardSigmoid, FLOATS) UNARY(HardSwish, FLOATS) UNARY(LeakyRelu, FLOATS)
+UNARY(Floor, FLOATS) UNARY(Ceil, FLOATS) UNARY(Round, FLOATS) UNARY(Sin, FLOATS) UNARY(Cos, FLOATS)
+UNARY(Tan, FLOATS) UNARY(Asin, FLOATS) UNARY(Acos, FLOATS) UNARY(Atan, FLOATS) UNARY(Sinh, FLOATS)
+UNARY(Cosh, FLOATS) UNARY(Asinh, FLOATS) UNARY(Acosh, FLOATS) UNARY(Atanh, FLOATS) UNARY(Erf, FLOATS)
+UNARY(Sign, ALL) UNARY(Softplus, FLOATS) UNARY(Softsign, FLOATS) UNARY(Elu, FLOATS) UNARY(Selu, FLOATS)
+UNARY(Celu, FLOATS) UNARY(ThresholdedRelu, FLOATS) UNARY(Not, "bool") UNARY(IsNaN, FLOATS)
+UNARY(IsInf, FLOATS) UNARY(Gelu, FLOATS) UNARY(Mish, FLOATS) UNARY(BitwiseNot, "int8 int16 int32 int64 uint8 uint16")
+UNARY(Identity, ALL) UNARY(Cast, ALL)
+const op_def op_Dropout = {"Dropout", "", ALL, "inference only (training_mode must be false)", plan_unary};

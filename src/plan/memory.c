@@ -1,0 +1,120 @@
+#define _GNU_SOURCE
+/* Memory placement: constants packed into the weights buffer, every other device value
+ * placed in one intermediate arena by liveness (first-fit over lifetimes), so values whose
+ * lifetimes do not overlap share bytes. Time 0 is the input upload, dispatch i is time i+1,
+ * the output download is time n+1. */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PLAN_ALIGN 256
+
+static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+static uint64_t device_bytes(const plan_value *v)
+{
+    uint64_t n = (uint64_t)shape_numel(v->dims, v->rank) * 4;
+    return n < 16 ? 16 : n;
+}
+
+static void touch(plan *p, int v, int time)
+{
+    plan_value *pv = &p->values[plan_root(p, v)];
+    pv->on_gpu = true;
+    if (pv->first_use < 0 || time < pv->first_use) pv->first_use = time;
+    if (time > pv->last_use) pv->last_use = time;
+}
+
+typedef struct placed {
+    uint64_t offset, size;
+    int last_use;
+} placed;
+
+static int by_first_use(const void *a, const void *b, void *ctx)
+{
+    const plan *p = ctx;
+    const plan_value *x = &p->values[*(const int *)a], *y = &p->values[*(const int *)b];
+    if (x->first_use != y->first_use) return x->first_use < y->first_use ? -1 : 1;
+    return *(const int *)a - *(const int *)b;
+}
+
+vki_status plan_memory(plan *p)
+{
+    const ir_graph *g = p->graph;
+    int end = p->n_dispatches + 1;
+    for (int i = 0; i < g->n_inputs; i++) touch(p, g->inputs[i], 0);
+    for (int d = 0; d < p->n_dispatches; d++)
+        for (int b = 0; b < p->dispatches[d].n_bind; b++) touch(p, p->dispatches[d].bind[b], d + 1);
+    for (int i = 0; i < g->n_outputs; i++) touch(p, g->outputs[i], end);
+
+    /* constants: packed one after another */
+    int *order = malloc(((size_t)p->n_values + 1) * sizeof *order);
+    placed *active = malloc(((size_t)p->n_values + 1) * sizeof *active);
+    if (!order || !active) {
+        free(order);
+        free(active);
+        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    int n_order = 0;
+    uint64_t wbytes = 0;
+    p->unshared_bytes = 0;
+    for (int v = 0; v < p->n_values; v++) {
+        plan_value *pv = &p->values[v];
+        if (!pv->on_gpu || pv->alias_of >= 0) continue;
+        pv->bytes = device_bytes(pv);
+        if (pv->host) {
+            pv->buffer = PLAN_BUF_WEIGHTS;
+            pv->offset = wbytes;
+            wbytes = align_up(wbytes + pv->bytes, PLAN_ALIGN);
+        } else {
+            pv->buffer = PLAN_BUF_ARENA;
+            order[n_order++] = v;
+            p->unshared_bytes += align_up(pv->bytes, PLAN_ALIGN);
+        }
+    }
+    p->weight_bytes = wbytes;
+    qsort_r(order, (size_t)n_order, sizeof *order, by_first_use, p);
+
+    /* first-fit by liveness; `active` is kept sorted by offset */
+    int n_active = 0;
+    uint64_t top = 0;
+    for (int k = 0; k < n_order; k++) {
+        plan_value *pv = &p->values[order[k]];
+        int w = 0;
+        for (int a = 0; a < n_active; a++)
+            if (active[a].last_use >= pv->first_use) active[w++] = active[a];
+        n_active = w;
+        uint64_t size = align_up(pv->bytes, PLAN_ALIGN), at = 0;
+        int pos = 0;
+        for (; pos < n_active; pos++) {
+            if (active[pos].offset >= at + size) break;
+            at = active[pos].offset + active[pos].size;
+        }
+        memmove(&active[pos + 1], &active[pos], (size_t)(n_active - pos) * sizeof *active);
+        active[pos] = (placed){at, size, pv->last_use};
+        n_active++;
+        pv->offset = at;
+        if (at + size > top) top = at + size;
+    }
+    p->arena_bytes = top;
+    free(order);
+    free(active);
+
+    /* every binding must fit the device's per-binding range */
+    uint64_t range = p->vk->caps.max_storage_buffer_range;
+    for (int d = 0; d < p->n_dispatches; d++)
+        for (int b = 0; b < p->dispatches[d].n_bind; b++) {
+            plan_value *pv = &p->values[plan_root(p, p->dispatches[d].bind[b])];
+            if (pv->bytes > range) {
+                const ir_node *node = &g->nodes[p->dispatches[d].node];
+                char shape[256];
+                return vki_fail(VKI_ERROR_UNSUPPORTED,
+                                "node '%s' (%s): a tensor of shape %s needs %llu bytes in one binding, more than this "
+                                "device's maxStorageBufferRange (%llu); splitting such tensors is not implemented yet",
+                                node->name, node->op_type, shape_str(pv->dims, pv->rank, shape, sizeof shape),
+                                (unsigned long long)pv->bytes, (unsigned long long)range);
+            }
+        }
+    return VKI_OK;
+}

@@ -1,0 +1,250 @@
+/* The planner's side of the op contract (src/ops/op.h). */
+#include "plan.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int op_input_count(const op_ctx *c) { return c->node->n_inputs; }
+int op_output_count(const op_ctx *c) { return c->node->n_outputs; }
+bool op_has_input(const op_ctx *c, int i) { return i >= 0 && i < c->node->n_inputs && c->node->inputs[i] >= 0; }
+bool op_has_output(const op_ctx *c, int i) { return i >= 0 && i < c->node->n_outputs && c->node->outputs[i] >= 0; }
+int op_in_index(const op_ctx *c, int i) { return op_has_input(c, i) ? c->node->inputs[i] : -1; }
+int op_out_index(const op_ctx *c, int i) { return op_has_output(c, i) ? c->node->outputs[i] : -1; }
+plan_value *op_in(op_ctx *c, int i) { return op_has_input(c, i) ? &c->plan->values[c->node->inputs[i]] : NULL; }
+plan_value *op_out(op_ctx *c, int i) { return op_has_output(c, i) ? &c->plan->values[c->node->outputs[i]] : NULL; }
+plan_value *op_value(op_ctx *c, int v) { return &c->plan->values[v]; }
+
+bool op_input_is_const(op_ctx *c, int i)
+{
+    plan_value *v = op_in(c, i);
+    return v && v->host;
+}
+
+bool op_all_inputs_const(op_ctx *c)
+{
+    for (int i = 0; i < op_input_count(c); i++)
+        if (op_has_input(c, i) && !op_input_is_const(c, i)) return false;
+    return true;
+}
+
+vki_status op_error(op_ctx *c, vki_status status, const char *fmt, ...)
+{
+    char msg[1024], desc[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t o = 0;
+    desc[0] = 0;
+    for (int i = 0; i < op_input_count(c) && o < sizeof desc - 64; i++) {
+        plan_value *v = op_in(c, i);
+        char shape[256];
+        if (!v) o += (size_t)snprintf(desc + o, sizeof desc - o, "%s-", i ? ", " : "");
+        else if (!v->shaped) o += (size_t)snprintf(desc + o, sizeof desc - o, "%s?", i ? ", " : "");
+        else o += (size_t)snprintf(desc + o, sizeof desc - o, "%s%s%s", i ? ", " : "", vki_dtype_name(v->dtype),
+                                   shape_str(v->dims, v->rank, shape, sizeof shape));
+    }
+    return vki_fail(status, "node '%s' (%s, inputs %s): %s", c->node->name, c->node->op_type, desc, msg);
+}
+
+vki_status op_require_inputs(op_ctx *c, int min, int max)
+{
+    int n = 0;
+    for (int i = 0; i < op_input_count(c); i++) n = op_has_input(c, i) ? i + 1 : n;
+    if (n < min || op_input_count(c) > max)
+        return op_error(c, VKI_ERROR_MODEL, "takes %d to %d inputs, has %d", min, max, op_input_count(c));
+    for (int i = 0; i < min; i++)
+        if (!op_has_input(c, i)) return op_error(c, VKI_ERROR_MODEL, "input %d is required", i);
+    return VKI_OK;
+}
+
+vki_status op_require_gpu_dtype(op_ctx *c, int i)
+{
+    plan_value *v = op_in(c, i);
+    if (v && !dtype_gpu_supported(v->dtype))
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "input %d has dtype %s, which vkinfer does not run on the GPU "
+                        "(float64, uint32, uint64 and strings are not supported)", i, vki_dtype_name(v->dtype));
+    return VKI_OK;
+}
+
+vki_status op_require_float(op_ctx *c, int i)
+{
+    plan_value *v = op_in(c, i);
+    if (v && !dtype_is_float(v->dtype))
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "input %d has dtype %s; this op runs float32, float16 and bfloat16",
+                        i, vki_dtype_name(v->dtype));
+    return VKI_OK;
+}
+
+vki_status op_axis(op_ctx *c, int64_t axis, int rank, int *out)
+{
+    if (axis < -rank || axis >= (rank ? rank : 1))
+        return op_error(c, VKI_ERROR_SHAPE, "axis %lld is out of range for rank %d", (long long)axis, rank);
+    *out = (int)(axis < 0 ? axis + rank : axis);
+    return VKI_OK;
+}
+
+vki_status op_set_output(op_ctx *c, int i, vki_dtype dtype, int rank, const int64_t *dims)
+{
+    plan_value *v = op_out(c, i);
+    if (!v) return VKI_OK;
+    if (rank < 0 || rank > VKI_MAX_RANK)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "output %d would have rank %d; at most %d is supported", i, rank, VKI_MAX_RANK);
+    for (int d = 0; d < rank; d++)
+        if (dims[d] < 0) return op_error(c, VKI_ERROR_SHAPE, "output %d would have negative dimension %lld", i, (long long)dims[d]);
+    if (shape_numel(dims, rank) > (int64_t)1 << 40)
+        return op_error(c, VKI_ERROR_SHAPE, "output %d would have more than 2^40 elements", i);
+    v->dtype = dtype;
+    v->rank = rank;
+    memset(v->dims, 0, sizeof v->dims);
+    if (rank) memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
+    v->shaped = true;
+    return VKI_OK;
+}
+
+void *op_output_host(op_ctx *c, int i)
+{
+    plan_value *v = op_out(c, i);
+    if (!v) return NULL;
+    size_t bytes = (size_t)shape_numel(v->dims, v->rank) * vki_dtype_size(v->dtype);
+    void *data = arena_alloc(&c->plan->arena, bytes ? bytes : 1);
+    v->host = data;
+    v->host_bytes = bytes;
+    return data;
+}
+
+vki_status op_output_alias(op_ctx *c, int out, int in)
+{
+    plan_value *o = op_out(c, out), *i = op_in(c, in);
+    if (!o) return VKI_OK;
+    if (shape_numel(o->dims, o->rank) != shape_numel(i->dims, i->rank))
+        return op_error(c, VKI_ERROR_SHAPE, "internal: a view must keep the element count");
+    if (i->host) { /* a view of a constant is a constant */
+        o->host = i->host;
+        o->host_bytes = i->host_bytes;
+        return VKI_OK;
+    }
+    o->alias_of = op_in_index(c, in);
+    return VKI_OK;
+}
+
+vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)
+{
+    plan *p = c->plan;
+    if (p->n_values >= p->cap_values) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "too many scratch values");
+    int v = p->n_values++;
+    plan_value *pv = &p->values[v];
+    memset(pv, 0, sizeof *pv);
+    pv->alias_of = -1;
+    pv->first_use = pv->last_use = -1;
+    pv->dtype = dtype;
+    pv->rank = 1;
+    pv->dims[0] = numel;
+    pv->shaped = true;
+    p->temp_owner[v] = c->node_index;
+    *index = v;
+    return VKI_OK;
+}
+
+static vki_status read_const(op_ctx *c, int i, int max, int *count, int64_t *ints, double *floats)
+{
+    plan_value *v = op_in(c, i);
+    if (!v) return op_error(c, VKI_ERROR_MODEL, "input %d is required", i);
+    if (!v->host)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "input %d ('%s') must be known at plan time (an initializer, a Constant, "
+                        "or computed from shapes); vkinfer does not support data-dependent shapes here",
+                        i, c->plan->graph->values[op_in_index(c, i)].name);
+    int64_t n = shape_numel(v->dims, v->rank);
+    if (n > max) return op_error(c, VKI_ERROR_UNSUPPORTED, "input %d has %lld elements; at most %d are supported", i, (long long)n, max);
+    for (int64_t k = 0; k < n; k++) {
+        if (ints) ints[k] = host_read_i64(v->dtype, v->host, (size_t)k);
+        if (floats) floats[k] = host_read_f64(v->dtype, v->host, (size_t)k);
+    }
+    *count = (int)n;
+    return VKI_OK;
+}
+
+vki_status op_const_ints(op_ctx *c, int i, int64_t *out, int max, int *count)
+{
+    return read_const(c, i, max, count, out, NULL);
+}
+
+vki_status op_const_floats(op_ctx *c, int i, double *out, int max, int *count)
+{
+    return read_const(c, i, max, count, NULL, out);
+}
+
+void op_grid_1d(uint64_t count, uint32_t local, uint32_t *gx, uint32_t *gy)
+{
+    uint64_t groups = (count + local - 1) / local;
+    if (groups <= 65535) {
+        *gx = (uint32_t)groups;
+        *gy = groups ? 1 : 0;
+    } else {
+        *gx = 65535;
+        *gy = (uint32_t)((groups + 65534) / 65535);
+    }
+}
+
+uint32_t op_dtype_code(vki_dtype t)
+{
+    switch (t) {
+    case VKI_DTYPE_FLOAT: return 0;
+    case VKI_DTYPE_FLOAT16: return 1;
+    case VKI_DTYPE_BFLOAT16: return 2;
+    case VKI_DTYPE_UINT8: return 4;
+    case VKI_DTYPE_INT8: return 5;
+    case VKI_DTYPE_UINT16: return 6;
+    case VKI_DTYPE_INT16: return 7;
+    case VKI_DTYPE_BOOL: return 8;
+    default: return 3; /* int32, int64 (narrowed) */
+    }
+}
+
+vki_status op_dispatch(op_ctx *c, const char *shader_name, const uint32_t *spec, uint32_t n_spec, const void *push,
+                       uint32_t push_bytes, const int *values, int n_values, uint32_t gx, uint32_t gy, uint32_t gz)
+{
+    plan *p = c->plan;
+    if (gx == 0 || gy == 0 || gz == 0) return VKI_OK;
+    const vk_shader *shader = vk_shader_find(shader_name);
+    if (!shader) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: shader '%s' is not built in", shader_name);
+    if ((int)shader->bindings != n_values)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: shader '%s' has %u bindings, %d given", shader_name, shader->bindings, n_values);
+    if (push_bytes > VK_PUSH_BYTES) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: push constants too large");
+    const VkPhysicalDeviceLimits *lim = &p->vk->caps.props.limits;
+    if (gx > lim->maxComputeWorkGroupCount[0] || gy > lim->maxComputeWorkGroupCount[1] || gz > lim->maxComputeWorkGroupCount[2])
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "grid %ux%ux%u exceeds the device's workgroup count limits", gx, gy, gz);
+    if (p->n_dispatches == p->cap_dispatches) {
+        int cap = p->cap_dispatches ? p->cap_dispatches * 2 : 256;
+        plan_dispatch *d = realloc(p->dispatches, (size_t)cap * sizeof *d);
+        if (!d) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+        p->dispatches = d;
+        p->cap_dispatches = cap;
+    }
+    plan_dispatch *d = &p->dispatches[p->n_dispatches];
+    memset(d, 0, sizeof *d);
+    vki_status st = vk_pipeline_get(p->vk, shader, spec, n_spec, &d->pipeline);
+    if (st != VKI_OK) return vki_fail_prefix(st, "node '%s' (%s): ", c->node->name, c->node->op_type);
+    d->groups[0] = gx;
+    d->groups[1] = gy;
+    d->groups[2] = gz;
+    if (push_bytes) memcpy(d->push, push, push_bytes);
+    d->push_bytes = push_bytes;
+    d->n_bind = n_values;
+    d->node = c->node_index;
+    for (int i = 0; i < n_values; i++) {
+        int v = values[i];
+        if (v < 0 || v >= p->n_values) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: binding %d has no value", i);
+        d->bind[i] = v;
+        /* a binding is written if it is one of this node's outputs or a temp of it */
+        bool written = v >= p->graph->n_values;
+        for (int o = 0; o < c->node->n_outputs; o++) written |= c->node->outputs[o] == v;
+        d->writes[i] = written;
+        if (!p->values[v].host && !written && p->values[v].alias_of < 0 && !p->values[v].shaped)
+            return op_error(c, VKI_ERROR_SHAPE, "internal: binding %d reads an unshaped value", i);
+    }
+    p->n_dispatches++;
+    return VKI_OK;
+}

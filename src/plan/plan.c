@@ -1,0 +1,147 @@
+/* Plan creation: per-node shape inference, folding and kernel choice in graph order, then
+ * memory placement and recording. */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int plan_root(const plan *p, int v)
+{
+    while (p->values[v].alias_of >= 0) v = p->values[v].alias_of;
+    return v;
+}
+
+static vki_status init_values(plan *p, const int *ranks, const int64_t *dims)
+{
+    const ir_graph *g = p->graph;
+    for (int v = 0; v < p->cap_values; v++) {
+        p->values[v].alias_of = -1;
+        p->values[v].first_use = p->values[v].last_use = -1;
+    }
+    for (int v = 0; v < g->n_values; v++) {
+        const ir_value *iv = &g->values[v];
+        plan_value *pv = &p->values[v];
+        if (iv->kind == VALUE_INITIALIZER) {
+            pv->dtype = iv->dtype;
+            pv->rank = iv->init.rank;
+            memcpy(pv->dims, iv->init.dims, sizeof pv->dims);
+            pv->host = iv->init.data;
+            pv->host_bytes = iv->init.bytes;
+            pv->shaped = true;
+        }
+    }
+    for (int i = 0; i < g->n_inputs; i++) {
+        plan_value *pv = &p->values[g->inputs[i]];
+        pv->dtype = g->values[g->inputs[i]].dtype;
+        pv->rank = ranks[i];
+        memcpy(pv->dims, dims + (size_t)i * VKI_MAX_RANK, sizeof pv->dims);
+        pv->shaped = true;
+    }
+    return VKI_OK;
+}
+
+/* Nodes that some graph output depends on; the rest are dead and skipped. */
+static vki_status live_nodes(const ir_graph *g, bool *live)
+{
+    bool *needed = calloc((size_t)g->n_values + 1, 1);
+    if (!needed) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (int i = 0; i < g->n_outputs; i++) needed[g->outputs[i]] = true;
+    for (int n = g->n_nodes - 1; n >= 0; n--) {
+        const ir_node *node = &g->nodes[n];
+        live[n] = false;
+        for (int o = 0; o < node->n_outputs; o++)
+            if (node->outputs[o] >= 0 && needed[node->outputs[o]]) live[n] = true;
+        if (live[n])
+            for (int i = 0; i < node->n_inputs; i++)
+                if (node->inputs[i] >= 0) needed[node->inputs[i]] = true;
+    }
+    free(needed);
+    return VKI_OK;
+}
+
+static vki_status plan_node(plan *p, int n)
+{
+    const ir_graph *g = p->graph;
+    const ir_node *node = &g->nodes[n];
+    op_ctx c = {p, node, n, p->vk, g->opset};
+    const op_def *def = op_find(node->domain, node->op_type);
+    if (!def)
+        return op_error(&c, VKI_ERROR_UNSUPPORTED, "vkinfer has no implementation of op %s%s%s (see `vkinfer ops`)",
+                        *node->domain ? node->domain : "", *node->domain ? "." : "", node->op_type);
+    for (int i = 0; i < node->n_inputs; i++)
+        if (node->inputs[i] >= 0 && !p->values[node->inputs[i]].shaped)
+            return op_error(&c, VKI_ERROR_SHAPE, "input %d ('%s') has no known shape", i, g->values[node->inputs[i]].name);
+    int first_dispatch = p->n_dispatches;
+    p->current_node = n;
+    VKI_TRY(def->plan(&c));
+    bool folded = true, aliased = false;
+    for (int o = 0; o < node->n_outputs; o++) {
+        int v = node->outputs[o];
+        if (v < 0) continue;
+        plan_value *pv = &p->values[v];
+        if (!pv->shaped) return op_error(&c, VKI_ERROR_SHAPE, "internal: output %d was not given a shape", o);
+        if (!pv->host) folded = false;
+        if (pv->alias_of >= 0) aliased = true;
+    }
+    if (p->n_dispatches > first_dispatch) p->gpu_nodes++;
+    else if (aliased) p->aliased_nodes++;
+    else if (folded) p->folded_nodes++;
+    return VKI_OK;
+}
+
+vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims, plan **out)
+{
+    double t0 = now_ms();
+    plan *p = calloc(1, sizeof *p);
+    if (!p) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    p->vk = vk;
+    p->graph = g;
+    p->cap_values = g->n_values + 4 * g->n_nodes + 64;
+    p->values = calloc((size_t)p->cap_values, sizeof *p->values);
+    p->temp_owner = calloc((size_t)p->cap_values, sizeof(int));
+    p->n_values = g->n_values;
+    p->input_dims = calloc((size_t)g->n_inputs * VKI_MAX_RANK + 1, sizeof(int64_t));
+    bool *live = calloc((size_t)g->n_nodes + 1, 1);
+    vki_status st = VKI_OK;
+    if (!p->values || !p->temp_owner || !p->input_dims || !live) st = vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (st == VKI_OK) {
+        memcpy(p->input_dims, dims, (size_t)g->n_inputs * VKI_MAX_RANK * sizeof(int64_t));
+        st = init_values(p, ranks, dims);
+    }
+    if (st == VKI_OK) st = live_nodes(g, live);
+    for (int n = 0; st == VKI_OK && n < g->n_nodes; n++)
+        if (live[n]) st = plan_node(p, n);
+    free(live);
+    if (st == VKI_OK) st = plan_memory(p);
+    if (st == VKI_OK) st = plan_record(p);
+    if (st != VKI_OK) {
+        plan_destroy(p);
+        return st;
+    }
+    p->plan_ms = now_ms() - t0;
+    *out = p;
+    return VKI_OK;
+}
+
+void plan_destroy(plan *p)
+{
+    if (!p) return;
+    vk_context *vk = p->vk;
+    if (vk && vk->device) {
+        if (p->fence) vk->f.vkDestroyFence(vk->device, p->fence, NULL);
+        if (p->cmd) vk->f.vkFreeCommandBuffers(vk->device, vk->command_pool, 1, &p->cmd);
+        if (p->pool) vk->f.vkDestroyDescriptorPool(vk->device, p->pool, NULL);
+        vk_buffer_destroy(vk, &p->weights);
+        vk_buffer_destroy(vk, &p->intermediates);
+        vk_buffer_destroy(vk, &p->upload);
+        vk_buffer_destroy(vk, &p->download);
+    }
+    arena_free(&p->arena);
+    free(p->values);
+    free(p->temp_owner);
+    free(p->dispatches);
+    free(p->input_offsets);
+    free(p->output_offsets);
+    free(p->input_dims);
+    free(p);
+}

@@ -1,0 +1,56 @@
+/* A plan: one graph at one set of input shapes, turned into dispatches, memory placed by
+ * liveness and one recorded command buffer that every run re-submits. */
+#ifndef VKI_PLAN_H
+#define VKI_PLAN_H
+
+#include "../ops/op.h"
+
+typedef struct plan_dispatch {
+    vk_pipeline *pipeline;
+    uint32_t groups[3];
+    uint8_t push[VK_PUSH_BYTES];
+    uint32_t push_bytes;
+    int n_bind;
+    int bind[8];    /* value indices */
+    bool writes[8]; /* which bindings are written (outputs) */
+    int node;
+} plan_dispatch;
+
+struct plan {
+    vk_context *vk;
+    const ir_graph *graph;
+    plan_value *values;
+    int n_values, cap_values;
+    int *temp_owner; /* for values past graph->n_values: the node that made them */
+    plan_dispatch *dispatches;
+    int n_dispatches, cap_dispatches;
+    vki_arena arena; /* host constants made while planning */
+    int current_node;
+    /* device memory */
+    vk_buffer weights, intermediates, upload, download;
+    uint64_t weight_bytes, arena_bytes, unshared_bytes;
+    uint64_t *input_offsets;  /* in the upload buffer, per graph input */
+    uint64_t *output_offsets; /* in the download buffer, per graph output */
+    VkDescriptorPool pool;
+    VkCommandBuffer cmd;
+    VkFence fence;
+    /* key and stats */
+    int64_t *input_dims; /* graph->n_inputs * VKI_MAX_RANK */
+    double plan_ms;
+    uint32_t gpu_nodes, folded_nodes, aliased_nodes;
+};
+
+/* Builds a plan for the given input shapes (ranks[i], dims[i*VKI_MAX_RANK...]). */
+vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims,
+                       plan **out);
+void plan_destroy(plan *p);
+
+/* Liveness placement of intermediates (src/plan/memory.c). */
+vki_status plan_memory(plan *p);
+/* Device buffers, weight upload, descriptor sets and the command buffer (src/plan/record.c). */
+vki_status plan_record(plan *p);
+
+/* The storage root of a value (follows aliases). */
+int plan_root(const plan *p, int v);
+
+#endif

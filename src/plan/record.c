@@ -1,0 +1,207 @@
+/* Turns a placed plan into Vulkan objects: device buffers, the one-time weight upload,
+ * descriptor sets, and the command buffer that every run re-submits. Barriers are placed
+ * only where a dispatch touches bytes an earlier unbarriered dispatch wrote (or writes
+ * bytes it read), so independent dispatches may overlap. */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static vk_buffer *buffer_of(plan *p, const plan_value *v)
+{
+    return v->buffer == PLAN_BUF_WEIGHTS ? &p->weights : &p->intermediates;
+}
+
+static vki_status upload_weights(plan *p)
+{
+    vk_context *vk = p->vk;
+    VKI_TRY(vk_buffer_create(vk, p->weight_bytes, VK_BUFFER_DEVICE, &p->weights));
+    if (!p->weight_bytes) return VKI_OK;
+    vk_buffer staging;
+    VKI_TRY(vk_buffer_create(vk, p->weight_bytes, VK_BUFFER_UPLOAD, &staging));
+    for (int v = 0; v < p->n_values; v++) {
+        plan_value *pv = &p->values[v];
+        if (pv->buffer != PLAN_BUF_WEIGHTS || pv->alias_of >= 0) continue;
+        size_t count = (size_t)shape_numel(pv->dims, pv->rank), bad = 0;
+        if (!dtype_gpu_supported(pv->dtype) ||
+            !convert_to_gpu(pv->dtype, pv->host, (uint32_t *)((uint8_t *)staging.mapped + pv->offset), count, &bad)) {
+            vk_buffer_destroy(vk, &staging);
+            const char *name = v < p->graph->n_values ? p->graph->values[v].name : "(scratch)";
+            if (!dtype_gpu_supported(pv->dtype))
+                return vki_fail(VKI_ERROR_UNSUPPORTED, "constant '%s' has dtype %s, which vkinfer does not hold on the GPU",
+                                name, vki_dtype_name(pv->dtype));
+            return vki_fail(VKI_ERROR_UNSUPPORTED, "constant '%s' (int64) holds %lld at index %zu, outside the int32 range "
+                            "vkinfer narrows int64 to on the GPU", name, (long long)host_read_i64(pv->dtype, pv->host, bad), bad);
+        }
+    }
+    vk_buffer_flush(vk, &staging);
+    VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, vk->command_pool,
+                                      VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+    VkCommandBuffer cmd;
+    VkResult r = vk->f.vkAllocateCommandBuffers(vk->device, &ai, &cmd);
+    if (r != VK_SUCCESS) {
+        vk_buffer_destroy(vk, &staging);
+        return vki_fail(VKI_ERROR_VULKAN, "vkAllocateCommandBuffers failed (%s)", vk_result_str(r));
+    }
+    VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
+    vk->f.vkBeginCommandBuffer(cmd, &bi);
+    VkBufferCopy copy = {0, 0, p->weight_bytes};
+    vk->f.vkCmdCopyBuffer(cmd, staging.buffer, p->weights.buffer, 1, &copy);
+    vk->f.vkEndCommandBuffer(cmd);
+    VkFenceCreateInfo fi = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence;
+    vki_status st = VKI_OK;
+    r = vk->f.vkCreateFence(vk->device, &fi, NULL, &fence);
+    if (r != VK_SUCCESS) st = vki_fail(VKI_ERROR_VULKAN, "vkCreateFence failed (%s)", vk_result_str(r));
+    if (st == VKI_OK) {
+        st = vk_submit_and_wait(vk, cmd, fence);
+        vk->f.vkDestroyFence(vk->device, fence, NULL);
+    }
+    vk->f.vkFreeCommandBuffers(vk->device, vk->command_pool, 1, &cmd);
+    vk_buffer_destroy(vk, &staging);
+    return st;
+}
+
+static vki_status make_descriptor_sets(plan *p, VkDescriptorSet *sets)
+{
+    vk_context *vk = p->vk;
+    uint32_t total = 0;
+    for (int d = 0; d < p->n_dispatches; d++) total += (uint32_t)p->dispatches[d].n_bind;
+    VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, total ? total : 1};
+    VkDescriptorPoolCreateInfo pi = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pi.maxSets = (uint32_t)p->n_dispatches;
+    pi.poolSizeCount = 1;
+    pi.pPoolSizes = &size;
+    VkResult r = vk->f.vkCreateDescriptorPool(vk->device, &pi, NULL, &p->pool);
+    if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkCreateDescriptorPool(%d sets) failed (%s)", p->n_dispatches, vk_result_str(r));
+    VkDescriptorBufferInfo infos[8];
+    VkWriteDescriptorSet writes[8];
+    for (int d = 0; d < p->n_dispatches; d++) {
+        plan_dispatch *pd = &p->dispatches[d];
+        VkDescriptorSetAllocateInfo ai = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, p->pool, 1, &pd->pipeline->set_layout};
+        r = vk->f.vkAllocateDescriptorSets(vk->device, &ai, &sets[d]);
+        if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkAllocateDescriptorSets failed (%s)", vk_result_str(r));
+        for (int b = 0; b < pd->n_bind; b++) {
+            plan_value *pv = &p->values[plan_root(p, pd->bind[b])];
+            infos[b] = (VkDescriptorBufferInfo){buffer_of(p, pv)->buffer, pv->offset, pv->bytes};
+            writes[b] = (VkWriteDescriptorSet){VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+            writes[b].dstSet = sets[d];
+            writes[b].dstBinding = (uint32_t)b;
+            writes[b].descriptorCount = 1;
+            writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+            writes[b].pBufferInfo = &infos[b];
+        }
+        vk->f.vkUpdateDescriptorSets(vk->device, (uint32_t)pd->n_bind, writes, 0, NULL);
+    }
+    return VKI_OK;
+}
+
+typedef struct touched {
+    int buffer;
+    uint64_t begin, end;
+    bool written;
+} touched;
+
+static void barrier(vk_context *vk, VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags src_access,
+                    VkPipelineStageFlags dst, VkAccessFlags dst_access)
+{
+    VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, src_access, dst_access};
+    vk->f.vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+static vki_status record_commands(plan *p, const VkDescriptorSet *sets)
+{
+    vk_context *vk = p->vk;
+    const ir_graph *g = p->graph;
+    VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, vk->command_pool,
+                                      VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+    VkResult r = vk->f.vkAllocateCommandBuffers(vk->device, &ai, &p->cmd);
+    if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkAllocateCommandBuffers failed (%s)", vk_result_str(r));
+    VkCommandBuffer cmd = p->cmd;
+    VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    vk->f.vkBeginCommandBuffer(cmd, &bi);
+    for (int i = 0; i < g->n_inputs; i++) {
+        plan_value *pv = &p->values[g->inputs[i]];
+        uint64_t bytes = (uint64_t)shape_numel(pv->dims, pv->rank) * 4;
+        if (!bytes || pv->buffer != PLAN_BUF_ARENA) continue;
+        VkBufferCopy copy = {p->input_offsets[i], pv->offset, bytes};
+        vk->f.vkCmdCopyBuffer(cmd, p->upload.buffer, p->intermediates.buffer, 1, &copy);
+    }
+    barrier(vk, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    touched *since = malloc(((size_t)p->n_dispatches * 8 + 1) * sizeof *since);
+    if (!since) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    int n_since = 0;
+    for (int d = 0; d < p->n_dispatches; d++) {
+        plan_dispatch *pd = &p->dispatches[d];
+        bool hazard = false;
+        for (int b = 0; b < pd->n_bind && !hazard; b++) {
+            plan_value *pv = &p->values[plan_root(p, pd->bind[b])];
+            for (int k = 0; k < n_since && !hazard; k++)
+                hazard = since[k].buffer == pv->buffer && since[k].begin < pv->offset + pv->bytes &&
+                         pv->offset < since[k].end && (since[k].written || pd->writes[b]);
+        }
+        if (hazard) {
+            barrier(vk, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
+                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+            n_since = 0;
+        }
+        for (int b = 0; b < pd->n_bind; b++) {
+            plan_value *pv = &p->values[plan_root(p, pd->bind[b])];
+            since[n_since++] = (touched){pv->buffer, pv->offset, pv->offset + pv->bytes, pd->writes[b]};
+        }
+        vk->f.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pd->pipeline->pipeline);
+        vk->f.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pd->pipeline->layout, 0, 1, &sets[d], 0, NULL);
+        if (pd->push_bytes)
+            vk->f.vkCmdPushConstants(cmd, pd->pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pd->push_bytes, pd->push);
+        vk->f.vkCmdDispatch(cmd, pd->groups[0], pd->groups[1], pd->groups[2]);
+    }
+    free(since);
+    barrier(vk, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_TRANSFER_READ_BIT);
+    for (int i = 0; i < g->n_outputs; i++) {
+        plan_value *pv = &p->values[plan_root(p, g->outputs[i])];
+        uint64_t bytes = (uint64_t)shape_numel(pv->dims, pv->rank) * 4;
+        if (!bytes) continue;
+        VkBufferCopy copy = {pv->offset, p->output_offsets[i], bytes};
+        vk->f.vkCmdCopyBuffer(cmd, buffer_of(p, pv)->buffer, p->download.buffer, 1, &copy);
+    }
+    barrier(vk, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+            VK_ACCESS_HOST_READ_BIT);
+    r = vk->f.vkEndCommandBuffer(cmd);
+    if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkEndCommandBuffer failed (%s)", vk_result_str(r));
+    VkFenceCreateInfo fi = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    r = vk->f.vkCreateFence(vk->device, &fi, NULL, &p->fence);
+    if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkCreateFence failed (%s)", vk_result_str(r));
+    return VKI_OK;
+}
+
+vki_status plan_record(plan *p)
+{
+    vk_context *vk = p->vk;
+    const ir_graph *g = p->graph;
+    VKI_TRY(upload_weights(p));
+    VKI_TRY(vk_buffer_create(vk, p->arena_bytes, VK_BUFFER_DEVICE, &p->intermediates));
+    p->input_offsets = calloc((size_t)g->n_inputs + 1, sizeof(uint64_t));
+    p->output_offsets = calloc((size_t)g->n_outputs + 1, sizeof(uint64_t));
+    if (!p->input_offsets || !p->output_offsets) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    uint64_t up = 0, down = 0;
+    for (int i = 0; i < g->n_inputs; i++) {
+        const plan_value *pv = &p->values[g->inputs[i]];
+        p->input_offsets[i] = up;
+        up += ((uint64_t)shape_numel(pv->dims, pv->rank) * 4 + 15) / 16 * 16;
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+        const plan_value *pv = &p->values[g->outputs[i]];
+        p->output_offsets[i] = down;
+        down += ((uint64_t)shape_numel(pv->dims, pv->rank) * 4 + 15) / 16 * 16;
+    }
+    VKI_TRY(vk_buffer_create(vk, up, VK_BUFFER_UPLOAD, &p->upload));
+    VKI_TRY(vk_buffer_create(vk, down, VK_BUFFER_DOWNLOAD, &p->download));
+    VkDescriptorSet *sets = calloc((size_t)p->n_dispatches + 1, sizeof *sets);
+    if (!sets) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    vki_status st = p->n_dispatches ? make_descriptor_sets(p, sets) : VKI_OK;
+    if (st == VKI_OK) st = record_commands(p, sets);
+    free(sets);
+    return st;
+}

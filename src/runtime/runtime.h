@@ -1,0 +1,38 @@
+/* The objects behind the public handles. */
+#ifndef VKI_RUNTIME_H
+#define VKI_RUNTIME_H
+
+#include "../onnx/onnx_reader.h"
+#include "../plan/plan.h"
+
+struct vki_context {
+    vk_context vk;
+};
+
+struct vki_model {
+    vki_context *ctx;
+    onnx_model onnx;
+};
+
+#define SESSION_MAX_PLANS 8
+
+typedef struct session_input {
+    void *data; /* host copy in the input's dtype */
+    size_t bytes;
+    int rank;
+    int64_t dims[VKI_MAX_RANK];
+    bool set;
+} session_input;
+
+struct vki_session {
+    vki_model *model;
+    session_input *inputs;
+    plan *plans[SESSION_MAX_PLANS];
+    int n_plans;
+    plan *last; /* the plan of the last run */
+    void **outputs; /* host buffers in each output's dtype */
+    size_t *output_bytes;
+    double last_run_ms;
+};
+
+#endif

@@ -1,0 +1,307 @@
+/* Models and sessions: load, bind inputs, plan per input shapes (cached), run, read outputs. */
+#include "runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+vki_status vki_model_load(vki_context *ctx, const char *path, vki_model **out)
+{
+    if (!ctx || !path || !out) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_model_load: NULL argument");
+    *out = NULL;
+    vki_model *m = calloc(1, sizeof *m);
+    if (!m) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    m->ctx = ctx;
+    vki_status st = onnx_model_load(path, &m->onnx);
+    if (st != VKI_OK) {
+        free(m);
+        return st;
+    }
+    /* every op must be known now, so that a model that cannot run fails at load */
+    const ir_graph *g = &m->onnx.graph;
+    char missing[1024] = "";
+    int n_missing = 0;
+    for (int n = 0; n < g->n_nodes; n++) {
+        const ir_node *node = &g->nodes[n];
+        if (op_find(node->domain, node->op_type)) continue;
+        if (n_missing++ < 8) {
+            size_t l = strlen(missing);
+            snprintf(missing + l, sizeof missing - l, "%snode '%s' (%s%s%s)", l ? ", " : "", node->name,
+                     node->domain, *node->domain ? "." : "", node->op_type);
+        }
+    }
+    for (int i = 0; i < g->n_inputs && !n_missing; i++) {
+        const ir_value *v = &g->values[g->inputs[i]];
+        if (!dtype_gpu_supported(v->dtype)) {
+            vki_model_destroy(m);
+            return vki_fail(VKI_ERROR_UNSUPPORTED, "%s: input '%s' has dtype %s, which vkinfer does not run", path, v->name,
+                            vki_dtype_name(v->dtype));
+        }
+    }
+    if (n_missing) {
+        vki_model_destroy(m);
+        return vki_fail(VKI_ERROR_UNSUPPORTED, "%s: %d node(s) use ops vkinfer does not implement: %s%s (see `vkinfer ops`)",
+                        path, n_missing, missing, n_missing > 8 ? ", ..." : "");
+    }
+    *out = m;
+    return VKI_OK;
+}
+
+void vki_model_destroy(vki_model *m)
+{
+    if (!m) return;
+    onnx_model_free(&m->onnx);
+    free(m);
+}
+
+uint32_t vki_model_input_count(const vki_model *m) { return m ? (uint32_t)m->onnx.graph.n_inputs : 0; }
+uint32_t vki_model_output_count(const vki_model *m) { return m ? (uint32_t)m->onnx.graph.n_outputs : 0; }
+
+static void describe_value(const ir_value *v, vki_tensor_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->name = v->name;
+    out->dtype = v->dtype;
+    out->rank = v->rank < 0 ? 0 : v->rank;
+    for (int d = 0; d < out->rank; d++) {
+        out->dims[d] = v->dims[d];
+        out->dim_names[d] = v->dim_names[d];
+    }
+    if (v->rank < 0) out->rank = -1;
+}
+
+vki_status vki_model_input_info(const vki_model *m, uint32_t i, vki_tensor_info *out)
+{
+    if (!m || !out || i >= (uint32_t)m->onnx.graph.n_inputs)
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_model_input_info: index %u out of range", i);
+    describe_value(&m->onnx.graph.values[m->onnx.graph.inputs[i]], out);
+    return VKI_OK;
+}
+
+vki_status vki_model_output_info(const vki_model *m, uint32_t i, vki_tensor_info *out)
+{
+    if (!m || !out || i >= (uint32_t)m->onnx.graph.n_outputs)
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_model_output_info: index %u out of range", i);
+    describe_value(&m->onnx.graph.values[m->onnx.graph.outputs[i]], out);
+    return VKI_OK;
+}
+
+vki_status vki_session_create(vki_model *m, vki_session **out)
+{
+    if (!m || !out) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_create: NULL argument");
+    vki_session *s = calloc(1, sizeof *s);
+    const ir_graph *g = &m->onnx.graph;
+    if (s) {
+        s->model = m;
+        s->inputs = calloc((size_t)g->n_inputs + 1, sizeof *s->inputs);
+        s->outputs = calloc((size_t)g->n_outputs + 1, sizeof *s->outputs);
+        s->output_bytes = calloc((size_t)g->n_outputs + 1, sizeof *s->output_bytes);
+    }
+    if (!s || !s->inputs || !s->outputs || !s->output_bytes) {
+        vki_session_destroy(s);
+        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    *out = s;
+    return VKI_OK;
+}
+
+void vki_session_destroy(vki_session *s)
+{
+    if (!s) return;
+    for (int i = 0; i < s->n_plans; i++) plan_destroy(s->plans[i]);
+    if (s->model) {
+        const ir_graph *g = &s->model->onnx.graph;
+        for (int i = 0; s->inputs && i < g->n_inputs; i++) free(s->inputs[i].data);
+        for (int i = 0; s->outputs && i < g->n_outputs; i++) free(s->outputs[i]);
+    }
+    free(s->inputs);
+    free(s->outputs);
+    free(s->output_bytes);
+    free(s);
+}
+
+static void input_signature(const ir_value *v, char *buf, size_t size)
+{
+    char shape[256];
+    size_t o = (size_t)snprintf(buf, size, "'%s' %s", v->name, vki_dtype_name(v->dtype));
+    if (v->rank < 0) {
+        snprintf(buf + o, size - o, " (any shape)");
+        return;
+    }
+    shape_str(v->dims, v->rank, shape, sizeof shape);
+    snprintf(buf + o, size - o, "%s", shape);
+}
+
+vki_status vki_session_set_input(vki_session *s, const char *name, vki_dtype dtype, const int64_t *dims, int32_t rank,
+                                 const void *data, size_t bytes)
+{
+    if (!s || !name || (rank > 0 && !dims) || (bytes && !data))
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_set_input: NULL argument");
+    const ir_graph *g = &s->model->onnx.graph;
+    int idx = -1;
+    for (int i = 0; i < g->n_inputs; i++)
+        if (!strcmp(g->values[g->inputs[i]].name, name)) idx = i;
+    char sig[512];
+    if (idx < 0) {
+        char list[2048] = "";
+        for (int i = 0; i < g->n_inputs; i++) {
+            size_t l = strlen(list);
+            input_signature(&g->values[g->inputs[i]], sig, sizeof sig);
+            snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", sig);
+        }
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "the model has no input '%s'; it expects: %s", name, list);
+    }
+    const ir_value *v = &g->values[g->inputs[idx]];
+    input_signature(v, sig, sizeof sig);
+    if (dtype != v->dtype)
+        return vki_fail(VKI_ERROR_SHAPE, "input '%s' is %s, the model expects %s", name, vki_dtype_name(dtype), sig);
+    if (rank < 0 || rank > VKI_MAX_RANK) return vki_fail(VKI_ERROR_SHAPE, "input '%s' has rank %d; vkinfer supports 0..%d", name, rank, VKI_MAX_RANK);
+    char got[256];
+    shape_str(dims, rank, got, sizeof got);
+    if (v->rank >= 0) {
+        bool ok = v->rank == rank;
+        for (int d = 0; ok && d < rank; d++) ok = v->dims[d] < 0 || v->dims[d] == dims[d];
+        if (!ok) return vki_fail(VKI_ERROR_SHAPE, "input '%s' has shape %s, the model expects %s", name, got, sig);
+    }
+    for (int d = 0; d < rank; d++)
+        if (dims[d] < 0) return vki_fail(VKI_ERROR_SHAPE, "input '%s' has a negative dimension in %s", name, got);
+    size_t need = (size_t)shape_numel(dims, rank) * vki_dtype_size(dtype);
+    if (bytes != need)
+        return vki_fail(VKI_ERROR_SHAPE, "input '%s' of shape %s and dtype %s needs %zu bytes, %zu given", name, got,
+                        vki_dtype_name(dtype), need, bytes);
+    session_input *in = &s->inputs[idx];
+    if (in->bytes != bytes || !in->data) {
+        void *copy = malloc(bytes ? bytes : 1);
+        if (!copy) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory for input '%s'", name);
+        free(in->data);
+        in->data = copy;
+    }
+    if (bytes) memcpy(in->data, data, bytes);
+    in->bytes = bytes;
+    in->rank = rank;
+    memset(in->dims, 0, sizeof in->dims);
+    if (rank) memcpy(in->dims, dims, (size_t)rank * sizeof *dims);
+    in->set = true;
+    return VKI_OK;
+}
+
+static vki_status find_plan(vki_session *s, plan **out)
+{
+    const ir_graph *g = &s->model->onnx.graph;
+    int ranks[256];
+    int64_t *dims = calloc((size_t)g->n_inputs * VKI_MAX_RANK + 1, sizeof *dims);
+    if (!dims) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (g->n_inputs > 256) {
+        free(dims);
+        return vki_fail(VKI_ERROR_UNSUPPORTED, "models with more than 256 inputs are not supported");
+    }
+    for (int i = 0; i < g->n_inputs; i++) {
+        ranks[i] = s->inputs[i].rank;
+        memcpy(dims + (size_t)i * VKI_MAX_RANK, s->inputs[i].dims, sizeof s->inputs[i].dims);
+    }
+    size_t key = (size_t)g->n_inputs * VKI_MAX_RANK * sizeof *dims;
+    for (int k = 0; k < s->n_plans; k++)
+        if (!memcmp(s->plans[k]->input_dims, dims, key)) {
+            free(dims);
+            *out = s->plans[k];
+            return VKI_OK;
+        }
+    plan *p;
+    vki_status st = plan_create(&s->model->ctx->vk, g, ranks, dims, &p);
+    free(dims);
+    if (st != VKI_OK) return st;
+    if (s->n_plans == SESSION_MAX_PLANS) { /* drop the oldest */
+        if (s->last == s->plans[0]) s->last = NULL;
+        plan_destroy(s->plans[0]);
+        memmove(s->plans, s->plans + 1, (SESSION_MAX_PLANS - 1) * sizeof *s->plans);
+        s->n_plans--;
+    }
+    s->plans[s->n_plans++] = p;
+    *out = p;
+    return VKI_OK;
+}
+
+vki_status vki_session_run(vki_session *s)
+{
+    if (!s) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_run: NULL session");
+    const ir_graph *g = &s->model->onnx.graph;
+    vk_context *vk = &s->model->ctx->vk;
+    for (int i = 0; i < g->n_inputs; i++)
+        if (!s->inputs[i].set) {
+            char sig[512];
+            input_signature(&g->values[g->inputs[i]], sig, sizeof sig);
+            return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "input %s was not set", sig);
+        }
+    plan *p = NULL;
+    vki_status st = find_plan(s, &p);
+    if (st == VKI_OK) st = vk_check_validation(vk);
+    if (st != VKI_OK) return st;
+    double t0 = now_ms();
+    for (int i = 0; i < g->n_inputs; i++) {
+        const plan_value *pv = &p->values[g->inputs[i]];
+        if (pv->buffer != PLAN_BUF_ARENA) continue;
+        size_t count = (size_t)shape_numel(pv->dims, pv->rank), bad = 0;
+        if (!convert_to_gpu(pv->dtype, s->inputs[i].data, (uint32_t *)((uint8_t *)p->upload.mapped + p->input_offsets[i]),
+                            count, &bad))
+            return vki_fail(VKI_ERROR_UNSUPPORTED, "input '%s' (int64) holds %lld at index %zu, outside the int32 range "
+                            "vkinfer narrows int64 to on the GPU", g->values[g->inputs[i]].name,
+                            (long long)host_read_i64(pv->dtype, s->inputs[i].data, bad), bad);
+    }
+    vk_buffer_flush(vk, &p->upload);
+    VKI_TRY(vk_submit_and_wait(vk, p->cmd, p->fence));
+    vk_buffer_invalidate(vk, &p->download);
+    for (int i = 0; i < g->n_outputs; i++) {
+        const plan_value *pv = &p->values[g->outputs[i]];
+        size_t count = (size_t)shape_numel(pv->dims, pv->rank);
+        size_t bytes = count * vki_dtype_size(pv->dtype);
+        if (s->output_bytes[i] != bytes || !s->outputs[i]) {
+            void *buf = malloc(bytes ? bytes : 1);
+            if (!buf) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory for output '%s'", g->values[g->outputs[i]].name);
+            free(s->outputs[i]);
+            s->outputs[i] = buf;
+            s->output_bytes[i] = bytes;
+        }
+        convert_from_gpu(pv->dtype, (const uint32_t *)((const uint8_t *)p->download.mapped + p->output_offsets[i]),
+                         s->outputs[i], count);
+    }
+    s->last_run_ms = now_ms() - t0;
+    s->last = p;
+    return vk_check_validation(vk);
+}
+
+vki_status vki_session_get_output(vki_session *s, uint32_t index, vki_tensor_info *info, const void **data, size_t *bytes)
+{
+    if (!s || !s->last) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_get_output: no run yet");
+    const ir_graph *g = &s->model->onnx.graph;
+    if (index >= (uint32_t)g->n_outputs) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "output %u out of range (%d outputs)", index, g->n_outputs);
+    const plan_value *pv = &s->last->values[g->outputs[index]];
+    if (info) {
+        memset(info, 0, sizeof *info);
+        info->name = g->values[g->outputs[index]].name;
+        info->dtype = pv->dtype;
+        info->rank = pv->rank;
+        memcpy(info->dims, pv->dims, sizeof info->dims);
+    }
+    if (data) *data = s->outputs[index];
+    if (bytes) *bytes = s->output_bytes[index];
+    return VKI_OK;
+}
+
+vki_status vki_session_stats_get(const vki_session *s, vki_session_stats *out)
+{
+    if (!s || !out) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_stats_get: NULL argument");
+    memset(out, 0, sizeof *out);
+    out->plans_cached = (uint32_t)s->n_plans;
+    out->last_run_ms = s->last_run_ms;
+    const plan *p = s->last;
+    if (!p) return VKI_OK;
+    out->plan_ms = p->plan_ms;
+    out->dispatch_count = (uint32_t)p->n_dispatches;
+    out->gpu_node_count = p->gpu_nodes;
+    out->folded_node_count = p->folded_nodes;
+    out->aliased_node_count = p->aliased_nodes;
+    out->weight_bytes = p->weight_bytes;
+    out->intermediate_bytes = p->arena_bytes;
+    out->intermediate_unshared_bytes = p->unshared_bytes;
+    return VKI_OK;
+}

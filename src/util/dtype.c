@@ -1,0 +1,272 @@
+/* Dtype facts and the host-side conversions between ONNX dtypes and the GPU's 4-byte form. */
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+const char *vki_dtype_name(vki_dtype t)
+{
+    switch (t) {
+    case VKI_DTYPE_FLOAT: return "float32";
+    case VKI_DTYPE_UINT8: return "uint8";
+    case VKI_DTYPE_INT8: return "int8";
+    case VKI_DTYPE_UINT16: return "uint16";
+    case VKI_DTYPE_INT16: return "int16";
+    case VKI_DTYPE_INT32: return "int32";
+    case VKI_DTYPE_INT64: return "int64";
+    case VKI_DTYPE_STRING: return "string";
+    case VKI_DTYPE_BOOL: return "bool";
+    case VKI_DTYPE_FLOAT16: return "float16";
+    case VKI_DTYPE_DOUBLE: return "float64";
+    case VKI_DTYPE_UINT32: return "uint32";
+    case VKI_DTYPE_UINT64: return "uint64";
+    case VKI_DTYPE_BFLOAT16: return "bfloat16";
+    default: return "unknown";
+    }
+}
+
+size_t vki_dtype_size(vki_dtype t)
+{
+    switch (t) {
+    case VKI_DTYPE_UINT8: case VKI_DTYPE_INT8: case VKI_DTYPE_BOOL: return 1;
+    case VKI_DTYPE_UINT16: case VKI_DTYPE_INT16: case VKI_DTYPE_FLOAT16:
+    case VKI_DTYPE_BFLOAT16: return 2;
+    case VKI_DTYPE_FLOAT: case VKI_DTYPE_INT32: case VKI_DTYPE_UINT32: return 4;
+    case VKI_DTYPE_INT64: case VKI_DTYPE_DOUBLE: case VKI_DTYPE_UINT64: return 8;
+    default: return 0;
+    }
+}
+
+bool dtype_is_float(vki_dtype t)
+{
+    return t == VKI_DTYPE_FLOAT || t == VKI_DTYPE_FLOAT16 || t == VKI_DTYPE_BFLOAT16;
+}
+
+bool dtype_is_int(vki_dtype t)
+{
+    switch (t) {
+    case VKI_DTYPE_UINT8: case VKI_DTYPE_INT8: case VKI_DTYPE_UINT16: case VKI_DTYPE_INT16:
+    case VKI_DTYPE_INT32: case VKI_DTYPE_INT64: case VKI_DTYPE_BOOL: return true;
+    default: return false;
+    }
+}
+
+/* float64, uint32 and uint64 do not fit the 4-byte GPU form exactly; they are refused. */
+bool dtype_gpu_supported(vki_dtype t) { return dtype_is_float(t) || dtype_is_int(t); }
+
+int64_t shape_numel(const int64_t *dims, int rank)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) n *= dims[i];
+    return n;
+}
+
+const char *shape_str(const int64_t *dims, int rank, char *buf, size_t size)
+{
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, size - o, "[");
+    for (int i = 0; i < rank && o < size; i++)
+        o += (size_t)snprintf(buf + o, size - o, i ? ",%lld" : "%lld", (long long)dims[i]);
+    if (o < size) snprintf(buf + o, size - o, "]");
+    return buf;
+}
+
+float half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 31, man = h & 1023, bits;
+    if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else { /* subnormal: renormalize */
+            exp = 127 - 15 + 1;
+            while (!(man & 1024)) {
+                man <<= 1;
+                exp--;
+            }
+            bits = sign | (exp << 23) | ((man & 1023) << 13);
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | (man << 13);
+    } else {
+        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t float_to_half(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000, exp = (x >> 23) & 255, man = x & 0x7fffff;
+    if (exp == 255) return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
+    int e = (int)exp - 127 + 15;
+    if (e >= 31) return (uint16_t)(sign | 0x7c00);
+    if (e <= 0) { /* subnormal or zero, round to nearest even */
+        if (e < -10) return (uint16_t)sign;
+        man |= 0x800000;
+        int shift = 14 - e;
+        uint32_t half = man >> shift, rem = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half & 1))) half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t half = sign | ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) half++; /* may carry into exp: ok */
+    return (uint16_t)half;
+}
+
+float bf16_to_float(uint16_t h)
+{
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+uint16_t float_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40);
+    x += 0x7fff + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
+}
+
+bool convert_to_gpu(vki_dtype t, const void *src, uint32_t *dst, size_t count, size_t *bad_index)
+{
+    const unsigned char *s = src;
+    for (size_t i = 0; i < count; i++) {
+        int32_t iv = 0;
+        float fv;
+        switch (t) {
+        case VKI_DTYPE_FLOAT: memcpy(&dst[i], s + 4 * i, 4); continue;
+        case VKI_DTYPE_INT32: memcpy(&dst[i], s + 4 * i, 4); continue;
+        case VKI_DTYPE_FLOAT16: {
+            uint16_t h;
+            memcpy(&h, s + 2 * i, 2);
+            fv = half_to_float(h);
+            memcpy(&dst[i], &fv, 4);
+            continue;
+        }
+        case VKI_DTYPE_BFLOAT16: {
+            uint16_t h;
+            memcpy(&h, s + 2 * i, 2);
+            fv = bf16_to_float(h);
+            memcpy(&dst[i], &fv, 4);
+            continue;
+        }
+        case VKI_DTYPE_INT64: {
+            int64_t v;
+            memcpy(&v, s + 8 * i, 8);
+            if (v < INT32_MIN || v > INT32_MAX) {
+                if (bad_index) *bad_index = i;
+                return false;
+            }
+            iv = (int32_t)v;
+            break;
+        }
+        case VKI_DTYPE_UINT8: iv = s[i]; break;
+        case VKI_DTYPE_INT8: iv = (int8_t)s[i]; break;
+        case VKI_DTYPE_BOOL: iv = s[i] != 0; break;
+        case VKI_DTYPE_UINT16: {
+            uint16_t v;
+            memcpy(&v, s + 2 * i, 2);
+            iv = v;
+            break;
+        }
+        case VKI_DTYPE_INT16: {
+            int16_t v;
+            memcpy(&v, s + 2 * i, 2);
+            iv = v;
+            break;
+        }
+        default: if (bad_index) *bad_index = i; return false;
+        }
+        memcpy(&dst[i], &iv, 4);
+    }
+    return true;
+}
+
+void convert_from_gpu(vki_dtype t, const uint32_t *src, void *dst, size_t count)
+{
+    unsigned char *d = dst;
+    for (size_t i = 0; i < count; i++) {
+        int32_t iv;
+        float fv;
+        memcpy(&iv, &src[i], 4);
+        memcpy(&fv, &src[i], 4);
+        switch (t) {
+        case VKI_DTYPE_FLOAT: case VKI_DTYPE_INT32: memcpy(d + 4 * i, &src[i], 4); break;
+        case VKI_DTYPE_FLOAT16: { uint16_t h = float_to_half(fv); memcpy(d + 2 * i, &h, 2); break; }
+        case VKI_DTYPE_BFLOAT16: { uint16_t h = float_to_bf16(fv); memcpy(d + 2 * i, &h, 2); break; }
+        case VKI_DTYPE_INT64: { int64_t v = iv; memcpy(d + 8 * i, &v, 8); break; }
+        case VKI_DTYPE_UINT8: case VKI_DTYPE_INT8: d[i] = (unsigned char)iv; break;
+        case VKI_DTYPE_BOOL: d[i] = iv != 0; break;
+        case VKI_DTYPE_UINT16: case VKI_DTYPE_INT16: { uint16_t v = (uint16_t)iv; memcpy(d + 2 * i, &v, 2); break; }
+        default: break;
+        }
+    }
+}
+
+double host_read_f64(vki_dtype t, const void *data, size_t i)
+{
+    const unsigned char *s = data;
+    switch (t) {
+    case VKI_DTYPE_FLOAT: { float v; memcpy(&v, s + 4 * i, 4); return v; }
+    case VKI_DTYPE_DOUBLE: { double v; memcpy(&v, s + 8 * i, 8); return v; }
+    case VKI_DTYPE_FLOAT16: { uint16_t h; memcpy(&h, s + 2 * i, 2); return half_to_float(h); }
+    case VKI_DTYPE_BFLOAT16: { uint16_t h; memcpy(&h, s + 2 * i, 2); return bf16_to_float(h); }
+    default: return (double)host_read_i64(t, data, i);
+    }
+}
+
+int64_t host_read_i64(vki_dtype t, const void *data, size_t i)
+{
+    const unsigned char *s = data;
+    switch (t) {
+    case VKI_DTYPE_INT64: case VKI_DTYPE_UINT64: { int64_t v; memcpy(&v, s + 8 * i, 8); return v; }
+    case VKI_DTYPE_INT32: { int32_t v; memcpy(&v, s + 4 * i, 4); return v; }
+    case VKI_DTYPE_UINT32: { uint32_t v; memcpy(&v, s + 4 * i, 4); return v; }
+    case VKI_DTYPE_INT16: { int16_t v; memcpy(&v, s + 2 * i, 2); return v; }
+    case VKI_DTYPE_UINT16: { uint16_t v; memcpy(&v, s + 2 * i, 2); return v; }
+    case VKI_DTYPE_INT8: return (int8_t)s[i];
+    case VKI_DTYPE_UINT8: case VKI_DTYPE_BOOL: return s[i];
+    default: return (int64_t)host_read_f64(t, data, i);
+    }
+}
+
+void host_write_f64(vki_dtype t, void *data, size_t i, double v)
+{
+    unsigned char *d = data;
+    switch (t) {
+    case VKI_DTYPE_FLOAT: { float f = (float)v; memcpy(d + 4 * i, &f, 4); return; }
+    case VKI_DTYPE_DOUBLE: memcpy(d + 8 * i, &v, 8); return;
+    case VKI_DTYPE_FLOAT16: { uint16_t h = float_to_half((float)v); memcpy(d + 2 * i, &h, 2); return; }
+    case VKI_DTYPE_BFLOAT16: { uint16_t h = float_to_bf16((float)v); memcpy(d + 2 * i, &h, 2); return; }
+    case VKI_DTYPE_BOOL: d[i] = v != 0; return;
+    default: host_write_i64(t, data, i, (int64_t)v); return;
+    }
+}
+
+void host_write_i64(vki_dtype t, void *data, size_t i, int64_t v)
+{
+    unsigned char *d = data;
+    switch (t) {
+    case VKI_DTYPE_INT64: case VKI_DTYPE_UINT64: memcpy(d + 8 * i, &v, 8); return;
+    case VKI_DTYPE_INT32: case VKI_DTYPE_UINT32: { int32_t x = (int32_t)v; memcpy(d + 4 * i, &x, 4); return; }
+    case VKI_DTYPE_INT16: case VKI_DTYPE_UINT16: { int16_t x = (int16_t)v; memcpy(d + 2 * i, &x, 2); return; }
+    case VKI_DTYPE_INT8: case VKI_DTYPE_UINT8: d[i] = (unsigned char)v; return;
+    case VKI_DTYPE_BOOL: d[i] = v != 0; return;
+    default: host_write_f64(t, data, i, (double)v); return;
+    }
+}
+
+double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}

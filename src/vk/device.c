@@ -1,0 +1,342 @@
+#define _GNU_SOURCE
+/* libvulkan opened at run time, instance and device creation, device choice and caps. */
+#include "vk.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *vk_result_str(VkResult r)
+{
+    switch (r) {
+    case VK_SUCCESS: return "VK_SUCCESS";
+    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
+    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+    case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
+    case VK_TIMEOUT: return "VK_TIMEOUT";
+    default: return "VkResult error";
+    }
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
+    VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
+    const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
+{
+    (void)severity;
+    (void)types;
+    vk_context *vk = user;
+    if (vk->validation_messages++ == 0)
+        snprintf(vk->first_validation_message, sizeof vk->first_validation_message, "%s",
+                 data && data->pMessage ? data->pMessage : "(no text)");
+    return VK_FALSE;
+}
+
+vki_status vk_check_validation(vk_context *vk)
+{
+    if (!vk->validation_messages) return VKI_OK;
+    int n = vk->validation_messages;
+    vk->validation_messages = 0;
+    return vki_fail(VKI_ERROR_VALIDATION, "Vulkan validation layer reported %d message(s); first: %s", n,
+                    vk->first_validation_message);
+}
+
+static bool has_layer(vk_context *vk, const char *name)
+{
+    uint32_t n = 0;
+    if (vk->f.vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || !n) return false;
+    VkLayerProperties *props = calloc(n, sizeof *props);
+    if (!props) return false;
+    bool found = false;
+    if (vk->f.vkEnumerateInstanceLayerProperties(&n, props) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n; i++) found |= !strcmp(props[i].layerName, name);
+    free(props);
+    return found;
+}
+
+vki_status vk_instance_create(vk_context *vk, bool validation)
+{
+    vk->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!vk->lib) return vki_fail(VKI_ERROR_NO_VULKAN, "no Vulkan: cannot open libvulkan.so.1 (%s)", dlerror());
+    vk->f.vkGetInstanceProcAddr = (PFN_vkGetInstanceProcAddr)dlsym(vk->lib, "vkGetInstanceProcAddr");
+    if (!vk->f.vkGetInstanceProcAddr) return vki_fail(VKI_ERROR_NO_VULKAN, "no Vulkan: libvulkan.so.1 lacks vkGetInstanceProcAddr");
+#define VK_LOAD_GLOBAL(name) vk->f.name = (PFN_##name)vk->f.vkGetInstanceProcAddr(NULL, #name);
+    VK_FUNCS_GLOBAL(VK_LOAD_GLOBAL)
+#undef VK_LOAD_GLOBAL
+    if (!vk->f.vkCreateInstance || !vk->f.vkEnumerateInstanceLayerProperties)
+        return vki_fail(VKI_ERROR_NO_VULKAN, "no Vulkan: the loader lacks vkCreateInstance");
+    uint32_t api = VK_API_VERSION_1_1;
+    if (vk->f.vkEnumerateInstanceVersion) {
+        uint32_t v = 0;
+        if (vk->f.vkEnumerateInstanceVersion(&v) == VK_SUCCESS && v >= VK_API_VERSION_1_2) api = VK_API_VERSION_1_2;
+    }
+    if (validation && !has_layer(vk, "VK_LAYER_KHRONOS_validation"))
+        return vki_fail(VKI_ERROR_NO_VULKAN, "validation asked for, but VK_LAYER_KHRONOS_validation is not installed "
+                        "(Debian: vulkan-validationlayers)");
+    VkApplicationInfo app = {VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "vkinfer", 1, "vkinfer", 1, api};
+    const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
+    const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    VkInstanceCreateInfo ci = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    ci.pApplicationInfo = &app;
+    if (validation) {
+        ci.enabledLayerCount = 1;
+        ci.ppEnabledLayerNames = layers;
+        ci.enabledExtensionCount = 1;
+        ci.ppEnabledExtensionNames = exts;
+    }
+    VkResult r = vk->f.vkCreateInstance(&ci, NULL, &vk->instance);
+    if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_NO_VULKAN, "no Vulkan: vkCreateInstance failed (%s)", vk_result_str(r));
+#define VK_LOAD_INSTANCE(name) vk->f.name = (PFN_##name)vk->f.vkGetInstanceProcAddr(vk->instance, #name);
+    VK_FUNCS_INSTANCE(VK_LOAD_INSTANCE)
+#undef VK_LOAD_INSTANCE
+    if (!vk->f.vkGetPhysicalDeviceProperties2 || !vk->f.vkGetPhysicalDeviceFeatures2)
+        return vki_fail(VKI_ERROR_NO_VULKAN, "the Vulkan loader lacks Vulkan 1.1 entry points");
+    if (validation && vk->f.vkCreateDebugUtilsMessengerEXT) {
+        VkDebugUtilsMessengerCreateInfoEXT mi = {VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+        mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+        mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+        mi.pfnUserCallback = on_validation_message;
+        mi.pUserData = vk;
+        r = vk->f.vkCreateDebugUtilsMessengerEXT(vk->instance, &mi, NULL, &vk->messenger);
+        if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "cannot create the validation messenger (%s)", vk_result_str(r));
+    }
+    return VKI_OK;
+}
+
+static int type_rank(VkPhysicalDeviceType t)
+{
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+    default: return 4;
+    }
+}
+
+static const char *type_name(VkPhysicalDeviceType t)
+{
+    static const char *names[] = {"discrete", "integrated", "virtual", "cpu", "other"};
+    return names[type_rank(t)];
+}
+
+static bool has_compute_queue(vk_context *vk, VkPhysicalDevice phys, uint32_t *family)
+{
+    uint32_t n = 0;
+    vk->f.vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, NULL);
+    VkQueueFamilyProperties props[32];
+    if (n > 32) n = 32;
+    vk->f.vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, props);
+    /* prefer a queue with compute and graphics (the "universal" queue has timestamps) */
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t i = 0; i < n; i++) {
+            bool compute = props[i].queueFlags & VK_QUEUE_COMPUTE_BIT;
+            bool graphics = props[i].queueFlags & VK_QUEUE_GRAPHICS_BIT;
+            if (compute && (graphics || pass == 1)) {
+                *family = i;
+                return true;
+            }
+        }
+    return false;
+}
+
+vki_status vk_list_devices(vk_context *vk, VkPhysicalDevice **out, uint32_t *count, uint32_t *best)
+{
+    uint32_t n = 0;
+    VkResult r = vk->f.vkEnumeratePhysicalDevices(vk->instance, &n, NULL);
+    if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_NO_VULKAN, "vkEnumeratePhysicalDevices failed (%s)", vk_result_str(r));
+    if (n == 0) return vki_fail(VKI_ERROR_NO_VULKAN, "no Vulkan device found (Debian: mesa-vulkan-drivers gives lavapipe)");
+    VkPhysicalDevice *devs = calloc(n, sizeof *devs);
+    if (!devs) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    r = vk->f.vkEnumeratePhysicalDevices(vk->instance, &n, devs);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+        free(devs);
+        return vki_fail(VKI_ERROR_NO_VULKAN, "vkEnumeratePhysicalDevices failed (%s)", vk_result_str(r));
+    }
+    int best_rank = 99;
+    *best = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        VkPhysicalDeviceProperties p;
+        uint32_t fam;
+        vk->f.vkGetPhysicalDeviceProperties(devs[i], &p);
+        int rank = type_rank(p.deviceType);
+        if (rank < best_rank && has_compute_queue(vk, devs[i], &fam)) {
+            best_rank = rank;
+            *best = i;
+        }
+    }
+    *out = devs;
+    *count = n;
+    return VKI_OK;
+}
+
+static bool has_device_ext(vk_context *vk, VkPhysicalDevice phys, const char *name)
+{
+    uint32_t n = 0;
+    if (vk->f.vkEnumerateDeviceExtensionProperties(phys, NULL, &n, NULL) != VK_SUCCESS || !n) return false;
+    VkExtensionProperties *props = calloc(n, sizeof *props);
+    if (!props) return false;
+    bool found = false;
+    if (vk->f.vkEnumerateDeviceExtensionProperties(phys, NULL, &n, props) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n; i++) found |= !strcmp(props[i].extensionName, name);
+    free(props);
+    return found;
+}
+
+static void read_caps(vk_context *vk, VkPhysicalDevice phys, vk_caps *caps)
+{
+    memset(caps, 0, sizeof *caps);
+    VkPhysicalDeviceDriverProperties driver = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceSubgroupProperties subgroup = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceMaintenance3Properties maint3 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    vk->f.vkGetPhysicalDeviceProperties(phys, &p2.properties);
+    bool v12 = p2.properties.apiVersion >= VK_API_VERSION_1_2;
+    p2.pNext = &subgroup;
+    subgroup.pNext = &maint3;
+    if (v12) maint3.pNext = &driver;
+    vk->f.vkGetPhysicalDeviceProperties2(phys, &p2);
+    caps->props = p2.properties;
+    if (v12) {
+        snprintf(caps->driver_name, sizeof caps->driver_name, "%s", driver.driverName);
+        snprintf(caps->driver_info, sizeof caps->driver_info, "%s", driver.driverInfo);
+    } else {
+        snprintf(caps->driver_name, sizeof caps->driver_name, "driver %u", p2.properties.driverVersion);
+    }
+    caps->subgroup_size = subgroup.subgroupSize;
+    caps->max_allocation_bytes = maint3.maxMemoryAllocationSize;
+    caps->max_storage_buffer_range = p2.properties.limits.maxStorageBufferRange;
+    caps->min_storage_offset_alignment = (uint32_t)p2.properties.limits.minStorageBufferOffsetAlignment;
+    memcpy(caps->pipeline_cache_uuid, p2.properties.pipelineCacheUUID, VK_UUID_SIZE);
+    VkPhysicalDevice16BitStorageFeatures s16 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+    VkPhysicalDeviceShaderFloat16Int8Features f16 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+    VkPhysicalDevice8BitStorageFeatures s8 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+    VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &s16;
+    if (v12) {
+        s16.pNext = &f16;
+        f16.pNext = &s8;
+    }
+    vk->f.vkGetPhysicalDeviceFeatures2(phys, &f2);
+    caps->storage_16bit = s16.storageBuffer16BitAccess;
+    caps->fp16_arithmetic = f16.shaderFloat16;
+    caps->storage_8bit = s8.storageBuffer8BitAccess;
+    caps->cooperative_matrix = has_device_ext(vk, phys, "VK_KHR_cooperative_matrix");
+    VkPhysicalDeviceMemoryProperties mp;
+    vk->f.vkGetPhysicalDeviceMemoryProperties(phys, &mp);
+    for (uint32_t i = 0; i < mp.memoryHeapCount; i++)
+        if ((mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) && mp.memoryHeaps[i].size > caps->device_local_bytes)
+            caps->device_local_bytes = mp.memoryHeaps[i].size;
+}
+
+vki_status vk_describe_device(vk_context *vk, VkPhysicalDevice phys, uint32_t index, vki_device_info *out)
+{
+    vk_caps caps;
+    read_caps(vk, phys, &caps);
+    memset(out, 0, sizeof *out);
+    out->index = index;
+    snprintf(out->name, sizeof out->name, "%s", caps.props.deviceName);
+    out->type = type_name(caps.props.deviceType);
+    snprintf(out->driver_name, sizeof out->driver_name, "%s", caps.driver_name);
+    snprintf(out->driver_info, sizeof out->driver_info, "%s", caps.driver_info);
+    out->vendor_id = caps.props.vendorID;
+    out->device_id = caps.props.deviceID;
+    out->api_version = caps.props.apiVersion;
+    out->device_local_bytes = caps.device_local_bytes;
+    out->max_storage_buffer_range = caps.max_storage_buffer_range;
+    out->max_workgroup_invocations = caps.props.limits.maxComputeWorkGroupInvocations;
+    out->max_shared_memory_bytes = caps.props.limits.maxComputeSharedMemorySize;
+    out->subgroup_size = caps.subgroup_size;
+    out->fp16_arithmetic = caps.fp16_arithmetic;
+    out->storage_16bit = caps.storage_16bit;
+    out->storage_8bit = caps.storage_8bit;
+    out->cooperative_matrix = caps.cooperative_matrix;
+    return VKI_OK;
+}
+
+vki_status vk_pipeline_cache_open(vk_context *vk, const char *cache_dir);
+
+vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_dir)
+{
+    VkPhysicalDevice *devs;
+    uint32_t n, best;
+    VKI_TRY(vk_list_devices(vk, &devs, &n, &best));
+    uint32_t chosen = best;
+    if (spec && *spec) {
+        char *end;
+        unsigned long idx = strtoul(spec, &end, 10);
+        if (*end == 0) {
+            if (idx >= n) {
+                free(devs);
+                return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "device %lu does not exist: there are %u Vulkan devices (see `vkinfer devices`)", idx, n);
+            }
+            chosen = (uint32_t)idx;
+        } else {
+            chosen = UINT32_MAX;
+            for (uint32_t i = 0; i < n && chosen == UINT32_MAX; i++) {
+                VkPhysicalDeviceProperties p;
+                vk->f.vkGetPhysicalDeviceProperties(devs[i], &p);
+                if (strcasestr(p.deviceName, spec)) chosen = i;
+            }
+            if (chosen == UINT32_MAX) {
+                free(devs);
+                return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "no Vulkan device name contains '%s' (see `vkinfer devices`)", spec);
+            }
+        }
+    }
+    vk->phys = devs[chosen];
+    vk->device_index = chosen;
+    free(devs);
+    read_caps(vk, vk->phys, &vk->caps);
+    vk->f.vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem_props);
+    if (!has_compute_queue(vk, vk->phys, &vk->queue_family))
+        return vki_fail(VKI_ERROR_NO_VULKAN, "device '%s' has no compute queue", vk->caps.props.deviceName);
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    qci.queueFamilyIndex = vk->queue_family;
+    qci.queueCount = 1;
+    qci.pQueuePriorities = &prio;
+    VkDeviceCreateInfo dci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    dci.queueCreateInfoCount = 1;
+    dci.pQueueCreateInfos = &qci;
+    VkResult r = vk->f.vkCreateDevice(vk->phys, &dci, NULL, &vk->device);
+    if (r != VK_SUCCESS)
+        return vki_fail(VKI_ERROR_VULKAN, "vkCreateDevice failed on '%s' (%s)", vk->caps.props.deviceName, vk_result_str(r));
+#define VK_LOAD_DEVICE(name)                                                                   \
+    vk->f.name = (PFN_##name)vk->f.vkGetDeviceProcAddr(vk->device, #name);                     \
+    if (!vk->f.name) return vki_fail(VKI_ERROR_NO_VULKAN, "the Vulkan driver lacks " #name);
+    VK_FUNCS_DEVICE(VK_LOAD_DEVICE)
+#undef VK_LOAD_DEVICE
+    vk->f.vkGetDeviceQueue(vk->device, vk->queue_family, 0, &vk->queue);
+    VkCommandPoolCreateInfo pci = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = vk->queue_family;
+    r = vk->f.vkCreateCommandPool(vk->device, &pci, NULL, &vk->command_pool);
+    if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkCreateCommandPool failed (%s)", vk_result_str(r));
+    return vk_pipeline_cache_open(vk, cache_dir);
+}
+
+void vk_pipelines_destroy(vk_context *vk);
+
+void vk_context_destroy(vk_context *vk)
+{
+    if (vk->device) {
+        vk->f.vkDeviceWaitIdle(vk->device);
+        vk_pipeline_cache_save(vk);
+        vk_pipelines_destroy(vk);
+        if (vk->command_pool) vk->f.vkDestroyCommandPool(vk->device, vk->command_pool, NULL);
+        vk->f.vkDestroyDevice(vk->device, NULL);
+    }
+    if (vk->messenger) vk->f.vkDestroyDebugUtilsMessengerEXT(vk->instance, vk->messenger, NULL);
+    if (vk->instance) vk->f.vkDestroyInstance(vk->instance, NULL);
+    if (vk->lib) dlclose(vk->lib);
+    memset(vk, 0, sizeof *vk);
+}

@@ -1,0 +1,101 @@
+/* Buffers: device-local for weights and intermediates, host-visible for staging. */
+#include "vk.h"
+
+#include <string.h>
+
+static int find_memory_type(vk_context *vk, uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid)
+{
+    for (uint32_t i = 0; i < vk->mem_props.memoryTypeCount; i++) {
+        VkMemoryPropertyFlags f = vk->mem_props.memoryTypes[i].propertyFlags;
+        if ((bits & (1u << i)) && (f & want) == want && !(f & avoid)) return (int)i;
+    }
+    return -1;
+}
+
+vki_status vk_buffer_create(vk_context *vk, VkDeviceSize size, enum vk_buffer_use use, vk_buffer *out)
+{
+    memset(out, 0, sizeof *out);
+    if (size == 0) size = 16;
+    if (vk->caps.max_allocation_bytes && size > vk->caps.max_allocation_bytes)
+        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "a buffer of %llu bytes exceeds the device's largest allocation (%llu bytes)",
+                        (unsigned long long)size, (unsigned long long)vk->caps.max_allocation_bytes);
+    VkBufferCreateInfo bci = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bci.size = size;
+    bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    if (use == VK_BUFFER_DEVICE) bci.usage |= VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+    bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VkResult r = vk->f.vkCreateBuffer(vk->device, &bci, NULL, &out->buffer);
+    if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkCreateBuffer(%llu bytes) failed (%s)", (unsigned long long)size, vk_result_str(r));
+    VkMemoryRequirements req;
+    vk->f.vkGetBufferMemoryRequirements(vk->device, out->buffer, &req);
+    int type;
+    if (use == VK_BUFFER_DEVICE) {
+        type = find_memory_type(vk, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+    } else {
+        VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        if (use == VK_BUFFER_DOWNLOAD) {
+            type = find_memory_type(vk, req.memoryTypeBits, want | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0);
+            if (type < 0) type = find_memory_type(vk, req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0);
+        } else {
+            type = find_memory_type(vk, req.memoryTypeBits, want, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        }
+        if (type < 0) type = find_memory_type(vk, req.memoryTypeBits, want, 0);
+        if (type < 0) type = find_memory_type(vk, req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, 0);
+    }
+    if (type < 0) type = find_memory_type(vk, req.memoryTypeBits, 0, 0);
+    VkMemoryAllocateInfo mai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    mai.allocationSize = req.size;
+    mai.memoryTypeIndex = (uint32_t)type;
+    r = vk->f.vkAllocateMemory(vk->device, &mai, NULL, &out->memory);
+    if (r != VK_SUCCESS) {
+        vk->f.vkDestroyBuffer(vk->device, out->buffer, NULL);
+        out->buffer = VK_NULL_HANDLE;
+        return vki_fail(r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY ? VKI_ERROR_OUT_OF_MEMORY : VKI_ERROR_VULKAN,
+                        "cannot allocate %llu bytes of %s memory (%s)", (unsigned long long)req.size,
+                        use == VK_BUFFER_DEVICE ? "device" : "host-visible", vk_result_str(r));
+    }
+    vk->f.vkBindBufferMemory(vk->device, out->buffer, out->memory, 0);
+    out->size = size;
+    if (use != VK_BUFFER_DEVICE) {
+        out->coherent = vk->mem_props.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        r = vk->f.vkMapMemory(vk->device, out->memory, 0, VK_WHOLE_SIZE, 0, &out->mapped);
+        if (r != VK_SUCCESS) {
+            vk_buffer_destroy(vk, out);
+            return vki_fail(VKI_ERROR_VULKAN, "vkMapMemory failed (%s)", vk_result_str(r));
+        }
+    }
+    return VKI_OK;
+}
+
+void vk_buffer_destroy(vk_context *vk, vk_buffer *b)
+{
+    if (b->buffer) vk->f.vkDestroyBuffer(vk->device, b->buffer, NULL);
+    if (b->memory) vk->f.vkFreeMemory(vk->device, b->memory, NULL);
+    memset(b, 0, sizeof *b);
+}
+
+void vk_buffer_flush(vk_context *vk, vk_buffer *b)
+{
+    if (b->coherent || !b->mapped) return;
+    VkMappedMemoryRange range = {VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, NULL, b->memory, 0, VK_WHOLE_SIZE};
+    vk->f.vkFlushMappedMemoryRanges(vk->device, 1, &range);
+}
+
+void vk_buffer_invalidate(vk_context *vk, vk_buffer *b)
+{
+    if (b->coherent || !b->mapped) return;
+    VkMappedMemoryRange range = {VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, NULL, b->memory, 0, VK_WHOLE_SIZE};
+    vk->f.vkInvalidateMappedMemoryRanges(vk->device, 1, &range);
+}
+
+vki_status vk_submit_and_wait(vk_context *vk, VkCommandBuffer cmd, VkFence fence)
+{
+    VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cmd;
+    VkResult r = vk->f.vkResetFences(vk->device, 1, &fence);
+    if (r == VK_SUCCESS) r = vk->f.vkQueueSubmit(vk->queue, 1, &si, fence);
+    if (r == VK_SUCCESS) r = vk->f.vkWaitForFences(vk->device, 1, &fence, VK_TRUE, UINT64_MAX);
+    if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "GPU submission failed (%s)", vk_result_str(r));
+    return VKI_OK;
+}

@@ -1,0 +1,144 @@
+/* The Vulkan layer: libvulkan opened at run time into our own function table, device
+ * choice, buffers, pipelines (deduplicated, disk-cached) and command submission. */
+#ifndef VKI_VK_H
+#define VKI_VK_H
+
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include "../util/util.h"
+
+#define VK_FUNCS_GLOBAL(X)                                                                 \
+    X(vkCreateInstance) X(vkEnumerateInstanceLayerProperties)                              \
+    X(vkEnumerateInstanceExtensionProperties) X(vkEnumerateInstanceVersion)
+
+#define VK_FUNCS_INSTANCE(X)                                                               \
+    X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)    \
+    X(vkGetPhysicalDeviceProperties2) X(vkGetPhysicalDeviceFeatures2)                      \
+    X(vkGetPhysicalDeviceQueueFamilyProperties) X(vkGetPhysicalDeviceMemoryProperties)     \
+    X(vkEnumerateDeviceExtensionProperties) X(vkCreateDevice) X(vkGetDeviceProcAddr)       \
+    X(vkCreateDebugUtilsMessengerEXT) X(vkDestroyDebugUtilsMessengerEXT)
+
+#define VK_FUNCS_DEVICE(X)                                                                 \
+    X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkCreateBuffer) X(vkDestroyBuffer)            \
+    X(vkGetBufferMemoryRequirements) X(vkAllocateMemory) X(vkFreeMemory)                   \
+    X(vkBindBufferMemory) X(vkMapMemory) X(vkUnmapMemory) X(vkFlushMappedMemoryRanges)     \
+    X(vkInvalidateMappedMemoryRanges) X(vkCreateShaderModule) X(vkDestroyShaderModule)     \
+    X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout)                         \
+    X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout) X(vkCreateComputePipelines)       \
+    X(vkDestroyPipeline) X(vkCreatePipelineCache) X(vkDestroyPipelineCache)                \
+    X(vkGetPipelineCacheData) X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool)         \
+    X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets) X(vkCreateCommandPool)           \
+    X(vkDestroyCommandPool) X(vkAllocateCommandBuffers) X(vkFreeCommandBuffers)            \
+    X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkCmdBindPipeline)                     \
+    X(vkCmdBindDescriptorSets) X(vkCmdPushConstants) X(vkCmdDispatch)                      \
+    X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer) X(vkQueueSubmit)         \
+    X(vkQueueWaitIdle) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences)               \
+    X(vkResetFences) X(vkDeviceWaitIdle)
+
+typedef struct vk_funcs {
+    PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr;
+#define VK_DECLARE(name) PFN_##name name;
+    VK_FUNCS_GLOBAL(VK_DECLARE) VK_FUNCS_INSTANCE(VK_DECLARE) VK_FUNCS_DEVICE(VK_DECLARE)
+#undef VK_DECLARE
+} vk_funcs;
+
+/* What the chosen device offers; kernels are picked from this. */
+typedef struct vk_caps {
+    VkPhysicalDeviceProperties props;
+    char driver_name[256], driver_info[256];
+    uint64_t device_local_bytes;
+    uint64_t max_storage_buffer_range;
+    uint64_t max_allocation_bytes;
+    uint32_t min_storage_offset_alignment;
+    uint32_t subgroup_size;
+    bool fp16_arithmetic, storage_16bit, storage_8bit, cooperative_matrix;
+    uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
+} vk_caps;
+
+typedef struct vk_pipeline vk_pipeline;
+
+typedef struct vk_context {
+    vk_funcs f;
+    void *lib;
+    VkInstance instance;
+    VkPhysicalDevice phys;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family;
+    VkPhysicalDeviceMemoryProperties mem_props;
+    vk_caps caps;
+    uint32_t device_index;
+    VkDebugUtilsMessengerEXT messenger;
+    /* validation messages since the last check */
+    int validation_messages;
+    char first_validation_message[1024];
+    /* pipelines, deduplicated by (shader, specialization constants) */
+    VkPipelineCache pipeline_cache;
+    char cache_path[1024];
+    vk_pipeline *pipelines;
+    VkCommandPool command_pool;
+} vk_context;
+
+/* Opens libvulkan.so.1 and creates an instance (validation optional). */
+vki_status vk_instance_create(vk_context *vk, bool validation);
+/* Picks the device: spec = index or name substring, NULL = best by type. */
+vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_dir);
+void vk_context_destroy(vk_context *vk);
+/* Fills a public device info record for physical device `index`. */
+vki_status vk_describe_device(vk_context *vk, VkPhysicalDevice phys, uint32_t index, vki_device_info *out);
+/* Enumerates physical devices (allocates *out, caller frees); default index in *best. */
+vki_status vk_list_devices(vk_context *vk, VkPhysicalDevice **out, uint32_t *count, uint32_t *best);
+/* VKI_ERROR_VALIDATION if the validation layer spoke since the last call. */
+vki_status vk_check_validation(vk_context *vk);
+const char *vk_result_str(VkResult r);
+
+/* ---- buffers ---- */
+typedef struct vk_buffer {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    VkDeviceSize size;
+    void *mapped; /* host-visible buffers only */
+    bool coherent;
+} vk_buffer;
+
+enum vk_buffer_use { VK_BUFFER_DEVICE, VK_BUFFER_UPLOAD, VK_BUFFER_DOWNLOAD };
+vki_status vk_buffer_create(vk_context *vk, VkDeviceSize size, enum vk_buffer_use use, vk_buffer *out);
+void vk_buffer_destroy(vk_context *vk, vk_buffer *b);
+void vk_buffer_flush(vk_context *vk, vk_buffer *b);      /* after host writes */
+void vk_buffer_invalidate(vk_context *vk, vk_buffer *b); /* before host reads */
+
+/* ---- pipelines ---- */
+typedef struct vk_shader {
+    const char *name;
+    const uint32_t *code;
+    size_t size; /* bytes */
+    uint32_t bindings;
+} vk_shader;
+
+/* The embedded shader table, generated from shaders/ by the build. */
+const vk_shader *vk_shader_find(const char *name);
+
+#define VK_MAX_SPEC 16
+struct vk_pipeline {
+    const vk_shader *shader;
+    uint32_t spec[VK_MAX_SPEC];
+    uint32_t n_spec;
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout layout;
+    VkPipeline pipeline;
+    vk_pipeline *next;
+};
+#define VK_PUSH_BYTES 128
+
+/* Pipeline for (shader, spec constants); created once and reused. Spec constant i has
+ * constant_id i. Every shader's workgroup size is constant_id 0..2 where it varies. */
+vki_status vk_pipeline_get(vk_context *vk, const vk_shader *shader, const uint32_t *spec,
+                           uint32_t n_spec, vk_pipeline **out);
+/* Writes the pipeline cache to disk (atomic rename); errors are ignored by design. */
+void vk_pipeline_cache_save(vk_context *vk);
+
+/* ---- submission ---- */
+vki_status vk_submit_and_wait(vk_context *vk, VkCommandBuffer cmd, VkFence fence);
+
+#endif
