@@ -1,0 +1,68 @@
+"""Model parity: build a torchvision model with seeded random weights, export it to ONNX with
+PyTorch, run it with `vkinfer run`, and compare every output with PyTorch eager.
+
+    parity.py VKINFER MODEL BATCH
+
+Passes when max|vkinfer - eager| <= 1e-4 * max|eager| + 1e-5 for every output. Prints the
+error either way. No model file is kept."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torchvision
+
+
+def build(name):
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)(weights=None)
+    # make BatchNorm non-trivial: random affine parameters and running statistics
+    gen = torch.Generator().manual_seed(1)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            c = m.num_features
+            m.weight.data = torch.rand(c, generator=gen) * 0.5 + 0.75
+            m.bias.data = torch.randn(c, generator=gen) * 0.1
+            m.running_mean = torch.randn(c, generator=gen) * 0.1
+            m.running_var = torch.rand(c, generator=gen) * 0.5 + 0.75
+    return model.eval()
+
+
+def main():
+    vkinfer, name, batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    model = build(name)
+    x = torch.from_numpy(np.random.default_rng(2).standard_normal((batch, 3, 224, 224), dtype=np.float32))
+    with torch.no_grad():
+        ref = model(x).numpy()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, f"{name}.onnx")
+        torch.onnx.export(model, x, path, input_names=["input"], output_names=["logits"], opset_version=13)
+        np.save(os.path.join(tmp, "input.npy"), x.numpy())
+        out_dir = os.path.join(tmp, "out")
+        cmd = [vkinfer, "run", path, "--input", "input=" + os.path.join(tmp, "input.npy"), "--output-dir", out_dir]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        print(run.stdout, run.stderr, sep="\n")
+        if run.returncode != 0:
+            print(f"FAIL {name} batch {batch}: vkinfer exited {run.returncode}")
+            return 1
+        got = np.load(os.path.join(out_dir, "logits.npy"))
+    if got.shape != ref.shape:
+        print(f"FAIL {name} batch {batch}: shape {got.shape}, expected {ref.shape}")
+        return 1
+    err = float(np.max(np.abs(got.astype(np.float64) - ref)))
+    scale = float(np.max(np.abs(ref)))
+    bound = 1e-4 * scale + 1e-5
+    same_top1 = bool(np.all(got.argmax(1) == ref.argmax(1)))
+    print(f"{name} batch {batch}: max abs error {err:.3g} (max |ref| {scale:.3g}, bound {bound:.3g}), "
+          f"top-1 agrees: {same_top1}")
+    if not err <= bound:
+        print(f"FAIL {name} batch {batch}")
+        return 1
+    print(f"PASS {name} batch {batch}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+/* A tiny protobuf writer for tests: builds ONNX models byte by byte. */
+#ifndef VKI_TEST_PBWRITE_H
+#define VKI_TEST_PBWRITE_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct pbw {
+    uint8_t *data;
+    size_t len, cap;
+} pbw;
+
+static void pbw_bytes(pbw *w, const void *p, size_t n)
+{
+    if (w->len + n > w->cap) {
+        w->cap = (w->len + n) * 2 + 64;
+        w->data = realloc(w->data, w->cap);
+    }
+    memcpy(w->data + w->len, p, n);
+    w->len += n;
+}
+
+static void pbw_varint(pbw *w, uint64_t v)
+{
+    uint8_t b[10];
+    int n = 0;
+    do {
+        b[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v) b[n] |= 0x80;
+        n++;
+    } while (v);
+    pbw_bytes(w, b, (size_t)n);
+}
+
+static void pbw_int(pbw *w, int field, uint64_t v)
+{
+    pbw_varint(w, (uint64_t)field << 3);
+    pbw_varint(w, v);
+}
+
+static void pbw_len(pbw *w, int field, const void *p, size_t n)
+{
+    pbw_varint(w, (uint64_t)field << 3 | 2);
+    pbw_varint(w, n);
+    pbw_bytes(w, p, n);
+}
+
+static void pbw_str(pbw *w, int field, const char *s) { pbw_len(w, field, s, strlen(s)); }
+
+static void pbw_msg(pbw *w, int field, pbw *inner)
+{
+    pbw_len(w, field, inner->data, inner->len);
+    free(inner->data);
+    memset(inner, 0, sizeof *inner);
+}
+
+/* ValueInfoProto of a float tensor with the given dims (dims < 0: symbolic "N"). */
+static void pbw_value_info(pbw *w, int field, const char *name, int elem_type, const int64_t *dims, int rank)
+{
+    pbw vi = {0}, type = {0}, tensor = {0}, shape = {0};
+    for (int i = 0; i < rank; i++) {
+        pbw dim = {0};
+        if (dims[i] >= 0) pbw_int(&dim, 1, (uint64_t)dims[i]);
+        else pbw_str(&dim, 2, "N");
+        pbw_msg(&shape, 1, &dim);
+    }
+    pbw_int(&tensor, 1, (uint64_t)elem_type);
+    pbw_msg(&tensor, 2, &shape);
+    pbw_msg(&type, 1, &tensor);
+    pbw_str(&vi, 1, name);
+    pbw_msg(&vi, 2, &type);
+    pbw_msg(w, field, &vi);
+}
+
+static void pbw_node(pbw *graph, const char *op, const char *in, const char *out)
+{
+    pbw node = {0};
+    pbw_str(&node, 1, in);
+    pbw_str(&node, 2, out);
+    pbw_str(&node, 4, op);
+    pbw_msg(graph, 1, &node);
+}
+
+/* ModelProto around a graph, opset 13. */
+static void pbw_model(pbw *model, pbw *graph)
+{
+    pbw opset = {0};
+    pbw_int(model, 1, 8);
+    pbw_int(&opset, 2, 13);
+    pbw_msg(model, 8, &opset);
+    pbw_msg(model, 7, graph);
+}
+
+#endif
