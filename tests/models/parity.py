@@ -38,7 +38,11 @@ def main():
         ref = model(x).numpy()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, f"{name}.onnx")
-        torch.onnx.export(model, x, path, input_names=["input"], output_names=["logits"], opset_version=13)
+        kwargs = dict(input_names=["input"], output_names=["logits"], opset_version=13)
+        try:
+            torch.onnx.export(model, x, path, dynamo=False, **kwargs)
+        except TypeError:  # torch < 2.5 has no dynamo argument
+            torch.onnx.export(model, x, path, **kwargs)
         np.save(os.path.join(tmp, "input.npy"), x.numpy())
         out_dir = os.path.join(tmp, "out")
         cmd = [vkinfer, "run", path, "--input", "input=" + os.path.join(tmp, "input.npy"), "--output-dir", out_dir]

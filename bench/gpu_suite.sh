@@ -1,0 +1,40 @@
+#!/bin/bash
+# The whole GPU check in one command, for a machine whose Vulkan driver is a real GPU
+# (run from the repository root with the build folder present):
+#   bench/gpu_suite.sh BUILD_DIR OUT_DIR
+# 1. unit tests, 2. every listed ONNX conformance test whose folder exists under
+# $ONNX_TESTDATA (default: the test data shipped inside the installed onnx Python package),
+# 3. model parity at batch 1 and 4, 4. the side-by-side benchmark (bench/compare.py).
+# Validation layers are on for 1-3 when VK_LAYER_KHRONOS_validation is installed.
+set -u
+BUILD=${1:-build}
+OUT=${2:-/tmp/vkinfer-gpu}
+PY=${PYTHON:-python3}
+mkdir -p "$OUT"
+export VKINFER_CACHE_DIR=$OUT/cache
+"$BUILD/vkinfer" devices | tee "$OUT/devices.txt"
+if ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1; then
+    export VKINFER_VALIDATION=1
+fi
+echo "validation: ${VKINFER_VALIDATION:-0}" | tee -a "$OUT/summary.txt"
+fails=0
+for t in "$BUILD"/tests/test_onnx_reader "$BUILD"/tests/test_runtime; do
+    "$t" > "$OUT/$(basename "$t").log" 2>&1 && echo "PASS $(basename "$t")" || { echo "FAIL $(basename "$t")"; fails=$((fails+1)); }
+done | tee -a "$OUT/summary.txt"
+DATA=${ONNX_TESTDATA:-$($PY -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend/test/data"))')}
+pass=0; fail=0; missing=0
+while read -r name; do
+    case "$name" in [a-z]*) ;; *) continue ;; esac
+    dir="$DATA/$name"
+    if [ ! -d "$dir" ]; then missing=$((missing+1)); continue; fi
+    if "$BUILD/tests/conformance_runner" "$dir" --name "$name" >> "$OUT/conformance.log" 2>&1; then pass=$((pass+1)); else fail=$((fail+1)); fi
+done < tests/conformance/passing.txt
+echo "conformance (listed tests, data from $DATA): $pass passed, $fail failed, $missing not in that data" | tee -a "$OUT/summary.txt"
+grep -E "^(FAIL|NOT YET)" "$OUT/conformance.log" | head -50 >> "$OUT/summary.txt"
+for m in mobilenet_v2 resnet18; do
+    for b in 1 4; do
+        $PY tests/models/parity.py "$BUILD/vkinfer" $m $b 2>&1 | grep -E "max abs error|PASS|FAIL" | tee -a "$OUT/summary.txt"
+    done
+done
+unset VKINFER_VALIDATION
+$PY bench/compare.py "$BUILD/vkinfer" --markdown "$OUT/benchmarks.md" --json "$OUT/benchmarks.json" 2>&1 | tail -20
