@@ -78,6 +78,22 @@ plan_value *op_value(op_ctx *c, int value_index);
 vki_status op_dispatch(op_ctx *c, const char *shader, const uint32_t *spec, uint32_t n_spec,
                        const void *push, uint32_t push_bytes, const int *values, int n_values,
                        uint32_t gx, uint32_t gy, uint32_t gz);
+/* Windowed bindings, for tensors larger than one binding may address: binding i sees only
+ * bytes [offset, offset + size) of its value (size 0: the whole value). Offsets must be
+ * multiples of op_binding_alignment(). */
+typedef struct op_window {
+    uint64_t offset, size;
+} op_window;
+vki_status op_dispatch_windowed(op_ctx *c, const char *shader, const uint32_t *spec, uint32_t n_spec,
+                                const void *push, uint32_t push_bytes, const int *values,
+                                const op_window *windows, int n_values, uint32_t gx, uint32_t gy,
+                                uint32_t gz);
+uint64_t op_max_binding_bytes(const op_ctx *c);
+uint64_t op_binding_alignment(const op_ctx *c);
+/* The most items of a batch one dispatch may take so that every binding (item_bytes[i]
+ * bytes per item) fits one binding and every chunk starts aligned. 0 if one item is too big. */
+int64_t op_batch_chunk(const op_ctx *c, int64_t items, const uint64_t *item_bytes, int n);
+
 /* 1-D grid over `count` invocations in workgroups of `local`: sets gx, gy so that shaders
  * use  id = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * local. */
 void op_grid_1d(uint64_t count, uint32_t local, uint32_t *gx, uint32_t *gy);

@@ -172,13 +172,21 @@ static vki_status plan_unary(op_ctx *c)
         }
         return VKI_OK;
     }
-    if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
+    /* tensors larger than one binding run as several dispatches over windows */
+    uint64_t item_bytes[2] = {4, 4};
+    int64_t chunk = op_batch_chunk(c, count, item_bytes, 2);
+    if (chunk <= 0) return op_error(c, VKI_ERROR_UNSUPPORTED, "cannot split this tensor into bindings the device can address");
     uint32_t spec[4] = {128, d->code, op_dtype_code(x->dtype), op_dtype_code(out_dtype)};
-    struct { uint32_t count; float a, b, g; } push = {(uint32_t)count, push_f[0], push_f[1], push_f[2]};
     int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
-    uint32_t gx, gy;
-    op_grid_1d((uint64_t)count, 128, &gx, &gy);
-    return op_dispatch(c, "unary", spec, 4, &push, sizeof push, values, 2, gx, gy, 1);
+    for (int64_t start = 0; start < count; start += chunk) {
+        int64_t n = count - start < chunk ? count - start : chunk;
+        struct { uint32_t count; float a, b, g; } push = {(uint32_t)n, push_f[0], push_f[1], push_f[2]};
+        op_window win[2] = {{(uint64_t)start * 4, (uint64_t)n * 4}, {(uint64_t)start * 4, (uint64_t)n * 4}};
+        uint32_t gx, gy;
+        op_grid_1d((uint64_t)n, 128, &gx, &gy);
+        VKI_TRY(op_dispatch_windowed(c, "unary", spec, 4, &push, sizeof push, values, chunk == count ? NULL : win, 2, gx, gy, 1));
+    }
+    return VKI_OK;
 }
 
 #define UNARY(name_, dtypes_) const op_def op_##name_ = {#name_, "", dtypes_, "", plan_unary};

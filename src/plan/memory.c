@@ -105,13 +105,20 @@ vki_status plan_memory(plan *p)
     uint64_t range = p->vk->caps.max_storage_buffer_range;
     for (int d = 0; d < p->n_dispatches; d++)
         for (int b = 0; b < p->dispatches[d].n_bind; b++) {
-            plan_value *pv = &p->values[plan_root(p, p->dispatches[d].bind[b])];
-            if (pv->bytes > range) {
+            const plan_dispatch *pd = &p->dispatches[d];
+            plan_value *pv = &p->values[plan_root(p, pd->bind[b])];
+            uint64_t size = pd->win_size[b] ? pd->win_size[b] : pv->bytes;
+            if (pd->win_offset[b] + size > pv->bytes) {
+                const ir_node *node = &g->nodes[pd->node];
+                return vki_fail(VKI_ERROR_UNSUPPORTED, "node '%s' (%s): internal: binding %d window passes the end of its tensor",
+                                node->name, node->op_type, b);
+            }
+            if (size > range) {
                 const ir_node *node = &g->nodes[p->dispatches[d].node];
                 char shape[256];
                 return vki_fail(VKI_ERROR_UNSUPPORTED,
                                 "node '%s' (%s): a tensor of shape %s needs %llu bytes in one binding, more than this "
-                                "device's maxStorageBufferRange (%llu); splitting such tensors is not implemented yet",
+                                "device's maxStorageBufferRange (%llu); this op does not split its work into windows yet",
                                 node->name, node->op_type, shape_str(pv->dims, pv->rank, shape, sizeof shape),
                                 (unsigned long long)pv->bytes, (unsigned long long)range);
             }

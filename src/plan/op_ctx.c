@@ -203,8 +203,51 @@ uint32_t op_dtype_code(vki_dtype t)
     }
 }
 
+uint64_t op_max_binding_bytes(const op_ctx *c) { return c->plan->vk->caps.max_storage_buffer_range; }
+
+uint64_t op_binding_alignment(const op_ctx *c)
+{
+    uint64_t a = c->plan->vk->caps.min_storage_offset_alignment;
+    return a < 4 ? 4 : a;
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+int64_t op_batch_chunk(const op_ctx *c, int64_t items, const uint64_t *item_bytes, int n)
+{
+    uint64_t range = op_max_binding_bytes(c), align = op_binding_alignment(c);
+    int64_t chunk = items, step = 1;
+    for (int i = 0; i < n; i++) {
+        if (!item_bytes[i]) continue;
+        if (item_bytes[i] > range) return 0;
+        int64_t fit = (int64_t)(range / item_bytes[i]);
+        if (fit < chunk) chunk = fit;
+        /* chunk * item_bytes must be a multiple of align */
+        int64_t need = (int64_t)(align / gcd64(align, item_bytes[i]));
+        step = step / (int64_t)gcd64((uint64_t)step, (uint64_t)need) * need;
+    }
+    if (chunk >= items) return items;
+    chunk = chunk / step * step;
+    return chunk;
+}
+
 vki_status op_dispatch(op_ctx *c, const char *shader_name, const uint32_t *spec, uint32_t n_spec, const void *push,
                        uint32_t push_bytes, const int *values, int n_values, uint32_t gx, uint32_t gy, uint32_t gz)
+{
+    return op_dispatch_windowed(c, shader_name, spec, n_spec, push, push_bytes, values, NULL, n_values, gx, gy, gz);
+}
+
+vki_status op_dispatch_windowed(op_ctx *c, const char *shader_name, const uint32_t *spec, uint32_t n_spec,
+                                const void *push, uint32_t push_bytes, const int *values, const op_window *windows,
+                                int n_values, uint32_t gx, uint32_t gy, uint32_t gz)
 {
     plan *p = c->plan;
     if (gx == 0 || gy == 0 || gz == 0) return VKI_OK;
@@ -238,6 +281,13 @@ vki_status op_dispatch(op_ctx *c, const char *shader_name, const uint32_t *spec,
         int v = values[i];
         if (v < 0 || v >= p->n_values) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: binding %d has no value", i);
         d->bind[i] = v;
+        if (windows) {
+            d->win_offset[i] = windows[i].offset;
+            d->win_size[i] = windows[i].size;
+            if (windows[i].offset % op_binding_alignment(c))
+                return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: binding %d window offset %llu is not aligned", i,
+                                (unsigned long long)windows[i].offset);
+        }
         /* a binding is written if it is one of this node's outputs or a temp of it */
         bool written = v >= p->graph->n_values;
         for (int o = 0; o < c->node->n_outputs; o++) written |= c->node->outputs[o] == v;

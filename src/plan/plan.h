@@ -13,6 +13,7 @@ typedef struct plan_dispatch {
     int n_bind;
     int bind[8];    /* value indices */
     bool writes[8]; /* which bindings are written (outputs) */
+    uint64_t win_offset[8], win_size[8]; /* a window of the value in bytes; size 0 = all */
     int node;
 } plan_dispatch;
 

@@ -83,7 +83,8 @@ static vki_status make_descriptor_sets(plan *p, VkDescriptorSet *sets)
         if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkAllocateDescriptorSets failed (%s)", vk_result_str(r));
         for (int b = 0; b < pd->n_bind; b++) {
             plan_value *pv = &p->values[plan_root(p, pd->bind[b])];
-            infos[b] = (VkDescriptorBufferInfo){buffer_of(p, pv)->buffer, pv->offset, pv->bytes};
+            infos[b] = (VkDescriptorBufferInfo){buffer_of(p, pv)->buffer, pv->offset + pd->win_offset[b],
+                                                pd->win_size[b] ? pd->win_size[b] : pv->bytes};
             writes[b] = (VkWriteDescriptorSet){VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
             writes[b].dstSet = sets[d];
             writes[b].dstBinding = (uint32_t)b;
@@ -137,9 +138,10 @@ static vki_status record_commands(plan *p, const VkDescriptorSet *sets)
         bool hazard = false;
         for (int b = 0; b < pd->n_bind && !hazard; b++) {
             plan_value *pv = &p->values[plan_root(p, pd->bind[b])];
+            uint64_t begin = pv->offset + pd->win_offset[b], end = begin + (pd->win_size[b] ? pd->win_size[b] : pv->bytes);
             for (int k = 0; k < n_since && !hazard; k++)
-                hazard = since[k].buffer == pv->buffer && since[k].begin < pv->offset + pv->bytes &&
-                         pv->offset < since[k].end && (since[k].written || pd->writes[b]);
+                hazard = since[k].buffer == pv->buffer && since[k].begin < end && begin < since[k].end &&
+                         (since[k].written || pd->writes[b]);
         }
         if (hazard) {
             barrier(vk, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
@@ -148,7 +150,8 @@ static vki_status record_commands(plan *p, const VkDescriptorSet *sets)
         }
         for (int b = 0; b < pd->n_bind; b++) {
             plan_value *pv = &p->values[plan_root(p, pd->bind[b])];
-            since[n_since++] = (touched){pv->buffer, pv->offset, pv->offset + pv->bytes, pd->writes[b]};
+            uint64_t begin = pv->offset + pd->win_offset[b], end = begin + (pd->win_size[b] ? pd->win_size[b] : pv->bytes);
+            since[n_since++] = (touched){pv->buffer, begin, end, pd->writes[b]};
         }
         vk->f.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pd->pipeline->pipeline);
         vk->f.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pd->pipeline->layout, 0, 1, &sets[d], 0, NULL);

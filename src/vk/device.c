@@ -299,6 +299,10 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     vk->device_index = chosen;
     free(devs);
     read_caps(vk, vk->phys, &vk->caps);
+    /* VKINFER_MAX_BINDING_BYTES lowers the per-binding limit (tests of windowed dispatches) */
+    const char *max_binding = getenv("VKINFER_MAX_BINDING_BYTES");
+    if (max_binding && strtoull(max_binding, NULL, 10) >= 256 && strtoull(max_binding, NULL, 10) < vk->caps.max_storage_buffer_range)
+        vk->caps.max_storage_buffer_range = strtoull(max_binding, NULL, 10);
     vk->f.vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem_props);
     if (!has_compute_queue(vk, vk->phys, &vk->queue_family))
         return vki_fail(VKI_ERROR_NO_VULKAN, "device '%s' has no compute queue", vk->caps.props.deviceName);

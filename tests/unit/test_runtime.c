@@ -115,7 +115,10 @@ int main(void)
     CHECK(err < 1e-6f, "chain N=3 max error %g", err);
     vki_session_stats stats;
     vki_session_stats_get(s, &stats);
-    CHECK(stats.dispatch_count == 5 && stats.gpu_node_count == 5, "dispatches %u", stats.dispatch_count);
+    /* with VKINFER_MAX_BINDING_BYTES=1024 each [3,256] tensor (3 KiB) runs as 3 windows */
+    uint32_t want_dispatches = getenv("VKINFER_MAX_BINDING_BYTES") ? 15 : 5;
+    CHECK(stats.dispatch_count == want_dispatches && stats.gpu_node_count == 5, "dispatches %u, expected %u",
+          stats.dispatch_count, want_dispatches);
     CHECK(stats.intermediate_bytes < stats.intermediate_unshared_bytes,
           "memory reuse: arena %llu bytes, unshared %llu", (unsigned long long)stats.intermediate_bytes,
           (unsigned long long)stats.intermediate_unshared_bytes);
