@@ -12,11 +12,25 @@
     X(Softplus) X(Softsign) X(Elu) X(Selu) X(Celu) X(ThresholdedRelu) X(Not) X(IsNaN)       \
     X(IsInf) X(Gelu) X(Mish) X(BitwiseNot) X(Identity) X(Cast) X(Dropout)                 \
     /* binary.c */                                                                         \
-    /* conv.c */                                                                           \
+    X(Add) X(Sub) X(Mul) X(Div) X(Pow) X(Mod) X(BitShift) X(BitwiseAnd) X(BitwiseOr)       \
+    X(BitwiseXor) X(And) X(Or) X(Xor) X(Equal) X(Less) X(LessOrEqual) X(Greater)            \
+    X(GreaterOrEqual) X(Max) X(Min) X(Sum) X(Mean) X(PRelu) X(Where)                      \
+    /* conv.c */ X(Conv) X(ConvTranspose)                                                  \
     /* matmul.c */                                                                         \
+    X(MatMul) X(Gemm)                                                                      \
     /* pool.c, normalization.c */                                                          \
+    X(MaxPool) X(AveragePool) X(LpPool) X(GlobalAveragePool) X(GlobalMaxPool) X(GlobalLpPool) \
+    X(BatchNormalization) X(InstanceNormalization) X(LayerNormalization) X(LRN)             \
+    X(MeanVarianceNormalization)                                                           \
     /* reduce.c, softmax.c */                                                              \
+    X(ReduceSum) X(ReduceMean) X(ReduceMax) X(ReduceMin) X(ReduceProd) X(ReduceL1) X(ReduceL2) \
+    X(ReduceLogSum) X(ReduceLogSumExp) X(ReduceSumSquare) X(ArgMax) X(ArgMin)              \
+    X(Softmax) X(LogSoftmax) X(Hardmax) X(CumSum)                                          \
     /* shape.c, movement.c */                                                              \
+    X(Shape) X(Size) X(Constant) X(ConstantOfShape) X(Reshape) X(Flatten) X(Squeeze)       \
+    X(Unsqueeze) X(Range) X(EyeLike) X(Transpose) X(Concat) X(Slice) X(Split) X(Expand)    \
+    X(Tile) X(DepthToSpace) X(SpaceToDepth) X(Gather) X(GatherElements) X(OneHot) X(Pad)   \
+    X(Trilu) X(ScatterElements) X(Scatter) X(ScatterND)                                    \
     /* end */
 
 #define DECLARE(name) extern const op_def op_##name;

@@ -152,6 +152,11 @@ static vki_status read_const(op_ctx *c, int i, int max, int *count, int64_t *int
 {
     plan_value *v = op_in(c, i);
     if (!v) return op_error(c, VKI_ERROR_MODEL, "input %d is required", i);
+    int vi = op_in_index(c, i);
+    const ir_graph *g = c->plan->graph;
+    if (!v->host && g->values[vi].kind == VALUE_INPUT && dtype_is_int(v->dtype) && shape_numel(v->dims, v->rank) <= 1024)
+        for (int k = 0; k < g->n_inputs; k++)
+            if (g->inputs[k] == vi) c->plan->wanted_input = k; /* the session may plan again for its value */
     if (!v->host)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "input %d ('%s') must be known at plan time (an initializer, a Constant, "
                         "or computed from shapes); vkinfer does not support data-dependent shapes here",

@@ -89,13 +89,29 @@ static vki_status plan_node(plan *p, int n)
     return VKI_OK;
 }
 
-vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims, plan **out)
+vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims, const void *const *data,
+                       const size_t *bytes, const bool *keyed, int *wanted_input, plan **out)
 {
     double t0 = now_ms();
     plan *p = calloc(1, sizeof *p);
     if (!p) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     p->vk = vk;
     p->graph = g;
+    p->keyed = keyed;
+    p->wanted_input = -1;
+    *wanted_input = -1;
+    for (int i = 0; i < g->n_inputs; i++)
+        if (keyed[i]) p->key_bytes += bytes[i];
+    p->key_values = malloc(p->key_bytes + 1);
+    if (!p->key_values) {
+        free(p);
+        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    for (size_t i = 0, o = 0; i < (size_t)g->n_inputs; i++)
+        if (keyed[i]) {
+            memcpy(p->key_values + o, data[i], bytes[i]);
+            o += bytes[i];
+        }
     p->cap_values = g->n_values + 4 * g->n_nodes + 64;
     p->values = calloc((size_t)p->cap_values, sizeof *p->values);
     p->temp_owner = calloc((size_t)p->cap_values, sizeof(int));
@@ -107,6 +123,13 @@ vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, cons
     if (st == VKI_OK) {
         memcpy(p->input_dims, dims, (size_t)g->n_inputs * VKI_MAX_RANK * sizeof(int64_t));
         st = init_values(p, ranks, dims);
+        for (size_t i = 0, o = 0; st == VKI_OK && i < (size_t)g->n_inputs; i++)
+            if (keyed[i]) { /* a keyed input is a constant of this plan */
+                plan_value *pv = &p->values[g->inputs[i]];
+                pv->host = p->key_values + o;
+                pv->host_bytes = bytes[i];
+                o += bytes[i];
+            }
     }
     if (st == VKI_OK) st = live_nodes(g, live);
     for (int n = 0; st == VKI_OK && n < g->n_nodes; n++)
@@ -115,6 +138,7 @@ vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, cons
     if (st == VKI_OK) st = plan_memory(p);
     if (st == VKI_OK) st = plan_record(p);
     if (st != VKI_OK) {
+        *wanted_input = p->wanted_input;
         plan_destroy(p);
         return st;
     }
@@ -143,5 +167,6 @@ void plan_destroy(plan *p)
     free(p->input_offsets);
     free(p->output_offsets);
     free(p->input_dims);
+    free(p->key_values);
     free(p);
 }

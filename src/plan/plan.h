@@ -37,13 +37,23 @@ struct plan {
     VkFence fence;
     /* key and stats */
     int64_t *input_dims; /* graph->n_inputs * VKI_MAX_RANK */
+    /* inputs whose values the plan was made for (shape operands fed by graph inputs) */
+    const bool *keyed;
+    uint8_t *key_values; /* their data, concatenated */
+    size_t key_bytes;
+    int wanted_input; /* set when an op needs the value of this graph input */
     double plan_ms;
     uint32_t gpu_nodes, folded_nodes, aliased_nodes;
 };
 
-/* Builds a plan for the given input shapes (ranks[i], dims[i*VKI_MAX_RANK...]). */
+/* Builds a plan for the given input shapes (ranks[i], dims[i*VKI_MAX_RANK...]). Inputs with
+ * keyed[i] are treated as constants holding data[i] (an op needs their values at plan time:
+ * Reshape's shape, Slice's starts... fed by a graph input). When an op needs the value of
+ * an input that is not keyed yet, planning fails and *wanted_input names it, so the caller
+ * can key it and plan again. */
 vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims,
-                       plan **out);
+                       const void *const *data, const size_t *bytes, const bool *keyed,
+                       int *wanted_input, plan **out);
 void plan_destroy(plan *p);
 
 /* Liveness placement of intermediates (src/plan/memory.c). */

@@ -27,6 +27,7 @@ typedef struct session_input {
 struct vki_session {
     vki_model *model;
     session_input *inputs;
+    bool *keyed; /* inputs whose values plans depend on (found while planning) */
     plan *plans[SESSION_MAX_PLANS];
     int n_plans;
     plan *last; /* the plan of the last run */

@@ -94,10 +94,11 @@ vki_status vki_session_create(vki_model *m, vki_session **out)
     if (s) {
         s->model = m;
         s->inputs = calloc((size_t)g->n_inputs + 1, sizeof *s->inputs);
+        s->keyed = calloc((size_t)g->n_inputs + 1, sizeof *s->keyed);
         s->outputs = calloc((size_t)g->n_outputs + 1, sizeof *s->outputs);
         s->output_bytes = calloc((size_t)g->n_outputs + 1, sizeof *s->output_bytes);
     }
-    if (!s || !s->inputs || !s->outputs || !s->output_bytes) {
+    if (!s || !s->inputs || !s->keyed || !s->outputs || !s->output_bytes) {
         vki_session_destroy(s);
         return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
@@ -115,6 +116,7 @@ void vki_session_destroy(vki_session *s)
         for (int i = 0; s->outputs && i < g->n_outputs; i++) free(s->outputs[i]);
     }
     free(s->inputs);
+    free(s->keyed);
     free(s->outputs);
     free(s->output_bytes);
     free(s);
@@ -200,14 +202,44 @@ static vki_status find_plan(vki_session *s, plan **out)
         memcpy(dims + (size_t)i * VKI_MAX_RANK, s->inputs[i].dims, sizeof s->inputs[i].dims);
     }
     size_t key = (size_t)g->n_inputs * VKI_MAX_RANK * sizeof *dims;
-    for (int k = 0; k < s->n_plans; k++)
-        if (!memcmp(s->plans[k]->input_dims, dims, key)) {
+    for (int k = 0; k < s->n_plans; k++) {
+        plan *c = s->plans[k];
+        if (memcmp(c->input_dims, dims, key)) continue;
+        bool same = true; /* keyed inputs must hold the values the plan was made for */
+        for (size_t i = 0, o = 0; same && i < (size_t)g->n_inputs; i++)
+            if (s->keyed[i]) {
+                same = o + s->inputs[i].bytes <= c->key_bytes && !memcmp(c->key_values + o, s->inputs[i].data, s->inputs[i].bytes);
+                o += s->inputs[i].bytes;
+            }
+        if (same) {
             free(dims);
-            *out = s->plans[k];
+            *out = c;
             return VKI_OK;
         }
-    plan *p;
-    vki_status st = plan_create(&s->model->ctx->vk, g, ranks, dims, &p);
+    }
+    const void **data = calloc((size_t)g->n_inputs + 1, sizeof *data);
+    size_t *bytes = calloc((size_t)g->n_inputs + 1, sizeof *bytes);
+    vki_status st = data && bytes ? VKI_OK : vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (int i = 0; st == VKI_OK && i < g->n_inputs; i++) {
+        data[i] = s->inputs[i].data;
+        bytes[i] = s->inputs[i].bytes;
+    }
+    plan *p = NULL;
+    /* an op that needs the value of a graph input (a shape fed as an input) keys the session
+     * on that input's values, and planning starts again: at most once per input */
+    for (int attempt = 0; st == VKI_OK && attempt <= g->n_inputs; attempt++) {
+        int wanted = -1;
+        st = plan_create(&s->model->ctx->vk, g, ranks, dims, data, bytes, s->keyed, &wanted, &p);
+        if (st == VKI_OK || wanted < 0 || s->keyed[wanted]) break;
+        s->keyed[wanted] = true;
+        st = VKI_OK;
+        /* plans made before the key changed no longer match: drop them */
+        for (int k = 0; k < s->n_plans; k++) plan_destroy(s->plans[k]);
+        s->n_plans = 0;
+        s->last = NULL;
+    }
+    free(data);
+    free(bytes);
     free(dims);
     if (st != VKI_OK) return st;
     if (s->n_plans == SESSION_MAX_PLANS) { /* drop the oldest */

@@ -1,0 +1,40 @@
+#version 450
+// Second pass of a split-K matrix multiply (shaders/matmul_tiled.comp with SPLIT_K): adds
+// the slices' raw sums, laid out [slice][batch][M][N], and finishes Y = alpha * sum + beta * C.
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint OUT_DT = 0u;
+layout(constant_id = 2) const bool IS_INT = false;
+layout(constant_id = 3) const bool HAS_C = false;
+
+layout(std430, binding = 0) readonly buffer Partial { uint partial[]; };
+layout(std430, binding = 1) readonly buffer C { uint cb[]; };
+layout(std430, binding = 2) writeonly buffer Y { uint y[]; };
+
+layout(push_constant) uniform Push {
+    uint count; // batch * M * N
+    uint slices, M, N, scm, scn;
+    float alpha, beta;
+    uint y_base;
+} pc;
+
+void main()
+{
+    uint i = linear_id();
+    if (i >= pc.count) return;
+    if (IS_INT) {
+        int s = 0;
+        for (uint l = 0u; l < pc.slices; l++) s += int(partial[l * pc.count + i]);
+        y[pc.y_base + i] = uint(wrap_to_dtype(OUT_DT, s));
+        return;
+    }
+    float s = 0.0;
+    for (uint l = 0u; l < pc.slices; l++) s += uintBitsToFloat(partial[l * pc.count + i]);
+    float v = pc.alpha * s;
+    if (HAS_C) {
+        uint n = i % pc.N, m = (i / pc.N) % pc.M;
+        v += pc.beta * uintBitsToFloat(cb[m * pc.scm + n * pc.scn]);
+    }
+    y[pc.y_base + i] = floatBitsToUint(round_to_dtype(OUT_DT, v));
+}

@@ -1,0 +1,442 @@
+/* Element-wise ops of two or more inputs with numpy broadcasting: arithmetic, comparisons,
+ * logic and bit ops, Max/Min/Sum/Mean, PRelu and Where (shaders/binary.comp, where.comp).
+ * Constant inputs with small outputs are folded on the host (shape arithmetic). */
+#include "op.h"
+
+#include <math.h>
+#include <string.h>
+
+enum binary_code { /* keep in step with shaders/binary.comp */
+    B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MOD, B_FMOD, B_SHIFT_LEFT, B_SHIFT_RIGHT, B_BITAND, B_BITOR,
+    B_BITXOR, B_AND, B_OR, B_XOR, B_EQUAL, B_LESS, B_LESS_EQUAL, B_GREATER, B_GREATER_EQUAL, B_MAX,
+    B_MIN, B_PRELU, B_MEAN_LAST,
+    B_WHERE, /* shaders/where.comp */
+};
+
+enum binary_types { NUMERIC, ANY_TYPE, FLOATS_ONLY, INTS_ONLY, UNSIGNED_ONLY, BOOLS_ONLY, POW_TYPES, WHERE_TYPES };
+
+typedef struct binary_desc {
+    const char *name;
+    enum binary_code code;
+    enum binary_types types;
+    bool variadic;  /* 1..N inputs, folded pairwise */
+    bool legacy_bcast; /* opset < 7: 'broadcast' and 'axis' attributes */
+} binary_desc;
+
+static const binary_desc binary_ops[] = {
+    {"Add", B_ADD, NUMERIC, false, true}, {"Sub", B_SUB, NUMERIC, false, true},
+    {"Mul", B_MUL, NUMERIC, false, true}, {"Div", B_DIV, NUMERIC, false, true},
+    {"Pow", B_POW, POW_TYPES, false, true}, {"Mod", B_MOD, NUMERIC, false, false},
+    {"BitShift", B_SHIFT_LEFT, UNSIGNED_ONLY, false, false}, {"BitwiseAnd", B_BITAND, INTS_ONLY, false, false},
+    {"BitwiseOr", B_BITOR, INTS_ONLY, false, false}, {"BitwiseXor", B_BITXOR, INTS_ONLY, false, false},
+    {"And", B_AND, BOOLS_ONLY, false, true}, {"Or", B_OR, BOOLS_ONLY, false, true}, {"Xor", B_XOR, BOOLS_ONLY, false, true},
+    {"Equal", B_EQUAL, ANY_TYPE, false, true}, {"Less", B_LESS, NUMERIC, false, true},
+    {"LessOrEqual", B_LESS_EQUAL, NUMERIC, false, false}, {"Greater", B_GREATER, NUMERIC, false, true},
+    {"GreaterOrEqual", B_GREATER_EQUAL, NUMERIC, false, false}, {"Max", B_MAX, NUMERIC, true, false},
+    {"Min", B_MIN, NUMERIC, true, false}, {"Sum", B_ADD, FLOATS_ONLY, true, false},
+    {"Mean", B_ADD, FLOATS_ONLY, true, false}, {"PRelu", B_PRELU, NUMERIC, false, false},
+    {"Where", B_WHERE, WHERE_TYPES, false, false},
+};
+
+static const binary_desc *find_desc(const char *name)
+{
+    for (size_t i = 0; i < sizeof binary_ops / sizeof *binary_ops; i++)
+        if (!strcmp(binary_ops[i].name, name)) return &binary_ops[i];
+    return NULL;
+}
+
+#define MAX_VARIADIC_INPUTS 64
+#define BROADCAST_MAX_RANK 6 /* shaders/broadcast.glsl */
+#define BROADCAST_TOO_DEEP "this broadcast needs %d dimensions after merging neighbours that broadcast alike; " \
+                           "at most %d are supported"
+
+typedef struct shape {
+    int rank;
+    int64_t dims[VKI_MAX_RANK];
+} shape;
+
+/* Push constants of shaders/broadcast.glsl. */
+typedef struct broadcast_push {
+    uint32_t count;
+    float param;
+    uint32_t dims[BROADCAST_MAX_RANK];
+    uint32_t strides[3 * BROADCAST_MAX_RANK];
+} broadcast_push;
+_Static_assert(sizeof(broadcast_push) <= 128, "push constants are limited to 128 bytes");
+
+static bool same_shape(const shape *a, const shape *b)
+{
+    if (a->rank != b->rank) return false;
+    for (int d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d]) return false;
+    return true;
+}
+
+/* Numpy's rule: shapes align at the right; each dimension is 1 or the common size. */
+static bool broadcast_shapes(const shape *in, int n, shape *out)
+{
+    out->rank = 0;
+    for (int k = 0; k < n; k++) out->rank = in[k].rank > out->rank ? in[k].rank : out->rank;
+    for (int d = 0; d < out->rank; d++) {
+        int64_t size = 1;
+        for (int k = 0; k < n; k++) {
+            int kd = d - (out->rank - in[k].rank);
+            if (kd < 0 || in[k].dims[kd] == 1) continue;
+            if (size != 1 && size != in[k].dims[kd]) return false;
+            size = in[k].dims[kd];
+        }
+        out->dims[d] = size;
+    }
+    return true;
+}
+
+/* Collapses the output shape for the shader: dimensions of size 1 go, and neighbours that
+ * every input either spans or broadcasts alike merge. Fills push->dims and strides (0 where
+ * an input is broadcast). Returns the effective rank, 0 when no input is broadcast (the
+ * shader then skips the index math); beyond BROADCAST_MAX_RANK it fills nothing. */
+static int collapse_broadcast(const shape *in, int n, const shape *out, broadcast_push *push)
+{
+    int64_t dims[VKI_MAX_RANK];
+    unsigned masks[VKI_MAX_RANK]; /* bit k: input k is broadcast along this dimension */
+    int rank = 0;
+    for (int d = 0; d < out->rank; d++) {
+        if (out->dims[d] == 1) continue;
+        unsigned mask = 0;
+        for (int k = 0; k < n; k++) {
+            int kd = d - (out->rank - in[k].rank);
+            if (kd < 0 || in[k].dims[kd] == 1) mask |= 1u << k;
+        }
+        if (rank && masks[rank - 1] == mask) {
+            dims[rank - 1] *= out->dims[d];
+        } else {
+            dims[rank] = out->dims[d];
+            masks[rank++] = mask;
+        }
+    }
+    if (rank == 0 || (rank == 1 && masks[0] == 0)) return 0;
+    if (rank > BROADCAST_MAX_RANK) return rank; /* the caller refuses it */
+    for (int k = 0; k < n; k++) {
+        uint32_t stride = 1;
+        for (int j = rank - 1; j >= 0; j--) {
+            bool broadcast = masks[j] >> k & 1;
+            push->strides[k * BROADCAST_MAX_RANK + j] = broadcast ? 0 : stride;
+            if (!broadcast) stride *= (uint32_t)dims[j];
+        }
+    }
+    for (int j = 0; j < rank; j++) push->dims[j] = (uint32_t)dims[j];
+    return rank;
+}
+
+/* Opset < 7 broadcasting of Add, Mul, And, Equal...: only B broadcasts, and only with
+ * broadcast=1; 'axis' places B's dimensions inside A's. */
+static vki_status legacy_broadcast(op_ctx *c, shape *in)
+{
+    int64_t broadcast = ir_attr_int(c->node, "broadcast", 0);
+    if (!broadcast) {
+        if (!same_shape(&in[0], &in[1]))
+            return op_error(c, VKI_ERROR_SHAPE, "inputs differ in shape and broadcast=0 (opset %lld)", (long long)c->opset);
+        return VKI_OK;
+    }
+    if (!ir_find_attr(c->node, "axis")) return VKI_OK; /* right-aligned, as numpy */
+    int axis;
+    VKI_TRY(op_axis(c, ir_attr_int(c->node, "axis", 0), in[0].rank, &axis));
+    if (axis + in[1].rank > in[0].rank)
+        return op_error(c, VKI_ERROR_SHAPE, "B of rank %d does not fit in A of rank %d at axis %d", in[1].rank, in[0].rank, axis);
+    shape b = {in[0].rank - axis, {0}};
+    for (int d = 0; d < b.rank; d++) b.dims[d] = d < in[1].rank ? in[1].dims[d] : 1;
+    in[1] = b;
+    return VKI_OK;
+}
+
+/* ---- dtype rules ---- */
+
+static bool is_numeric(vki_dtype t) { return t != VKI_DTYPE_BOOL; }
+
+static vki_status check_dtypes(op_ctx *c, const binary_desc *d, int n)
+{
+    const char *op = c->node->op_type;
+    int first = d->types == WHERE_TYPES ? 1 : 0;
+    vki_dtype t = op_in(c, first)->dtype;
+    if (d->types != POW_TYPES)
+        for (int k = first + 1; k < n; k++)
+            if (op_in(c, k)->dtype != t)
+                return op_error(c, VKI_ERROR_MODEL, "%s needs inputs of one dtype; input %d is %s, input %d is %s", op, first,
+                                vki_dtype_name(t), k, vki_dtype_name(op_in(c, k)->dtype));
+    bool ok = true;
+    const char *want = "";
+    switch (d->types) {
+    case NUMERIC: ok = is_numeric(t); want = "numbers, not bool"; break;
+    case ANY_TYPE: break;
+    case FLOATS_ONLY: ok = dtype_is_float(t); want = "float32, float16 or bfloat16"; break;
+    case INTS_ONLY: ok = dtype_is_int(t) && t != VKI_DTYPE_BOOL; want = "integers"; break;
+    case UNSIGNED_ONLY: ok = t == VKI_DTYPE_UINT8 || t == VKI_DTYPE_UINT16; want = "uint8 or uint16"; break;
+    case BOOLS_ONLY: ok = t == VKI_DTYPE_BOOL; want = "bool"; break;
+    case POW_TYPES: ok = is_numeric(t) && is_numeric(op_in(c, 1)->dtype); want = "numbers, not bool"; break;
+    case WHERE_TYPES:
+        if (op_in(c, 0)->dtype != VKI_DTYPE_BOOL)
+            return op_error(c, VKI_ERROR_MODEL, "Where's condition must be bool, not %s", vki_dtype_name(op_in(c, 0)->dtype));
+        break;
+    }
+    if (!ok) return op_error(c, VKI_ERROR_UNSUPPORTED, "%s takes %s, not %s", op, want, vki_dtype_name(t));
+    return VKI_OK;
+}
+
+/* ---- host folding (mirrors shaders/binary.comp, in 64 bits) ---- */
+
+/* Element offset into `in` of output element `index`. */
+static size_t host_offset(const shape *in, const shape *out, int64_t index)
+{
+    size_t offset = 0, stride = 1;
+    for (int d = out->rank - 1; d >= 0; d--) {
+        int kd = d - (out->rank - in->rank);
+        if (kd < 0) break;
+        int64_t coord = index % out->dims[d];
+        index /= out->dims[d];
+        if (in->dims[kd] != 1) offset += (size_t)coord * stride;
+        stride *= (size_t)in->dims[kd];
+    }
+    return offset;
+}
+
+static int64_t host_pow_int(int64_t a, int64_t e)
+{
+    if (e < 0) return a == 1 ? 1 : a == -1 ? (e & 1 ? -1 : 1) : 0;
+    uint64_t r = 1, base = (uint64_t)a;
+    for (; e; e >>= 1, base *= base)
+        if (e & 1) r *= base;
+    return (int64_t)r;
+}
+
+static int64_t host_div_int(int64_t a, int64_t b)
+{
+    if (b == 0) return 0;
+    if (b == -1) return (int64_t)(0 - (uint64_t)a); /* INT64_MIN / -1 wraps */
+    return a / b;
+}
+
+static int64_t host_int(enum binary_code code, int64_t a, int64_t b)
+{
+    uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+    switch (code) {
+    case B_ADD: return (int64_t)(ua + ub);
+    case B_SUB: return (int64_t)(ua - ub);
+    case B_MUL: return (int64_t)(ua * ub);
+    case B_DIV: return host_div_int(a, b);
+    case B_POW: return host_pow_int(a, b);
+    case B_MOD: {
+        int64_t r = (int64_t)(ua - (uint64_t)host_div_int(a, b) * ub);
+        return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+    }
+    case B_FMOD: return (int64_t)(ua - (uint64_t)host_div_int(a, b) * ub);
+    case B_SHIFT_LEFT: return b < 0 || b >= 64 ? 0 : (int64_t)(ua << b);
+    case B_SHIFT_RIGHT: return b < 0 || b >= 64 ? 0 : (int64_t)(ua >> b);
+    case B_BITAND: return a & b;
+    case B_BITOR: return a | b;
+    case B_BITXOR: return a ^ b;
+    case B_AND: return a && b;
+    case B_OR: return a || b;
+    case B_XOR: return !a != !b;
+    case B_EQUAL: return a == b;
+    case B_LESS: return a < b;
+    case B_LESS_EQUAL: return a <= b;
+    case B_GREATER: return a > b;
+    case B_GREATER_EQUAL: return a >= b;
+    case B_MAX: return a > b ? a : b;
+    case B_MIN: return a < b ? a : b;
+    case B_PRELU: return a < 0 ? (int64_t)(ua * ub) : a;
+    default: return a;
+    }
+}
+
+static double host_float(enum binary_code code, double a, double b, double param)
+{
+    switch (code) {
+    case B_ADD: return a + b;
+    case B_SUB: return a - b;
+    case B_MUL: return a * b;
+    case B_DIV: return a / b;
+    case B_POW: return pow(a, b);
+    case B_MOD: {
+        double r = fmod(a, b);
+        return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+    }
+    case B_FMOD: return fmod(a, b);
+    case B_EQUAL: return a == b;
+    case B_LESS: return a < b;
+    case B_LESS_EQUAL: return a <= b;
+    case B_GREATER: return a > b;
+    case B_GREATER_EQUAL: return a >= b;
+    case B_MAX: return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
+    case B_MIN: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
+    case B_PRELU: return a < 0 ? a * b : a;
+    case B_MEAN_LAST: return (a + b) / param;
+    default: return a;
+    }
+}
+
+/* Pow with an integer base and a float exponent: integral exponents stay exact. */
+static int64_t host_pow_int_by_float(int64_t a, double e)
+{
+    if (e == trunc(e) && fabs(e) < 9.2e18) return host_pow_int(a, (int64_t)e);
+    double r = pow((double)a, e);
+    return isnan(r) ? 0 : (int64_t)r;
+}
+
+static vki_status fold_on_host(op_ctx *c, const binary_desc *d, enum binary_code code, const shape *shapes, int n,
+                               const shape *out_shape)
+{
+    plan_value *out = op_out(c, 0);
+    void *data = op_output_host(c, 0);
+    int64_t count = shape_numel(out_shape->dims, out_shape->rank);
+    bool mean = !strcmp(d->name, "Mean");
+    for (int64_t i = 0; i < count; i++) {
+        size_t offsets[MAX_VARIADIC_INPUTS] = {0};
+        for (int k = 0; k < n; k++) offsets[k] = host_offset(&shapes[k], out_shape, i);
+        if (code == B_WHERE) {
+            int src = host_read_i64(VKI_DTYPE_BOOL, op_in(c, 0)->host, offsets[0]) ? 1 : 2;
+            plan_value *v = op_in(c, src);
+            if (dtype_is_float(v->dtype)) host_write_f64(out->dtype, data, (size_t)i, host_read_f64(v->dtype, v->host, offsets[src]));
+            else host_write_i64(out->dtype, data, (size_t)i, host_read_i64(v->dtype, v->host, offsets[src]));
+            continue;
+        }
+        plan_value *a = op_in(c, 0);
+        if (dtype_is_float(a->dtype)) {
+            double acc = host_read_f64(a->dtype, a->host, offsets[0]);
+            for (int k = 1; k < n; k++) {
+                plan_value *b = op_in(c, k);
+                acc = host_float(mean && k == n - 1 ? B_MEAN_LAST : code, acc, host_read_f64(b->dtype, b->host, offsets[k]), n);
+            }
+            host_write_f64(out->dtype, data, (size_t)i, acc);
+        } else {
+            int64_t acc = host_read_i64(a->dtype, a->host, offsets[0]);
+            for (int k = 1; k < n; k++) {
+                plan_value *b = op_in(c, k);
+                if (code == B_POW && dtype_is_float(b->dtype))
+                    acc = host_pow_int_by_float(acc, host_read_f64(b->dtype, b->host, offsets[k]));
+                else
+                    acc = host_int(code, acc, host_read_i64(b->dtype, b->host, offsets[k]));
+            }
+            host_write_i64(out->dtype, data, (size_t)i, acc);
+        }
+    }
+    return VKI_OK;
+}
+
+/* ---- GPU ---- */
+
+static vki_status dispatch_where(op_ctx *c, const shape *shapes, const shape *out_shape, uint32_t count)
+{
+    broadcast_push push = {count, 0, {0}, {0}};
+    int rank = collapse_broadcast(shapes, 3, out_shape, &push);
+    if (rank > BROADCAST_MAX_RANK)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, BROADCAST_TOO_DEEP, rank, BROADCAST_MAX_RANK);
+    uint32_t spec[2] = {128, (uint32_t)rank};
+    int values[4] = {op_in_index(c, 0), op_in_index(c, 1), op_in_index(c, 2), op_out_index(c, 0)};
+    uint32_t gx, gy;
+    op_grid_1d(count, 128, &gx, &gy);
+    return op_dispatch(c, "where", spec, 2, &push, sizeof push, values, 4, gx, gy, 1);
+}
+
+/* Inputs 0 and 1 into the output; with more inputs (Sum, Max...), each further one is
+ * combined with the partial result, which alternates between two scratch values. */
+static vki_status dispatch_chain(op_ctx *c, const binary_desc *d, enum binary_code code, const shape *shapes, int n,
+                                 const shape *out_shape, uint32_t count)
+{
+    vki_dtype out_dtype = op_out(c, 0)->dtype;
+    int partial = op_in_index(c, 0), temps[2] = {-1, -1};
+    vki_dtype partial_dtype = op_in(c, 0)->dtype;
+    shape partial_shape = shapes[0];
+    for (int k = 1; k < n; k++) {
+        bool last = k == n - 1;
+        int target = op_out_index(c, 0);
+        if (!last) {
+            if (temps[k % 2] < 0) VKI_TRY(op_temp(c, out_dtype, count, &temps[k % 2]));
+            target = temps[k % 2];
+        }
+        shape pair[2] = {partial_shape, shapes[k]};
+        broadcast_push push = {count, (float)n, {0}, {0}};
+        int rank = collapse_broadcast(pair, 2, out_shape, &push);
+        if (rank > BROADCAST_MAX_RANK)
+            return op_error(c, VKI_ERROR_UNSUPPORTED, BROADCAST_TOO_DEEP, rank, BROADCAST_MAX_RANK);
+        enum binary_code step = last && !strcmp(d->name, "Mean") ? B_MEAN_LAST : code;
+        uint32_t spec[6] = {128, step, op_dtype_code(partial_dtype), op_dtype_code(op_in(c, k)->dtype),
+                            op_dtype_code(out_dtype), (uint32_t)rank};
+        int values[3] = {partial, op_in_index(c, k), target};
+        uint32_t gx, gy;
+        op_grid_1d(count, 128, &gx, &gy);
+        VKI_TRY(op_dispatch(c, "binary", spec, 6, &push, sizeof push, values, 3, gx, gy, 1));
+        partial = target;
+        partial_dtype = out_dtype;
+        partial_shape = *out_shape;
+    }
+    return VKI_OK;
+}
+
+static vki_status plan_binary(op_ctx *c)
+{
+    const binary_desc *d = find_desc(c->node->op_type);
+    const char *op = c->node->op_type;
+    int n = op_input_count(c);
+    int fixed = d->code == B_WHERE ? 3 : 2;
+    VKI_TRY(op_require_inputs(c, d->variadic ? 1 : fixed, d->variadic ? MAX_VARIADIC_INPUTS : fixed));
+    for (int k = 0; k < n; k++) {
+        if (!op_has_input(c, k)) return op_error(c, VKI_ERROR_MODEL, "input %d is required", k);
+        VKI_TRY(op_require_gpu_dtype(c, k));
+    }
+    VKI_TRY(check_dtypes(c, d, n));
+
+    enum binary_code code = d->code;
+    if (!strcmp(op, "Mod")) {
+        int64_t fmod_attr = ir_attr_int(c->node, "fmod", 0);
+        if (fmod_attr != 0 && fmod_attr != 1) return op_error(c, VKI_ERROR_MODEL, "fmod must be 0 or 1, not %lld", (long long)fmod_attr);
+        if (fmod_attr) code = B_FMOD;
+    } else if (code == B_SHIFT_LEFT) {
+        const char *direction = ir_attr_string(c->node, "direction", "");
+        if (!strcmp(direction, "RIGHT")) code = B_SHIFT_RIGHT;
+        else if (strcmp(direction, "LEFT"))
+            return op_error(c, VKI_ERROR_MODEL, "direction must be LEFT or RIGHT, not '%s'", direction);
+    }
+
+    shape shapes[MAX_VARIADIC_INPUTS];
+    for (int k = 0; k < n; k++) {
+        plan_value *v = op_in(c, k);
+        shapes[k].rank = v->rank;
+        memcpy(shapes[k].dims, v->dims, sizeof shapes[k].dims);
+    }
+    if (d->legacy_bcast && c->opset < 7) VKI_TRY(legacy_broadcast(c, shapes));
+    /* PRelu before opset 7: a 1-D slope of X's channel count applies along axis 1 */
+    if (code == B_PRELU && c->opset < 7 && shapes[1].rank == 1 && shapes[0].rank >= 2 && shapes[1].dims[0] != 1 &&
+        shapes[1].dims[0] == shapes[0].dims[1]) {
+        shapes[1].rank = shapes[0].rank - 1;
+        for (int dim = 1; dim < shapes[1].rank; dim++) shapes[1].dims[dim] = 1;
+    }
+    shape out_shape;
+    if (!broadcast_shapes(shapes, n, &out_shape))
+        return op_error(c, VKI_ERROR_SHAPE, "the input shapes do not broadcast together (numpy rules)");
+    if (code == B_PRELU && !same_shape(&out_shape, &shapes[0]))
+        return op_error(c, VKI_ERROR_SHAPE, "slope does not broadcast to X's shape (unidirectional broadcasting)");
+
+    vki_dtype out_dtype = op_in(c, code == B_WHERE ? 1 : 0)->dtype;
+    if ((code >= B_AND && code <= B_GREATER_EQUAL)) out_dtype = VKI_DTYPE_BOOL;
+    VKI_TRY(op_set_output(c, 0, out_dtype, out_shape.rank, out_shape.dims));
+    if (n == 1) return op_output_alias(c, 0, 0); /* Sum, Max... of one input */
+
+    int64_t count = shape_numel(out_shape.dims, out_shape.rank);
+    if (op_all_inputs_const(c) && count <= 4096) return fold_on_host(c, d, code, shapes, n, &out_shape);
+    if (count == 0) return VKI_OK;
+    if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
+    if (code == B_WHERE) return dispatch_where(c, shapes, &out_shape, (uint32_t)count);
+    return dispatch_chain(c, d, code, shapes, n, &out_shape, (uint32_t)count);
+}
+
+#define FLOATS "float32 float16 bfloat16"
+#define INTS "int8 int16 int32 int64 uint8 uint16"
+#define BINARY(name_, dtypes_) const op_def op_##name_ = {#name_, "", dtypes_, "", plan_binary};
+BINARY(Add, FLOATS " " INTS) BINARY(Sub, FLOATS " " INTS) BINARY(Mul, FLOATS " " INTS) BINARY(Div, FLOATS " " INTS)
+BINARY(Mod, FLOATS " " INTS) BINARY(BitShift, "uint8 uint16") BINARY(BitwiseAnd, INTS) BINARY(BitwiseOr, INTS)
+BINARY(BitwiseXor, INTS) BINARY(And, "bool") BINARY(Or, "bool") BINARY(Xor, "bool")
+BINARY(Equal, FLOATS " " INTS " bool") BINARY(Less, FLOATS " " INTS) BINARY(LessOrEqual, FLOATS " " INTS)
+BINARY(Greater, FLOATS " " INTS) BINARY(GreaterOrEqual, FLOATS " " INTS) BINARY(Max, FLOATS " " INTS)
+BINARY(Min, FLOATS " " INTS) BINARY(Sum, FLOATS) BINARY(Mean, FLOATS) BINARY(PRelu, FLOATS " " INTS)
+BINARY(Where, FLOATS " " INTS " bool")
+const op_def op_Pow = {"Pow", "", FLOATS " " INTS, "the output has the base's dtype; the exponent may be any number", plan_binary};

@@ -1,0 +1,251 @@
+/* Conv and ConvTranspose (1-D, 2-D, 3-D; groups, strides, dilations, pads, auto_pad). The
+ * geometry is resolved here once; the dispatch picks a shader: an implicit GEMM for 1-D/2-D
+ * Conv (split over K when a layer has too few tiles), a depthwise kernel when each group has
+ * one input channel, and the direct N-d kernel (shaders/conv.comp) for everything else,
+ * ConvTranspose included. */
+#include "op.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A convolution's shape facts; spatial arrays hold the first nsp entries. */
+typedef struct conv_geom {
+    int nsp; /* spatial dims, 1..3 */
+    int64_t batch, cin, cout, groups;
+    int64_t in[3], out[3], kernel[3], stride[3], dil[3], pad_begin[3];
+} conv_geom;
+
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
+/* An INTS attribute of `want` entries, each at least `min`, or `fallback` everywhere. */
+static vki_status spatial_ints(op_ctx *c, const char *name, int want, int64_t fallback, int64_t min, int64_t *out)
+{
+    const int64_t *v;
+    int n = ir_attr_ints(c->node, name, &v);
+    for (int i = 0; i < want; i++) out[i] = fallback;
+    if (n < 0) return VKI_OK;
+    if (n != want) return op_error(c, VKI_ERROR_MODEL, "'%s' has %d values, expected %d", name, n, want);
+    for (int i = 0; i < want; i++) {
+        if (v[i] < min) return op_error(c, VKI_ERROR_MODEL, "'%s' value %lld is below %lld", name, (long long)v[i], (long long)min);
+        out[i] = v[i];
+    }
+    return VKI_OK;
+}
+
+/* Inputs X, W (and B) of either op: float, matching dtypes, ranks 3..5, kernel_shape. */
+static vki_status check_inputs(op_ctx *c, conv_geom *g)
+{
+    VKI_TRY(op_require_inputs(c, 2, 3));
+    for (int i = 0; i < 3; i++) VKI_TRY(op_require_float(c, i));
+    plan_value *x = op_in(c, 0), *w = op_in(c, 1), *b = op_in(c, 2);
+    if (w->dtype != x->dtype || (b && b->dtype != x->dtype))
+        return op_error(c, VKI_ERROR_MODEL, "X, W and B must share one dtype");
+    if (x->rank < 3 || x->rank > 5)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "X has rank %d; 1-D, 2-D and 3-D convolutions (rank 3 to 5) are supported", x->rank);
+    if (w->rank != x->rank) return op_error(c, VKI_ERROR_SHAPE, "W must have the rank of X (%d), has %d", x->rank, w->rank);
+    g->nsp = x->rank - 2;
+    g->batch = x->dims[0];
+    g->cin = x->dims[1];
+    g->groups = ir_attr_int(c->node, "group", 1);
+    if (g->groups < 1 || g->cin % g->groups)
+        return op_error(c, VKI_ERROR_SHAPE, "group %lld does not divide the %lld input channels", (long long)g->groups, (long long)g->cin);
+    for (int d = 0; d < g->nsp; d++) {
+        g->in[d] = x->dims[2 + d];
+        g->kernel[d] = w->dims[2 + d];
+    }
+    const int64_t *ks;
+    int nk = ir_attr_ints(c->node, "kernel_shape", &ks);
+    if (nk >= 0) {
+        bool same = nk == g->nsp;
+        for (int d = 0; same && d < nk; d++) same = ks[d] == g->kernel[d];
+        if (!same) return op_error(c, VKI_ERROR_SHAPE, "kernel_shape does not match W's spatial dims");
+    }
+    VKI_TRY(spatial_ints(c, "strides", g->nsp, 1, 1, g->stride));
+    VKI_TRY(spatial_ints(c, "dilations", g->nsp, 1, 1, g->dil));
+    if (shape_numel(x->dims, x->rank) > UINT32_MAX || shape_numel(w->dims, w->rank) > UINT32_MAX)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "inputs over 2^32 elements are not supported");
+    return VKI_OK;
+}
+
+/* auto_pad as one of "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID". */
+static vki_status read_auto_pad(op_ctx *c, const char **mode)
+{
+    *mode = ir_attr_string(c->node, "auto_pad", "NOTSET");
+    if (strcmp(*mode, "NOTSET") && strcmp(*mode, "SAME_UPPER") && strcmp(*mode, "SAME_LOWER") && strcmp(*mode, "VALID"))
+        return op_error(c, VKI_ERROR_MODEL, "auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", *mode);
+    return VKI_OK;
+}
+
+static vki_status check_bias(op_ctx *c, int64_t cout)
+{
+    plan_value *b = op_in(c, 2);
+    if (b && (b->rank != 1 || b->dims[0] != cout))
+        return op_error(c, VKI_ERROR_SHAPE, "B must be 1-D of the %lld output channels", (long long)cout);
+    return VKI_OK;
+}
+
+/* Records the shader for g: Y = conv(X, W) + B. */
+static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
+{
+    plan_value *x = op_in(c, 0);
+    int64_t out_dims[5] = {g->batch, g->cout};
+    for (int d = 0; d < g->nsp; d++) out_dims[2 + d] = g->out[d];
+    VKI_TRY(op_set_output(c, 0, x->dtype, 2 + g->nsp, out_dims));
+    int64_t count = shape_numel(out_dims, 2 + g->nsp);
+    if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "outputs over 2^32 elements are not supported");
+    bool has_bias = op_has_input(c, 2);
+    /* without B the weights stand in at binding 2; the shaders then never read it */
+    int values[4] = {op_in_index(c, 0), op_in_index(c, 1), has_bias ? op_in_index(c, 2) : op_in_index(c, 1), op_out_index(c, 0)};
+    uint32_t dt = op_dtype_code(x->dtype);
+    int64_t cin_g = g->cin / g->groups, cout_g = g->cout / g->groups;
+    uint32_t gx, gy;
+    const char *force = getenv("VKINFER_CONV_REFERENCE"); /* A/B checks of the fast paths */
+    bool fast = !transposed && g->nsp <= 2 && !(force && *force && strcmp(force, "0"));
+
+    /* 1-D runs as 2-D with a height of 1 */
+    int last = g->nsp - 1;
+    int32_t ih = g->nsp == 2 ? (int32_t)g->in[0] : 1, iw = (int32_t)g->in[last];
+    int32_t oh = g->nsp == 2 ? (int32_t)g->out[0] : 1, ow = (int32_t)g->out[last];
+    uint32_t kh = g->nsp == 2 ? (uint32_t)g->kernel[0] : 1, kw = (uint32_t)g->kernel[last];
+    uint32_t sh = g->nsp == 2 ? (uint32_t)g->stride[0] : 1, sw = (uint32_t)g->stride[last];
+    uint32_t dh = g->nsp == 2 ? (uint32_t)g->dil[0] : 1, dw = (uint32_t)g->dil[last];
+    int32_t ph = g->nsp == 2 ? (int32_t)g->pad_begin[0] : 0, pw = (int32_t)g->pad_begin[last];
+
+    if (fast && cin_g == 1) {
+        uint32_t spec[8] = {128, dt, kh, kw, sh, sw, dh, dw};
+        struct { uint32_t count, cin, cout, multiplier, has_bias; int32_t ih, iw, oh, ow, ph, pw; } push = {
+            (uint32_t)count, (uint32_t)g->cin, (uint32_t)g->cout, (uint32_t)cout_g, has_bias, ih, iw, oh, ow, ph, pw};
+        op_grid_1d((uint64_t)count, 128, &gx, &gy);
+        return op_dispatch(c, "conv2d_depthwise", spec, 8, &push, sizeof push, values, 4, gx, gy, 1);
+    }
+    if (fast) {
+        uint64_t pixels = (uint64_t)g->batch * (uint64_t)oh * (uint64_t)ow;
+        uint64_t K = (uint64_t)cin_g * kh * kw;
+        /* big tiles reuse loads best; small layers take small tiles to fill the device */
+        uint32_t tm = 8, tn = 4;
+        if (((pixels + 63) / 64) * (((uint64_t)cout_g + 63) / 64) * (uint64_t)g->groups < 512) tm = 4, tn = 2;
+        uint64_t tiles_n = (pixels + 16 * tn - 1) / (16 * tn), tiles_m = ((uint64_t)cout_g + 8 * tm - 1) / (8 * tm);
+        /* too few tiles for a big GPU (late layers at batch 1): split K, at least 256 deep each */
+        uint64_t tiles = tiles_n * tiles_m * (uint64_t)g->groups, splits = 1;
+        while (tiles * splits * 2 <= 512 && K / (splits * 2) >= 256 && splits < 16) splits *= 2;
+        uint32_t k_chunk = (uint32_t)(((K + splits - 1) / splits + 15) / 16 * 16);
+        if (tiles_n <= 65535 && tiles_m <= 65535 && (uint64_t)g->groups * splits <= 65535) {
+            uint32_t spec[11] = {128, dt, kh, kw, sh, sw, dh, dw, tm, tn, (uint32_t)splits};
+            struct { uint32_t pixels, cin, cin_g, cout, cout_g, has_bias; int32_t ih, iw, oh, ow, ph, pw; uint32_t k_chunk; } push = {
+                (uint32_t)pixels, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g, has_bias,
+                ih, iw, oh, ow, ph, pw, k_chunk};
+            int partial = -1;
+            if (splits > 1) {
+                VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, count * (int64_t)splits, &partial));
+                values[3] = partial;
+            }
+            VKI_TRY(op_dispatch(c, "conv2d_gemm", spec, 11, &push, sizeof push, values, 4, (uint32_t)tiles_n,
+                                (uint32_t)tiles_m, (uint32_t)(g->groups * splits)));
+            if (splits == 1) return VKI_OK;
+            uint32_t rspec[2] = {128, dt};
+            struct { uint32_t count, out_plane, cout, splits, has_bias; } rpush = {
+                (uint32_t)count, (uint32_t)(oh * ow), (uint32_t)g->cout, (uint32_t)splits, has_bias};
+            int rvalues[3] = {partial, values[2], op_out_index(c, 0)};
+            op_grid_1d((uint64_t)count, 128, &gx, &gy);
+            return op_dispatch(c, "conv_splitk_reduce", rspec, 2, &rpush, sizeof rpush, rvalues, 3, gx, gy, 1);
+        }
+    }
+    /* the reference: spatial dims right-aligned into (d, h, w) */
+    struct {
+        uint32_t count, cin, cin_g, cout, cout_g, has_bias, unused[2];
+        int32_t in[4], out[4], kernel[4], stride[4], dil[4], pad[4];
+    } push = {(uint32_t)count, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g, has_bias, {0, 0}};
+    for (int d = 0; d < 3; d++) {
+        int s = d - (3 - g->nsp); /* the source spatial dim, or < 0 for a size-1 dim */
+        push.in[d] = s < 0 ? 1 : (int32_t)g->in[s];
+        push.out[d] = s < 0 ? 1 : (int32_t)g->out[s];
+        push.kernel[d] = s < 0 ? 1 : (int32_t)g->kernel[s];
+        push.stride[d] = s < 0 ? 1 : (int32_t)g->stride[s];
+        push.dil[d] = s < 0 ? 1 : (int32_t)g->dil[s];
+        push.pad[d] = s < 0 ? 0 : (int32_t)g->pad_begin[s];
+    }
+    uint32_t spec[3] = {128, dt, transposed};
+    op_grid_1d((uint64_t)count, 128, &gx, &gy);
+    return op_dispatch(c, "conv", spec, 3, &push, sizeof push, values, 4, gx, gy, 1);
+}
+
+static vki_status plan_conv(op_ctx *c)
+{
+    conv_geom g;
+    memset(&g, 0, sizeof g);
+    VKI_TRY(check_inputs(c, &g));
+    plan_value *w = op_in(c, 1);
+    g.cout = w->dims[0];
+    if (w->dims[1] * g.groups != g.cin)
+        return op_error(c, VKI_ERROR_SHAPE, "W has %lld input channels per group; X's %lld channels in %lld groups need %lld",
+                        (long long)w->dims[1], (long long)g.cin, (long long)g.groups, (long long)(g.cin / g.groups));
+    if (g.cout % g.groups)
+        return op_error(c, VKI_ERROR_SHAPE, "group %lld does not divide the %lld output channels", (long long)g.groups, (long long)g.cout);
+    VKI_TRY(check_bias(c, g.cout));
+    const char *auto_pad;
+    VKI_TRY(read_auto_pad(c, &auto_pad));
+    int64_t pads[6];
+    VKI_TRY(spatial_ints(c, "pads", 2 * g.nsp, 0, 0, pads));
+    for (int d = 0; d < g.nsp; d++) {
+        int64_t span = (g.kernel[d] - 1) * g.dil[d] + 1;
+        if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
+            g.out[d] = (g.in[d] + g.stride[d] - 1) / g.stride[d];
+            int64_t total = (g.out[d] - 1) * g.stride[d] + span - g.in[d];
+            if (total < 0) total = 0;
+            g.pad_begin[d] = !strcmp(auto_pad, "SAME_UPPER") ? total / 2 : total - total / 2;
+        } else {
+            int64_t pb = 0, pe = 0;
+            if (!strcmp(auto_pad, "NOTSET")) pb = pads[d], pe = pads[g.nsp + d];
+            g.pad_begin[d] = pb;
+            g.out[d] = floor_div(g.in[d] + pb + pe - span, g.stride[d]) + 1;
+        }
+        if (g.out[d] < 1 && g.in[d] > 0)
+            return op_error(c, VKI_ERROR_SHAPE, "the kernel (span %lld) does not fit spatial dim %d of size %lld with its padding",
+                            (long long)span, d, (long long)g.in[d]);
+        if (g.out[d] < 0) g.out[d] = 0;
+    }
+    return record(c, &g, false);
+}
+
+static vki_status plan_conv_transpose(op_ctx *c)
+{
+    conv_geom g;
+    memset(&g, 0, sizeof g);
+    VKI_TRY(check_inputs(c, &g));
+    plan_value *w = op_in(c, 1);
+    if (w->dims[0] != g.cin)
+        return op_error(c, VKI_ERROR_SHAPE, "W's first dim (%lld) must be X's channel count (%lld)", (long long)w->dims[0], (long long)g.cin);
+    g.cout = w->dims[1] * g.groups;
+    VKI_TRY(check_bias(c, g.cout));
+    const char *auto_pad;
+    VKI_TRY(read_auto_pad(c, &auto_pad));
+    int64_t pads[6], out_pad[3];
+    VKI_TRY(spatial_ints(c, "pads", 2 * g.nsp, 0, 0, pads));
+    VKI_TRY(spatial_ints(c, "output_padding", g.nsp, 0, 0, out_pad));
+    const int64_t *out_shape;
+    int n_out_shape = ir_attr_ints(c->node, "output_shape", &out_shape);
+    if (n_out_shape >= 0 && n_out_shape != g.nsp && n_out_shape != g.nsp + 2)
+        return op_error(c, VKI_ERROR_MODEL, "output_shape has %d values; expected %d spatial dims", n_out_shape, g.nsp);
+    bool same = !strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER");
+    for (int d = 0; d < g.nsp; d++) {
+        int64_t span = (g.kernel[d] - 1) * g.dil[d] + 1;
+        int64_t full = g.stride[d] * (g.in[d] - 1) + out_pad[d] + span; /* output size without padding */
+        if (n_out_shape >= 0 || same) {
+            /* the pads follow from the wanted size; negative ones extend the output with zeros */
+            g.out[d] = n_out_shape >= 0 ? out_shape[n_out_shape - g.nsp + d] : g.in[d] * g.stride[d];
+            int64_t total = full - g.out[d];
+            g.pad_begin[d] = !strcmp(auto_pad, "SAME_UPPER") ? floor_div(total, 2) : total - floor_div(total, 2);
+        } else {
+            int64_t pb = 0, pe = 0;
+            if (!strcmp(auto_pad, "NOTSET")) pb = pads[d], pe = pads[g.nsp + d];
+            g.pad_begin[d] = pb;
+            g.out[d] = full - pb - pe;
+        }
+        if (g.out[d] < 0)
+            return op_error(c, VKI_ERROR_SHAPE, "output spatial dim %d would be %lld", d, (long long)g.out[d]);
+    }
+    return record(c, &g, true);
+}
+
+const op_def op_Conv = {"Conv", "", "float32 float16 bfloat16", "", plan_conv};
+const op_def op_ConvTranspose = {"ConvTranspose", "", "float32 float16 bfloat16", "", plan_conv_transpose};

@@ -1,0 +1,308 @@
+/* MatMul and Gemm: Y = alpha * A B + beta * C over strided operands, so that transposes and
+ * broadcast batch dims (stride 0) cost no copies. M <= 8 runs a GEMV-like shader
+ * (shaders/matmul_gemv.comp), the rest a shared-memory tiled one (shaders/matmul_tiled.comp),
+ * with smaller tiles and K split over workgroups when the tiles alone would leave the GPU idle. */
+#include "op.h"
+
+#include <string.h>
+
+enum { MM_MAX_BATCH = VKI_MAX_RANK, MM_SHADER_BATCH_DIMS = 3, MM_GEMV_MAX_ROWS = 8 };
+enum { MM_LOCAL = 128 };    /* invocations per workgroup in the shaders */
+/* Workgroups that keep a large GPU busy (an H200 has 132 multiprocessors): fewer 64-tiles
+ * than this take 32-tiles, and fewer 32-tiles than MM_SPLIT_BELOW split K. */
+enum { MM_BUSY_GROUPS = 256, MM_SPLIT_BELOW = 128, MM_MIN_K_SLICE = 256 };
+
+/* One (batched) product, all strides in elements. Y is contiguous [batch..., M, N]. */
+typedef struct mm_problem {
+    int64_t M, N, K;
+    int64_t sam, sak, sbk, sbn; /* A(m,k) = A[m*sam + k*sak], B(k,n) = B[k*sbk + n*sbn] */
+    bool has_c;
+    int64_t scm, scn;           /* C(m,n) = C[m*scm + n*scn]; 0 where C is broadcast */
+    float alpha, beta;
+    int nb;                     /* batch dims of Y, outermost first, size-1 dims dropped */
+    int64_t bdims[MM_MAX_BATCH], sa[MM_MAX_BATCH], sb[MM_MAX_BATCH];
+} mm_problem;
+
+/* Keep in step with the Push block of both shaders. */
+typedef struct mm_push {
+    uint32_t M, N, K, sam, sak, sbk, sbn, scm, scn;
+    float alpha, beta;
+    uint32_t bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2;
+    uint32_t a_base, b_base, y_base, batch_base;
+    uint32_t k_slice, z_count; /* split K only */
+} mm_push;
+
+/* Keep in step with shaders/matmul_splitk_reduce.comp. */
+typedef struct mm_reduce_push {
+    uint32_t count, slices, M, N, scm, scn;
+    float alpha, beta;
+    uint32_t y_base;
+} mm_reduce_push;
+
+/* Merges adjacent batch dims that both operands walk contiguously (or both broadcast), so
+ * that most broadcasts fit the shaders' three batch dims. */
+static void merge_batch_dims(mm_problem *p)
+{
+    int out = 0;
+    for (int d = 0; d < p->nb; d++) {
+        if (out > 0 && p->sa[out - 1] == p->sa[d] * p->bdims[d] && p->sb[out - 1] == p->sb[d] * p->bdims[d]) {
+            p->bdims[out - 1] *= p->bdims[d];
+            p->sa[out - 1] = p->sa[d];
+            p->sb[out - 1] = p->sb[d];
+            continue;
+        }
+        p->bdims[out] = p->bdims[d];
+        p->sa[out] = p->sa[d];
+        p->sb[out] = p->sb[d];
+        out++;
+    }
+    p->nb = out;
+}
+
+static int64_t batch_count(const mm_problem *p, int from)
+{
+    int64_t n = 1;
+    for (int d = from; d < p->nb; d++) n *= p->bdims[d];
+    return n;
+}
+
+/* Host evaluation for constant inputs (shape arithmetic, tiny constant subgraphs). */
+static void fold_on_host(op_ctx *c, const mm_problem *p)
+{
+    plan_value *a = op_in(c, 0), *b = op_in(c, 1), *cv = p->has_c ? op_in(c, 2) : NULL;
+    plan_value *y = op_out(c, 0);
+    void *out = op_output_host(c, 0);
+    bool is_float = dtype_is_float(y->dtype);
+    int64_t batches = batch_count(p, 0);
+    for (int64_t z = 0; z < batches; z++) {
+        int64_t a_off = 0, b_off = 0, rest = z;
+        for (int d = p->nb - 1; d >= 0; d--) {
+            int64_t i = rest % p->bdims[d];
+            rest /= p->bdims[d];
+            a_off += i * p->sa[d];
+            b_off += i * p->sb[d];
+        }
+        for (int64_t m = 0; m < p->M; m++)
+            for (int64_t n = 0; n < p->N; n++) {
+                size_t yi = (size_t)((z * p->M + m) * p->N + n);
+                if (is_float) {
+                    double acc = 0;
+                    for (int64_t k = 0; k < p->K; k++)
+                        acc += host_read_f64(a->dtype, a->host, (size_t)(a_off + m * p->sam + k * p->sak)) *
+                               host_read_f64(b->dtype, b->host, (size_t)(b_off + k * p->sbk + n * p->sbn));
+                    double v = p->alpha * acc;
+                    if (cv) v += p->beta * host_read_f64(cv->dtype, cv->host, (size_t)(m * p->scm + n * p->scn));
+                    host_write_f64(y->dtype, out, yi, v);
+                } else {
+                    uint64_t acc = 0; /* wraps like the GPU's int32 arithmetic */
+                    for (int64_t k = 0; k < p->K; k++)
+                        acc += (uint64_t)host_read_i64(a->dtype, a->host, (size_t)(a_off + m * p->sam + k * p->sak)) *
+                               (uint64_t)host_read_i64(b->dtype, b->host, (size_t)(b_off + k * p->sbk + n * p->sbn));
+                    host_write_i64(y->dtype, out, yi, (int64_t)acc);
+                }
+            }
+    }
+}
+
+/* Records the dispatches of one product. Up to three batch dims go to the shader (z is
+ * their flattened index); further outer dims, and z beyond the grid limit, are looped here. */
+static vki_status record(op_ctx *c, const mm_problem *p)
+{
+    plan_value *a = op_in(c, 0), *b = op_in(c, 1), *y = op_out(c, 0);
+    int64_t a_numel = shape_numel(a->dims, a->rank), b_numel = shape_numel(b->dims, b->rank);
+    int64_t y_numel = shape_numel(y->dims, y->rank);
+    if (a_numel > UINT32_MAX || b_numel > UINT32_MAX || y_numel > UINT32_MAX)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "operands of more than 2^32 elements are not supported");
+    if (y_numel == 0) return VKI_OK;
+    bool gemv = p->M <= MM_GEMV_MAX_ROWS;
+    bool b_k_contig = p->sbk == 1 && p->K > 1;
+    /* GEMV: columns per workgroup, the rest of the 128 invocations split K */
+    uint32_t gemv_cols = b_k_contig ? 4 : 8;
+    int64_t batches = batch_count(p, 0);
+    int64_t tile = (p->M + 63) / 64 * ((p->N + 63) / 64) * batches < MM_BUSY_GROUPS ? 32 : 64;
+    int64_t gx = gemv ? (p->N + gemv_cols - 1) / gemv_cols : (p->N + tile - 1) / tile;
+    int64_t gy = gemv ? 1 : (p->M + tile - 1) / tile;
+    if (gx > 65535 || gy > 65535)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "M=%lld, N=%lld exceed the grid limit of 65535 workgroups per axis",
+                        (long long)p->M, (long long)p->N);
+
+    bool is_int = !dtype_is_float(y->dtype);
+    uint32_t out_dt = op_dtype_code(y->dtype);
+    uint32_t spec_tiled[8] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0};
+    uint32_t spec_gemv[7] = {MM_LOCAL, out_dt, is_int, (uint32_t)(p->M ? p->M : 1), gemv_cols, b_k_contig, p->has_c};
+    /* without C, binding 2 repeats A: the shaders never read it */
+    int values[4] = {op_in_index(c, 0), op_in_index(c, 1), p->has_c ? op_in_index(c, 2) : op_in_index(c, 0),
+                     op_out_index(c, 0)};
+
+    int inner = p->nb < MM_SHADER_BATCH_DIMS ? p->nb : MM_SHADER_BATCH_DIMS;
+    int first_inner = p->nb - inner; /* dims before this one are looped on the host */
+    int64_t bd[3] = {1, 1, 1}, sa[3] = {0, 0, 0}, sb[3] = {0, 0, 0};
+    for (int i = 0; i < inner; i++) {
+        int slot = 3 - inner + i, d = first_inner + i;
+        bd[slot] = p->bdims[d];
+        sa[slot] = p->sa[d];
+        sb[slot] = p->sb[d];
+    }
+    int64_t z_count = bd[0] * bd[1] * bd[2], outer_count = batch_count(p, 0) / (z_count ? z_count : 1);
+    mm_push push = {
+        .M = (uint32_t)p->M, .N = (uint32_t)p->N, .K = (uint32_t)p->K, .sam = (uint32_t)p->sam,
+        .sak = (uint32_t)p->sak, .sbk = (uint32_t)p->sbk, .sbn = (uint32_t)p->sbn, .scm = (uint32_t)p->scm,
+        .scn = (uint32_t)p->scn, .alpha = p->alpha, .beta = p->beta, .bd1 = (uint32_t)bd[1], .bd2 = (uint32_t)bd[2],
+        .sa0 = (uint32_t)sa[0], .sa1 = (uint32_t)sa[1], .sa2 = (uint32_t)sa[2],
+        .sb0 = (uint32_t)sb[0], .sb1 = (uint32_t)sb[1], .sb2 = (uint32_t)sb[2],
+    };
+    int64_t groups = gx * gy * z_count;
+    if (!gemv && outer_count == 1 && groups < MM_SPLIT_BELOW && p->K >= 2 * MM_MIN_K_SLICE) {
+        int64_t slices = (MM_BUSY_GROUPS + groups - 1) / groups, max_slices = p->K / MM_MIN_K_SLICE;
+        if (slices > max_slices) slices = max_slices;
+        int64_t k_slice = ((p->K + slices - 1) / slices + 15) / 16 * 16;
+        slices = (p->K + k_slice - 1) / k_slice;
+        if (slices > 1 && z_count * slices <= 65535) {
+            int partial;
+            VKI_TRY(op_temp(c, is_int ? VKI_DTYPE_INT32 : VKI_DTYPE_FLOAT, slices * y_numel, &partial));
+            spec_tiled[7] = 1;
+            push.k_slice = (uint32_t)k_slice;
+            push.z_count = (uint32_t)z_count;
+            int split_values[4] = {values[0], values[1], values[2], partial};
+            VKI_TRY(op_dispatch(c, "matmul_tiled", spec_tiled, 8, &push, sizeof push, split_values, 4, (uint32_t)gx,
+                                (uint32_t)gy, (uint32_t)(z_count * slices)));
+            mm_reduce_push rp = {(uint32_t)y_numel, (uint32_t)slices, (uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->scm,
+                                 (uint32_t)p->scn, p->alpha, p->beta, 0};
+            uint32_t spec_reduce[4] = {MM_LOCAL, out_dt, is_int, p->has_c};
+            int reduce_values[3] = {partial, values[2], values[3]};
+            uint32_t rgx, rgy;
+            op_grid_1d((uint64_t)y_numel, MM_LOCAL, &rgx, &rgy);
+            return op_dispatch(c, "matmul_splitk_reduce", spec_reduce, 4, &rp, sizeof rp, reduce_values, 3, rgx, rgy, 1);
+        }
+    }
+    for (int64_t outer = 0; outer < outer_count; outer++) {
+        int64_t a_base = 0, b_base = 0, rest = outer;
+        for (int d = first_inner - 1; d >= 0; d--) {
+            int64_t i = rest % p->bdims[d];
+            rest /= p->bdims[d];
+            a_base += i * p->sa[d];
+            b_base += i * p->sb[d];
+        }
+        push.a_base = (uint32_t)a_base;
+        push.b_base = (uint32_t)b_base;
+        push.y_base = (uint32_t)(outer * z_count * p->M * p->N);
+        for (int64_t z0 = 0; z0 < z_count; z0 += 65535) {
+            int64_t gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
+            push.batch_base = (uint32_t)z0;
+            if (gemv)
+                VKI_TRY(op_dispatch(c, "matmul_gemv", spec_gemv, 7, &push, sizeof push, values, 4, (uint32_t)gx, 1,
+                                    (uint32_t)gz));
+            else
+                VKI_TRY(op_dispatch(c, "matmul_tiled", spec_tiled, 8, &push, sizeof push, values, 4, (uint32_t)gx,
+                                    (uint32_t)gy, (uint32_t)gz));
+        }
+    }
+    return VKI_OK;
+}
+
+static vki_status finish(op_ctx *c, mm_problem *p)
+{
+    merge_batch_dims(p);
+    int64_t work = batch_count(p, 0) * p->M * p->N * (p->K ? p->K : 1);
+    if (op_all_inputs_const(c) && work <= 65536) {
+        fold_on_host(c, p);
+        return VKI_OK;
+    }
+    return record(c, p);
+}
+
+static vki_status require_same_dtype(op_ctx *c, int i)
+{
+    if (op_in(c, i)->dtype != op_in(c, 0)->dtype)
+        return op_error(c, VKI_ERROR_MODEL, "input %d has dtype %s, input 0 %s; they must match", i,
+                        vki_dtype_name(op_in(c, i)->dtype), vki_dtype_name(op_in(c, 0)->dtype));
+    return VKI_OK;
+}
+
+static vki_status plan_matmul(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 2, 2));
+    VKI_TRY(op_require_gpu_dtype(c, 0));
+    VKI_TRY(require_same_dtype(c, 1));
+    plan_value *a = op_in(c, 0), *b = op_in(c, 1);
+    vki_dtype dt = a->dtype;
+    if (!dtype_is_float(dt) && dt != VKI_DTYPE_INT32 && dt != VKI_DTYPE_INT64)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "MatMul runs float32, float16, bfloat16, int32 and int64, not %s",
+                        vki_dtype_name(dt));
+    if (a->rank < 1 || b->rank < 1) return op_error(c, VKI_ERROR_SHAPE, "MatMul operands must have rank >= 1");
+
+    /* numpy semantics: a 1-D A is a row [1,K], a 1-D B a column [K,1]; the added dim is
+     * dropped from Y */
+    int64_t M = a->rank == 1 ? 1 : a->dims[a->rank - 2], K = a->dims[a->rank - 1];
+    int64_t Kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2], N = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+    if (K != Kb)
+        return op_error(c, VKI_ERROR_SHAPE, "inner dimensions differ: A has K=%lld, B has K=%lld", (long long)K,
+                        (long long)Kb);
+    int a_batch = a->rank > 2 ? a->rank - 2 : 0, b_batch = b->rank > 2 ? b->rank - 2 : 0;
+    int nb = a_batch > b_batch ? a_batch : b_batch;
+    mm_problem p = {.M = M, .N = N, .K = K, .sam = K, .sak = 1, .sbk = N, .sbn = 1, .alpha = 1, .beta = 0};
+    int64_t ydims[VKI_MAX_RANK];
+    int yrank = 0;
+    int64_t a_stride = M * K, b_stride = K * N; /* element stride of the innermost batch dim */
+    int64_t bdims[MM_MAX_BATCH], sa[MM_MAX_BATCH], sb[MM_MAX_BATCH];
+    for (int d = nb - 1; d >= 0; d--) { /* right-aligned broadcast of the batch dims */
+        int ad = d - (nb - a_batch), bdim_i = d - (nb - b_batch);
+        int64_t as = ad >= 0 ? a->dims[ad] : 1, bs = bdim_i >= 0 ? b->dims[bdim_i] : 1;
+        if (as != bs && as != 1 && bs != 1)
+            return op_error(c, VKI_ERROR_SHAPE, "batch dims %lld and %lld do not broadcast", (long long)as, (long long)bs);
+        bdims[d] = as == 1 ? bs : as;
+        sa[d] = as == 1 ? 0 : a_stride;
+        sb[d] = bs == 1 ? 0 : b_stride;
+        a_stride *= as;
+        b_stride *= bs;
+    }
+    for (int d = 0; d < nb; d++) {
+        ydims[yrank++] = bdims[d];
+        if (bdims[d] == 1) continue; /* contributes nothing to indexing */
+        p.bdims[p.nb] = bdims[d];
+        p.sa[p.nb] = sa[d];
+        p.sb[p.nb] = sb[d];
+        p.nb++;
+    }
+    if (a->rank > 1) ydims[yrank++] = M;
+    if (b->rank > 1) ydims[yrank++] = N;
+    VKI_TRY(op_set_output(c, 0, dt, yrank, ydims));
+    return finish(c, &p);
+}
+
+static vki_status plan_gemm(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 2, 3));
+    VKI_TRY(op_require_float(c, 0));
+    VKI_TRY(require_same_dtype(c, 1));
+    if (op_has_input(c, 2)) VKI_TRY(require_same_dtype(c, 2));
+    plan_value *a = op_in(c, 0), *b = op_in(c, 1), *cv = op_in(c, 2);
+    if (a->rank != 2 || b->rank != 2) return op_error(c, VKI_ERROR_SHAPE, "Gemm takes 2-D A and B");
+    bool trans_a = ir_attr_int(c->node, "transA", 0) != 0, trans_b = ir_attr_int(c->node, "transB", 0) != 0;
+    int64_t M = trans_a ? a->dims[1] : a->dims[0], K = trans_a ? a->dims[0] : a->dims[1];
+    int64_t Kb = trans_b ? b->dims[1] : b->dims[0], N = trans_b ? b->dims[0] : b->dims[1];
+    if (K != Kb)
+        return op_error(c, VKI_ERROR_SHAPE, "inner dimensions differ: op(A) has K=%lld, op(B) has K=%lld (transA=%d, transB=%d)",
+                        (long long)K, (long long)Kb, trans_a, trans_b);
+    mm_problem p = {
+        .M = M, .N = N, .K = K,
+        .sam = trans_a ? 1 : K, .sak = trans_a ? M : 1,
+        .sbk = trans_b ? 1 : N, .sbn = trans_b ? K : 1,
+        .alpha = ir_attr_float(c->node, "alpha", 1.0f), .beta = ir_attr_float(c->node, "beta", 1.0f),
+    };
+    if (cv) { /* C broadcasts unidirectionally to [M,N] (opset < 7's `broadcast` allowed it too) */
+        if (cv->rank > 2) return op_error(c, VKI_ERROR_SHAPE, "C must have rank <= 2");
+        int64_t cm = cv->rank == 2 ? cv->dims[0] : 1, cn = cv->rank >= 1 ? cv->dims[cv->rank - 1] : 1;
+        if ((cm != M && cm != 1) || (cn != N && cn != 1))
+            return op_error(c, VKI_ERROR_SHAPE, "C does not broadcast to [M,N] = [%lld,%lld]", (long long)M, (long long)N);
+        p.has_c = true;
+        p.scn = cn == 1 ? 0 : 1;
+        p.scm = cm == 1 ? 0 : cn;
+    }
+    int64_t ydims[2] = {M, N};
+    VKI_TRY(op_set_output(c, 0, a->dtype, 2, ydims));
+    return finish(c, &p);
+}
+
+const op_def op_MatMul = {"MatMul", "", "float32 float16 bfloat16 int32 int64", "", plan_matmul};
+const op_def op_Gemm = {"Gemm", "", "float32 float16 bfloat16", "integer Gemm", plan_gemm};

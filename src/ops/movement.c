@@ -1,0 +1,460 @@
+/* Data movement that is one strided copy per input or output: Transpose, Concat, Slice,
+ * Split, Expand, Tile, DepthToSpace, SpaceToDepth (shaders/copy.comp). Small constant inputs
+ * are folded on the host so that shape subgraphs disappear from the plan. */
+#include "movement.h"
+
+#include <string.h>
+
+#define FOLD_MAX_ELEMENTS 4096
+
+void contiguous_strides(const int64_t *dims, int rank, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int k = rank - 1; k >= 0; k--) {
+        strides[k] = s;
+        s *= dims[k];
+    }
+}
+
+bool movement_folds(op_ctx *c)
+{
+    if (!op_all_inputs_const(c)) return false;
+    for (int o = 0; o < op_output_count(c); o++) {
+        plan_value *v = op_out(c, o);
+        if (v && shape_numel(v->dims, v->rank) > FOLD_MAX_ELEMENTS) return false;
+    }
+    return true;
+}
+
+void movement_alloc_host_outputs(op_ctx *c)
+{
+    for (int o = 0; o < op_output_count(c); o++) op_output_host(c, o);
+}
+
+static int64_t copy_count(const strided_copy *s)
+{
+    return shape_numel(s->dims, s->rank);
+}
+
+static void copy_on_host(const strided_copy *s, const void *in, void *out, size_t elem)
+{
+    int64_t n = copy_count(s), idx[COPY_MAX_RANK] = {0};
+    int64_t src = s->in_base, dst = s->out_base;
+    for (int64_t i = 0; i < n; i++) {
+        memcpy((char *)out + dst * (int64_t)elem, (const char *)in + src * (int64_t)elem, elem);
+        for (int k = s->rank - 1; k >= 0; k--) { /* odometer step */
+            idx[k]++;
+            src += s->in_strides[k];
+            dst += s->out_strides[k];
+            if (idx[k] < s->dims[k]) break;
+            src -= idx[k] * s->in_strides[k];
+            dst -= idx[k] * s->out_strides[k];
+            idx[k] = 0;
+        }
+    }
+}
+
+/* Drops unit dimensions and merges neighbours that are contiguous on both sides, so that the
+ * shader's rank (and its index arithmetic) stays small. */
+static void collapse(strided_copy *s)
+{
+    int r = 0;
+    for (int k = 0; k < s->rank; k++) {
+        if (s->dims[k] == 1) continue;
+        if (r > 0 && s->in_strides[r - 1] == s->in_strides[k] * s->dims[k] &&
+            s->out_strides[r - 1] == s->out_strides[k] * s->dims[k]) {
+            s->dims[r - 1] *= s->dims[k];
+            s->in_strides[r - 1] = s->in_strides[k];
+            s->out_strides[r - 1] = s->out_strides[k];
+            continue;
+        }
+        s->dims[r] = s->dims[k];
+        s->in_strides[r] = s->in_strides[k];
+        s->out_strides[r] = s->out_strides[k];
+        r++;
+    }
+    if (r == 0) {
+        s->dims[0] = 1;
+        s->in_strides[0] = s->out_strides[0] = 0;
+        r = 1;
+    }
+    s->rank = r;
+}
+
+vki_status copy_run(op_ctx *c, int in, int out, const strided_copy *copy, bool on_host)
+{
+    plan_value *x = op_in(c, in), *y = op_out(c, out);
+    if (!y) return VKI_OK;
+    int64_t count = copy_count(copy);
+    if (count == 0) return VKI_OK;
+    if (on_host) {
+        size_t elem = vki_dtype_size(x->dtype);
+        if (!elem) return op_error(c, VKI_ERROR_UNSUPPORTED, "dtype %s cannot be copied", vki_dtype_name(x->dtype));
+        copy_on_host(copy, x->host, (void *)y->host, elem);
+        return VKI_OK;
+    }
+    VKI_TRY(op_require_gpu_dtype(c, in));
+    if (shape_numel(x->dims, x->rank) > INT32_MAX || shape_numel(y->dims, y->rank) > INT32_MAX)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "tensors of more than 2^31 elements are not supported");
+    strided_copy s = *copy;
+    collapse(&s);
+    if (s.rank > 8)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "the copy needs %d dimensions after merging contiguous ones; "
+                        "at most 8 are supported", s.rank);
+    struct {
+        uint32_t count;
+        int32_t in_base, out_base;
+        uint32_t unused;
+        uint32_t dims[8];
+        int32_t in_strides[8], out_strides[8];
+    } push = {(uint32_t)count, (int32_t)s.in_base, (int32_t)s.out_base, 0, {0}, {0}, {0}};
+    for (int k = 0; k < s.rank; k++) {
+        push.dims[k] = (uint32_t)s.dims[k];
+        push.in_strides[k] = (int32_t)s.in_strides[k];
+        push.out_strides[k] = (int32_t)s.out_strides[k];
+    }
+    uint32_t spec[2] = {128, (uint32_t)s.rank};
+    int values[2] = {op_in_index(c, in), op_out_index(c, out)};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)count, 128, &gx, &gy);
+    return op_dispatch(c, "copy", spec, 2, &push, sizeof push, values, 2, gx, gy, 1);
+}
+
+/* Output = the input viewed with `view_dims` (same element count) and permuted by `perm`. */
+static vki_status permuted_copy(op_ctx *c, const int64_t *view_dims, int rank, const int *perm)
+{
+    strided_copy s = {0};
+    int64_t view_strides[COPY_MAX_RANK];
+    contiguous_strides(view_dims, rank, view_strides);
+    s.rank = rank;
+    for (int k = 0; k < rank; k++) {
+        s.dims[k] = view_dims[perm[k]];
+        s.in_strides[k] = view_strides[perm[k]];
+    }
+    contiguous_strides(s.dims, rank, s.out_strides);
+    bool fold = movement_folds(c);
+    if (fold) movement_alloc_host_outputs(c);
+    return copy_run(c, 0, 0, &s, fold);
+}
+
+static vki_status plan_transpose(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 1, 1));
+    plan_value *x = op_in(c, 0);
+    const int64_t *perm_attr;
+    int n = ir_attr_ints(c->node, "perm", &perm_attr);
+    int perm[VKI_MAX_RANK];
+    bool seen[VKI_MAX_RANK] = {false};
+    if (n >= 0 && n != x->rank)
+        return op_error(c, VKI_ERROR_MODEL, "perm has %d entries for an input of rank %d", n, x->rank);
+    for (int k = 0; k < x->rank; k++) {
+        int64_t p = n >= 0 ? perm_attr[k] : x->rank - 1 - k;
+        if (p < 0) p += x->rank; /* tolerated by onnxruntime */
+        if (p < 0 || p >= x->rank || seen[p]) return op_error(c, VKI_ERROR_MODEL, "perm is not a permutation of 0..%d", x->rank - 1);
+        seen[p] = true;
+        perm[k] = (int)p;
+    }
+    int64_t dims[VKI_MAX_RANK];
+    for (int k = 0; k < x->rank; k++) dims[k] = x->dims[perm[k]];
+    VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, dims));
+    return permuted_copy(c, x->dims, x->rank, perm);
+}
+
+static vki_status plan_concat(op_ctx *c)
+{
+    int n = op_input_count(c);
+    if (n < 1) return op_error(c, VKI_ERROR_MODEL, "Concat needs at least one input");
+    for (int i = 0; i < n; i++)
+        if (!op_has_input(c, i)) return op_error(c, VKI_ERROR_MODEL, "input %d is missing", i);
+    plan_value *x0 = op_in(c, 0);
+    const ir_attr *axis_attr = ir_find_attr(c->node, "axis");
+    if (!axis_attr && c->opset >= 4) return op_error(c, VKI_ERROR_MODEL, "Concat needs the 'axis' attribute");
+    int axis;
+    VKI_TRY(op_axis(c, axis_attr ? axis_attr->i : 1, x0->rank, &axis));
+    int64_t dims[VKI_MAX_RANK];
+    memcpy(dims, x0->dims, sizeof dims);
+    dims[axis] = 0;
+    for (int i = 0; i < n; i++) {
+        plan_value *x = op_in(c, i);
+        if (x->dtype != x0->dtype) return op_error(c, VKI_ERROR_MODEL, "inputs have different dtypes");
+        if (x->rank != x0->rank) return op_error(c, VKI_ERROR_SHAPE, "inputs have different ranks");
+        for (int k = 0; k < x->rank; k++)
+            if (k != axis && x->dims[k] != x0->dims[k])
+                return op_error(c, VKI_ERROR_SHAPE, "input %d differs from input 0 in dimension %d", i, k);
+        dims[axis] += x->dims[axis];
+    }
+    VKI_TRY(op_set_output(c, 0, x0->dtype, x0->rank, dims));
+    bool fold = movement_folds(c);
+    if (fold) movement_alloc_host_outputs(c);
+    int64_t out_strides[VKI_MAX_RANK], offset = 0;
+    contiguous_strides(dims, x0->rank, out_strides);
+    for (int i = 0; i < n; i++) {
+        plan_value *x = op_in(c, i);
+        strided_copy s = {0};
+        s.rank = x->rank;
+        memcpy(s.dims, x->dims, (size_t)x->rank * sizeof *s.dims);
+        contiguous_strides(x->dims, x->rank, s.in_strides);
+        memcpy(s.out_strides, out_strides, sizeof out_strides);
+        s.out_base = offset * (x->rank ? out_strides[axis] : 0);
+        offset += x->dims[axis];
+        VKI_TRY(copy_run(c, i, 0, &s, fold));
+    }
+    return VKI_OK;
+}
+
+/* Reads an integer list given as an attribute (before `input_since`) or a constant input. */
+static vki_status ints_from(op_ctx *c, const char *attr, int input, int64_t input_since, int64_t *out, int *count)
+{
+    if (c->opset < input_since) {
+        const int64_t *v;
+        int n = ir_attr_ints(c->node, attr, &v);
+        if (n > VKI_MAX_RANK) return op_error(c, VKI_ERROR_UNSUPPORTED, "'%s' has more than %d entries", attr, VKI_MAX_RANK);
+        if (n >= 0) memcpy(out, v, (size_t)n * sizeof *v);
+        *count = n;
+        return VKI_OK;
+    }
+    if (!op_has_input(c, input)) {
+        *count = -1;
+        return VKI_OK;
+    }
+    return op_const_ints(c, input, out, VKI_MAX_RANK, count);
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static vki_status plan_slice(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, c->opset < 10 ? 1 : 3, c->opset < 10 ? 1 : 5));
+    plan_value *x = op_in(c, 0);
+    int64_t starts[VKI_MAX_RANK], ends[VKI_MAX_RANK], axes[VKI_MAX_RANK], steps[VKI_MAX_RANK];
+    int n_starts, n_ends, n_axes, n_steps = -1;
+    VKI_TRY(ints_from(c, "starts", 1, 10, starts, &n_starts));
+    VKI_TRY(ints_from(c, "ends", 2, 10, ends, &n_ends));
+    VKI_TRY(ints_from(c, "axes", 3, 10, axes, &n_axes));
+    if (c->opset >= 10) VKI_TRY(ints_from(c, "steps", 4, 10, steps, &n_steps));
+    if (n_starts < 0 || n_ends != n_starts)
+        return op_error(c, VKI_ERROR_MODEL, "starts and ends must be given with the same length");
+    if (n_axes >= 0 && n_axes != n_starts) return op_error(c, VKI_ERROR_MODEL, "axes and starts differ in length");
+    if (n_steps >= 0 && n_steps != n_starts) return op_error(c, VKI_ERROR_MODEL, "steps and starts differ in length");
+    int64_t begin[VKI_MAX_RANK] = {0}, step[VKI_MAX_RANK], dims[VKI_MAX_RANK];
+    bool seen[VKI_MAX_RANK] = {false};
+    for (int k = 0; k < x->rank; k++) {
+        step[k] = 1;
+        dims[k] = x->dims[k];
+    }
+    for (int i = 0; i < n_starts; i++) {
+        int axis;
+        VKI_TRY(op_axis(c, n_axes >= 0 ? axes[i] : i, x->rank, &axis));
+        if (seen[axis]) return op_error(c, VKI_ERROR_MODEL, "axis %d is sliced twice", axis);
+        seen[axis] = true;
+        int64_t d = x->dims[axis], s = n_steps >= 0 ? steps[i] : 1, b = starts[i], e = ends[i];
+        if (s == 0) return op_error(c, VKI_ERROR_MODEL, "a step is 0");
+        if (b < 0) b += d;
+        if (e < 0) e += d;
+        if (s > 0) {
+            b = clamp64(b, 0, d);
+            e = clamp64(e, 0, d);
+            dims[axis] = e > b ? (e - b + s - 1) / s : 0;
+        } else {
+            b = clamp64(b, 0, d - 1);
+            e = clamp64(e, -1, d - 1);
+            dims[axis] = b > e ? (b - e - s - 1) / -s : 0;
+        }
+        if (d == 0) dims[axis] = 0;
+        begin[axis] = b;
+        step[axis] = s;
+    }
+    VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, dims));
+    strided_copy s = {0};
+    int64_t in_strides[VKI_MAX_RANK];
+    contiguous_strides(x->dims, x->rank, in_strides);
+    s.rank = x->rank;
+    for (int k = 0; k < x->rank; k++) {
+        s.dims[k] = dims[k];
+        s.in_base += begin[k] * in_strides[k];
+        s.in_strides[k] = in_strides[k] * step[k];
+    }
+    contiguous_strides(dims, x->rank, s.out_strides);
+    bool fold = movement_folds(c);
+    if (fold) movement_alloc_host_outputs(c);
+    return copy_run(c, 0, 0, &s, fold);
+}
+
+static vki_status plan_split(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 1, 2));
+    plan_value *x = op_in(c, 0);
+    int axis, n_out = op_output_count(c);
+    VKI_TRY(op_axis(c, ir_attr_int(c->node, "axis", 0), x->rank, &axis));
+    int64_t sizes[64];
+    int n_sizes = -1;
+    if (n_out > 64) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 64 outputs");
+    if (c->opset < 13) {
+        const int64_t *v;
+        n_sizes = ir_attr_ints(c->node, "split", &v);
+        if (n_sizes > 64) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 64 splits");
+        if (n_sizes > 0) memcpy(sizes, v, (size_t)n_sizes * sizeof *v);
+    } else if (op_has_input(c, 1)) {
+        VKI_TRY(op_const_ints(c, 1, sizes, 64, &n_sizes));
+    }
+    int64_t d = x->dims[axis];
+    if (n_sizes >= 0 && ir_find_attr(c->node, "num_outputs"))
+        return op_error(c, VKI_ERROR_MODEL, "both split and num_outputs are given");
+    if (n_sizes >= 0) {
+        if (n_sizes != n_out) return op_error(c, VKI_ERROR_MODEL, "split has %d entries for %d outputs", n_sizes, n_out);
+        int64_t total = 0;
+        for (int i = 0; i < n_sizes; i++) {
+            if (sizes[i] < 0) return op_error(c, VKI_ERROR_MODEL, "split sizes must not be negative");
+            total += sizes[i];
+        }
+        if (total != d) return op_error(c, VKI_ERROR_SHAPE, "split sizes add up to %lld, the axis has %lld", (long long)total, (long long)d);
+    } else {
+        int64_t parts = ir_attr_int(c->node, "num_outputs", n_out);
+        if (parts != n_out) return op_error(c, VKI_ERROR_MODEL, "num_outputs is %lld but the node has %d outputs", (long long)parts, n_out);
+        int64_t chunk = (d + parts - 1) / parts; /* opset 18: the last chunk may be smaller */
+        if (c->opset < 18 && d % parts)
+            return op_error(c, VKI_ERROR_SHAPE, "axis of size %lld does not split into %d equal parts", (long long)d, n_out);
+        for (int i = 0; i < n_out; i++) sizes[i] = clamp64(d - i * chunk, 0, chunk);
+    }
+    for (int i = 0; i < n_out; i++) {
+        int64_t dims[VKI_MAX_RANK];
+        memcpy(dims, x->dims, sizeof dims);
+        dims[axis] = sizes[i];
+        VKI_TRY(op_set_output(c, i, x->dtype, x->rank, dims));
+    }
+    bool fold = movement_folds(c);
+    if (fold) movement_alloc_host_outputs(c);
+    int64_t in_strides[VKI_MAX_RANK], offset = 0;
+    contiguous_strides(x->dims, x->rank, in_strides);
+    for (int i = 0; i < n_out; i++) {
+        strided_copy s = {0};
+        s.rank = x->rank;
+        memcpy(s.dims, x->dims, (size_t)x->rank * sizeof *s.dims);
+        s.dims[axis] = sizes[i];
+        memcpy(s.in_strides, in_strides, sizeof in_strides);
+        contiguous_strides(s.dims, s.rank, s.out_strides);
+        s.in_base = offset * in_strides[axis];
+        offset += sizes[i];
+        VKI_TRY(copy_run(c, 0, i, &s, fold));
+    }
+    return VKI_OK;
+}
+
+static vki_status plan_expand(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 2, 2));
+    plan_value *x = op_in(c, 0);
+    int64_t shape[VKI_MAX_RANK], dims[VKI_MAX_RANK];
+    int n;
+    VKI_TRY(op_const_ints(c, 1, shape, VKI_MAX_RANK, &n));
+    int rank = n > x->rank ? n : x->rank;
+    strided_copy s = {0};
+    int64_t in_strides[VKI_MAX_RANK];
+    contiguous_strides(x->dims, x->rank, in_strides);
+    s.rank = rank;
+    for (int k = 0; k < rank; k++) {
+        int xk = k - (rank - x->rank), sk = k - (rank - n);
+        int64_t a = xk >= 0 ? x->dims[xk] : 1, b = sk >= 0 ? shape[sk] : 1;
+        if (a != b && a != 1 && b != 1)
+            return op_error(c, VKI_ERROR_SHAPE, "dimension %lld cannot expand to %lld", (long long)a, (long long)b);
+        dims[k] = a == 1 ? b : a;
+        s.dims[k] = dims[k];
+        s.in_strides[k] = xk >= 0 && a != 1 ? in_strides[xk] : 0;
+    }
+    VKI_TRY(op_set_output(c, 0, x->dtype, rank, dims));
+    contiguous_strides(dims, rank, s.out_strides);
+    bool fold = movement_folds(c);
+    if (fold) movement_alloc_host_outputs(c);
+    return copy_run(c, 0, 0, &s, fold);
+}
+
+static vki_status plan_tile(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 2, 2));
+    if (c->opset < 6) return op_error(c, VKI_ERROR_UNSUPPORTED, "Tile before opset 6 (tiles/axis inputs) is not supported");
+    plan_value *x = op_in(c, 0);
+    int64_t repeats[VKI_MAX_RANK], dims[VKI_MAX_RANK];
+    int n;
+    VKI_TRY(op_const_ints(c, 1, repeats, VKI_MAX_RANK, &n));
+    if (n != x->rank) return op_error(c, VKI_ERROR_MODEL, "repeats has %d entries for an input of rank %d", n, x->rank);
+    for (int k = 0; k < n; k++) {
+        if (repeats[k] < 0) return op_error(c, VKI_ERROR_MODEL, "repeats must not be negative");
+        dims[k] = x->dims[k] * repeats[k];
+    }
+    VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, dims));
+    /* the output viewed as [r0, d0, r1, d1, ...]: the repeat index does not move the input */
+    int64_t in_strides[VKI_MAX_RANK], out_strides[VKI_MAX_RANK];
+    contiguous_strides(x->dims, x->rank, in_strides);
+    contiguous_strides(dims, x->rank, out_strides);
+    strided_copy s = {0};
+    s.rank = 2 * x->rank;
+    for (int k = 0; k < x->rank; k++) {
+        s.dims[2 * k] = repeats[k];
+        s.in_strides[2 * k] = 0;
+        s.out_strides[2 * k] = x->dims[k] * out_strides[k];
+        s.dims[2 * k + 1] = x->dims[k];
+        s.in_strides[2 * k + 1] = in_strides[k];
+        s.out_strides[2 * k + 1] = out_strides[k];
+    }
+    bool fold = movement_folds(c);
+    if (fold) movement_alloc_host_outputs(c);
+    return copy_run(c, 0, 0, &s, fold);
+}
+
+static vki_status block_size(op_ctx *c, int64_t *b)
+{
+    plan_value *x = op_in(c, 0);
+    if (x->rank != 4) return op_error(c, VKI_ERROR_SHAPE, "the input must have rank 4 (N, C, H, W)");
+    const ir_attr *a = ir_find_attr(c->node, "blocksize");
+    if (!a || a->i <= 0) return op_error(c, VKI_ERROR_MODEL, "needs a positive 'blocksize' attribute");
+    *b = a->i;
+    return VKI_OK;
+}
+
+static vki_status plan_depth_to_space(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 1, 1));
+    plan_value *x = op_in(c, 0);
+    int64_t b;
+    VKI_TRY(block_size(c, &b));
+    const char *mode = ir_attr_string(c->node, "mode", "DCR");
+    bool crd = !strcmp(mode, "CRD");
+    if (!crd && strcmp(mode, "DCR")) return op_error(c, VKI_ERROR_MODEL, "mode '%s' is neither DCR nor CRD", mode);
+    int64_t n = x->dims[0], ch = x->dims[1], h = x->dims[2], w = x->dims[3];
+    if (ch % (b * b)) return op_error(c, VKI_ERROR_SHAPE, "channels are not a multiple of blocksize^2 = %lld", (long long)(b * b));
+    int64_t co = ch / (b * b), dims[4] = {n, co, h * b, w * b};
+    VKI_TRY(op_set_output(c, 0, x->dtype, 4, dims));
+    if (crd) {
+        int64_t view[6] = {n, co, b, b, h, w};
+        int perm[6] = {0, 1, 4, 2, 5, 3};
+        return permuted_copy(c, view, 6, perm);
+    }
+    int64_t view[6] = {n, b, b, co, h, w};
+    int perm[6] = {0, 3, 4, 1, 5, 2};
+    return permuted_copy(c, view, 6, perm);
+}
+
+static vki_status plan_space_to_depth(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 1, 1));
+    plan_value *x = op_in(c, 0);
+    int64_t b;
+    VKI_TRY(block_size(c, &b));
+    int64_t n = x->dims[0], ch = x->dims[1], h = x->dims[2], w = x->dims[3];
+    if (h % b || w % b) return op_error(c, VKI_ERROR_SHAPE, "height and width must be multiples of blocksize %lld", (long long)b);
+    int64_t dims[4] = {n, ch * b * b, h / b, w / b};
+    VKI_TRY(op_set_output(c, 0, x->dtype, 4, dims));
+    int64_t view[6] = {n, ch, h / b, b, w / b, b};
+    int perm[6] = {0, 3, 5, 1, 2, 4};
+    return permuted_copy(c, view, 6, perm);
+}
+
+#define ALL_DTYPES "float32 float16 bfloat16 int8 int16 int32 int64 uint8 uint16 bool"
+const op_def op_Transpose = {"Transpose", "", ALL_DTYPES, "", plan_transpose};
+const op_def op_Concat = {"Concat", "", ALL_DTYPES, "", plan_concat};
+const op_def op_Slice = {"Slice", "", ALL_DTYPES, "starts/ends/axes/steps must be plan-time constants", plan_slice};
+const op_def op_Split = {"Split", "", ALL_DTYPES, "split sizes must be plan-time constants", plan_split};
+const op_def op_Expand = {"Expand", "", ALL_DTYPES, "the shape must be a plan-time constant", plan_expand};
+const op_def op_Tile = {"Tile", "", ALL_DTYPES, "repeats must be a plan-time constant; opset >= 6", plan_tile};
+const op_def op_DepthToSpace = {"DepthToSpace", "", ALL_DTYPES, "", plan_depth_to_space};
+const op_def op_SpaceToDepth = {"SpaceToDepth", "", ALL_DTYPES, "", plan_space_to_depth};

@@ -1,0 +1,30 @@
+/* The strided copy that most data-movement ops reduce to (implemented in movement.c, used by
+ * movement.c, gather.c and shape.c). */
+#ifndef VKI_MOVEMENT_H
+#define VKI_MOVEMENT_H
+
+#include "op.h"
+
+#define COPY_MAX_RANK (2 * VKI_MAX_RANK) /* Tile views rank r as 2r before collapsing */
+
+/* Element at row-major position idx of `dims` moves from input element
+ * in_base + sum idx_k * in_strides_k to output element out_base + sum idx_k * out_strides_k. */
+typedef struct strided_copy {
+    int rank;
+    int64_t dims[COPY_MAX_RANK];
+    int64_t in_base, out_base;
+    int64_t in_strides[COPY_MAX_RANK], out_strides[COPY_MAX_RANK];
+} strided_copy;
+
+/* Row-major element strides of a shape. */
+void contiguous_strides(const int64_t *dims, int rank, int64_t *strides);
+/* True when every input is a plan-time constant and every output has at most 4096 elements:
+ * then the op computes its outputs on the host (shape subgraphs fold completely). */
+bool movement_folds(op_ctx *c);
+/* Allocates every output's host data when folding. */
+void movement_alloc_host_outputs(op_ctx *c);
+/* Runs one copy from input `in` to output `out`: on the host when `on_host` (the output's host
+ * data must be allocated), else as a dispatch of shaders/copy.comp. */
+vki_status copy_run(op_ctx *c, int in, int out, const strided_copy *copy, bool on_host);
+
+#endif

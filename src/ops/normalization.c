@@ -1,0 +1,333 @@
+/* Normalization ops: BatchNormalization (inference; a per-channel affine map, shaders/
+ * norm_affine.comp), InstanceNormalization, LayerNormalization and MeanVarianceNormalization
+ * (per-row statistics, shaders/norm_rows.comp) and LRN (shaders/norm_lrn.comp). Per-channel
+ * parameters travel as one array of (scale, shift) pairs, folded on the host when they are
+ * constants and by shaders/norm_fold.comp otherwise, so that no shader needs over 4 buffers. */
+#include "op.h"
+#include "../plan/plan.h" /* the plan's arena holds host data of folded scratch values */
+
+#include <math.h>
+#include <string.h>
+
+enum fold_mode { FOLD_SCALE, FOLD_SHIFT, FOLD_PACK, FOLD_PACK_SCALE }; /* shaders/norm_fold.comp */
+enum affine_mode { AFFINE_NONE, AFFINE_PER_ROW, AFFINE_PER_ELEMENT };  /* shaders/norm_rows.comp */
+
+#define NORM_GROUP 128
+
+static int64_t numel(const plan_value *v) { return shape_numel(v->dims, v->rank); }
+
+/* One workgroup per row; rows past 65535 spill into gl_WorkGroupID.y. */
+static void row_grid(int64_t rows, uint32_t *gx, uint32_t *gy)
+{
+    *gx = rows > 65535 ? 65535 : (uint32_t)rows;
+    *gy = *gx ? (uint32_t)((rows + *gx - 1) / *gx) : 0;
+}
+
+/* Workgroup size for one row of `len` elements: a power of two, no more than the row needs
+ * (a 7x7 plane should not keep 128 invocations waiting at each tree step). */
+static uint32_t row_group_size(int64_t len)
+{
+    uint32_t group = 1;
+    while (group < NORM_GROUP && group < len) group *= 2;
+    return group;
+}
+
+/* A scratch array of `pairs` (scale, shift) float pairs. When `host` is true it gets
+ * (zeroed) host data that the caller fills, and is uploaded with the weights. */
+static vki_status pair_temp(op_ctx *c, int64_t pairs, bool host, int *index, float **data)
+{
+    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * pairs, index));
+    if (!host) return VKI_OK;
+    plan_value *v = op_value(c, *index);
+    size_t bytes = (size_t)(2 * pairs) * sizeof(float);
+    *data = arena_alloc(&c->plan->arena, bytes ? bytes : 1);
+    if (!*data) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    v->host = *data;
+    v->host_bytes = bytes;
+    return VKI_OK;
+}
+
+static vki_status fold_dispatch(op_ctx *c, enum fold_mode mode, int a, int b, int pairs, int64_t count, int64_t na,
+                                int64_t nb, float eps)
+{
+    uint32_t spec[2] = {NORM_GROUP, mode};
+    struct { uint32_t count, na, nb; float eps; } push = {(uint32_t)count, (uint32_t)na, (uint32_t)nb, eps};
+    int values[3] = {a, b, pairs};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)count, NORM_GROUP, &gx, &gy);
+    return op_dispatch(c, "norm_fold", spec, 2, &push, sizeof push, values, 3, gx, gy, 1);
+}
+
+/* (scale, bias) pairs for `count` positions, position k taking scale[k % n_scale] and
+ * bias[k % n_bias]; input `bias_in` may be absent (bias 0). */
+static vki_status pack_scale_bias(op_ctx *c, int scale_in, int bias_in, int64_t count, int *pairs)
+{
+    plan_value *s = op_in(c, scale_in), *b = op_in(c, bias_in);
+    int64_t ns = numel(s), nb = b ? numel(b) : 1;
+    if (ns == 0 || nb == 0) return op_error(c, VKI_ERROR_SHAPE, "empty scale or bias");
+    if (s->host && (!b || b->host)) {
+        float *data;
+        VKI_TRY(pair_temp(c, count, true, pairs, &data));
+        for (int64_t k = 0; k < count; k++) {
+            data[2 * k] = (float)host_read_f64(s->dtype, s->host, (size_t)(k % ns));
+            data[2 * k + 1] = b ? (float)host_read_f64(b->dtype, b->host, (size_t)(k % nb)) : 0.0f;
+        }
+        return VKI_OK;
+    }
+    VKI_TRY(pair_temp(c, count, false, pairs, NULL));
+    if (b) return fold_dispatch(c, FOLD_PACK, op_in_index(c, scale_in), op_in_index(c, bias_in), *pairs, count, ns, nb, 0);
+    return fold_dispatch(c, FOLD_PACK_SCALE, op_in_index(c, scale_in), op_in_index(c, scale_in), *pairs, count, ns, ns, 0);
+}
+
+static vki_status plan_batch_norm(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 5, 5));
+    for (int i = 0; i < 5; i++) VKI_TRY(op_require_float(c, i));
+    plan_value *x = op_in(c, 0);
+    if (ir_attr_int(c->node, "training_mode", 0))
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
+    /* before opset 9 the extra outputs (running and saved statistics) meant training */
+    for (int i = 1; i < op_output_count(c); i++)
+        if (op_has_output(c, i))
+            return op_error(c, VKI_ERROR_UNSUPPORTED, "outputs past Y (training statistics) are not supported (inference only)");
+    if (x->rank < 1) return op_error(c, VKI_ERROR_SHAPE, "X must have rank >= 1");
+    int64_t channels = x->rank >= 2 ? x->dims[1] : 1;
+    int64_t inner = x->rank >= 2 ? shape_numel(x->dims + 2, x->rank - 2) : 1;
+    /* spatial=0 (opsets 7-8): one set of parameters per activation, C x D1 x ... */
+    bool per_activation = c->opset < 9 && ir_attr_int(c->node, "spatial", 1) == 0;
+    int64_t period = per_activation ? channels * inner : channels;
+    for (int i = 1; i < 5; i++)
+        if (numel(op_in(c, i)) != period)
+            return op_error(c, VKI_ERROR_SHAPE, "input %d has %lld values; %lld (one per %s) expected", i,
+                            (long long)numel(op_in(c, i)), (long long)period, per_activation ? "activation" : "channel");
+    float eps = ir_attr_float(c->node, "epsilon", 1e-5f);
+    VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, x->dims));
+
+    int pairs;
+    if (op_input_is_const(c, 1) && op_input_is_const(c, 2) && op_input_is_const(c, 3) && op_input_is_const(c, 4)) {
+        float *data;
+        VKI_TRY(pair_temp(c, period, true, &pairs, &data));
+        plan_value *scale = op_in(c, 1), *bias = op_in(c, 2), *mean = op_in(c, 3), *var = op_in(c, 4);
+        for (int64_t k = 0; k < period; k++) {
+            double s = host_read_f64(scale->dtype, scale->host, (size_t)k) /
+                       sqrt(host_read_f64(var->dtype, var->host, (size_t)k) + (double)eps);
+            data[2 * k] = (float)s;
+            data[2 * k + 1] = (float)(host_read_f64(bias->dtype, bias->host, (size_t)k) -
+                                      host_read_f64(mean->dtype, mean->host, (size_t)k) * s);
+        }
+    } else {
+        VKI_TRY(pair_temp(c, period, false, &pairs, NULL));
+        VKI_TRY(fold_dispatch(c, FOLD_SCALE, op_in_index(c, 1), op_in_index(c, 4), pairs, period, period, period, eps));
+        VKI_TRY(fold_dispatch(c, FOLD_SHIFT, op_in_index(c, 2), op_in_index(c, 3), pairs, period, period, period, eps));
+    }
+    int64_t count = numel(x);
+    if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
+    uint32_t spec[2] = {NORM_GROUP, op_dtype_code(x->dtype)};
+    struct { uint32_t count, inner, channels; } push = {(uint32_t)count, per_activation ? 1 : (uint32_t)inner, (uint32_t)period};
+    int values[3] = {op_in_index(c, 0), pairs, op_out_index(c, 0)};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)count, NORM_GROUP, &gx, &gy);
+    return op_dispatch(c, "norm_affine", spec, 2, &push, sizeof push, values, 3, gx, gy, 1);
+}
+
+/* Where norm_rows.comp finds a row and its elements (see the shader's push constants). */
+typedef struct row_layout {
+    int64_t rows, len;
+    bool strided;
+    uint32_t keep_inner, keep_stride_outer, keep_stride_inner, red_inner, red_stride_outer, red_stride_inner;
+} row_layout;
+
+static row_layout contiguous_rows(int64_t rows, int64_t len)
+{
+    return (row_layout){rows, len, false, 1, 0, 0, 1, 0, 0};
+}
+
+/* Records norm_rows over `layout`; `pairs` is the scale/shift array or -1; `stats` gets the
+ * (mean, 1/stddev) pair of each row. */
+static vki_status rows_dispatch(op_ctx *c, const row_layout *l, enum affine_mode affine, int pairs, int64_t period,
+                                float eps, bool eps_outside_sqrt, int stats)
+{
+    plan_value *x = op_in(c, 0);
+    if (numel(x) > INT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^31 elements");
+    if (l->len == 0) return VKI_OK;
+    uint32_t spec[5] = {row_group_size(l->len), op_dtype_code(x->dtype), affine, l->strided, eps_outside_sqrt};
+    struct {
+        uint32_t rows, len, period;
+        float eps;
+        uint32_t keep_inner, keep_stride_outer, keep_stride_inner, red_inner, red_stride_outer, red_stride_inner;
+    } push = {(uint32_t)l->rows, (uint32_t)l->len, (uint32_t)(period ? period : 1), eps, l->keep_inner,
+              l->keep_stride_outer, l->keep_stride_inner, l->red_inner, l->red_stride_outer, l->red_stride_inner};
+    int values[4] = {op_in_index(c, 0), pairs >= 0 ? pairs : op_in_index(c, 0), op_out_index(c, 0), stats};
+    uint32_t gx, gy;
+    row_grid(l->rows, &gx, &gy);
+    return op_dispatch(c, "norm_rows", spec, 5, &push, sizeof push, values, 4, gx, gy, 1);
+}
+
+static vki_status plan_instance_norm(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 3, 3));
+    for (int i = 0; i < 3; i++) VKI_TRY(op_require_float(c, i));
+    plan_value *x = op_in(c, 0);
+    if (x->rank < 3) return op_error(c, VKI_ERROR_SHAPE, "X must be N x C x spatial dims (rank >= 3)");
+    int64_t channels = x->dims[1];
+    if (numel(op_in(c, 1)) != channels || numel(op_in(c, 2)) != channels)
+        return op_error(c, VKI_ERROR_SHAPE, "scale and B must have one value per channel (%lld)", (long long)channels);
+    VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, x->dims));
+    int pairs, stats;
+    VKI_TRY(pack_scale_bias(c, 1, 2, channels, &pairs));
+    row_layout l = contiguous_rows(x->dims[0] * channels, shape_numel(x->dims + 2, x->rank - 2));
+    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * (l.rows ? l.rows : 1), &stats));
+    return rows_dispatch(c, &l, AFFINE_PER_ROW, pairs, channels, ir_attr_float(c->node, "epsilon", 1e-5f), false, stats);
+}
+
+/* Scale and B broadcast over the normalized dims: supported when, leading 1s aside, their
+ * shape is a suffix of those dims, so that element j of a row takes entry j % numel. */
+static vki_status check_suffix(op_ctx *c, int i, const plan_value *x, int axis)
+{
+    plan_value *v = op_in(c, i);
+    if (!v) return VKI_OK;
+    int lead = 0;
+    while (lead < v->rank && v->dims[lead] == 1) lead++;
+    int n = v->rank - lead;
+    bool ok = n <= x->rank - axis;
+    for (int k = 0; ok && k < n; k++) ok = v->dims[lead + k] == x->dims[x->rank - n + k];
+    if (!ok) return op_error(c, VKI_ERROR_UNSUPPORTED, "input %d must have the shape of the normalized dims "
+                             "(or a trailing part of it); other broadcasts are not supported", i);
+    return VKI_OK;
+}
+
+static vki_status plan_layer_norm(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 2, 3));
+    for (int i = 0; i < 3; i++) VKI_TRY(op_require_float(c, i));
+    plan_value *x = op_in(c, 0);
+    int axis;
+    VKI_TRY(op_axis(c, ir_attr_int(c->node, "axis", -1), x->rank, &axis));
+    int64_t stash = ir_attr_int(c->node, "stash_type", 1);
+    VKI_TRY(check_suffix(c, 1, x, axis));
+    VKI_TRY(check_suffix(c, 2, x, axis));
+    row_layout l = contiguous_rows(shape_numel(x->dims, axis), shape_numel(x->dims + axis, x->rank - axis));
+    VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, x->dims));
+    int64_t stat_dims[VKI_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) stat_dims[i] = i < axis ? x->dims[i] : 1;
+    /* statistics are computed in float32 whatever stash_type says (never less precise) */
+    vki_dtype stat_dtype = stash == 1 ? VKI_DTYPE_FLOAT : x->dtype;
+    VKI_TRY(op_set_output(c, 1, stat_dtype, x->rank, stat_dims));
+    VKI_TRY(op_set_output(c, 2, stat_dtype, x->rank, stat_dims));
+
+    plan_value *scale = op_in(c, 1), *bias = op_in(c, 2);
+    int64_t period = numel(scale);
+    if (bias && numel(bias) > period) period = numel(bias);
+    int pairs, stats;
+    VKI_TRY(pack_scale_bias(c, 1, 2, period, &pairs));
+    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * (l.rows ? l.rows : 1), &stats));
+    VKI_TRY(rows_dispatch(c, &l, AFFINE_PER_ELEMENT, pairs, period, ir_attr_float(c->node, "epsilon", 1e-5f), false, stats));
+    if (!op_has_output(c, 1) && !op_has_output(c, 2)) return VKI_OK;
+    if (l.len == 0) return op_error(c, VKI_ERROR_SHAPE, "statistics of empty rows");
+    /* the shader binds both outputs: an absent one gets a scratch value */
+    int outs[2];
+    for (int i = 0; i < 2; i++) {
+        outs[i] = op_out_index(c, 1 + i);
+        if (outs[i] < 0) VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, l.rows, &outs[i]));
+    }
+    uint32_t spec[2] = {NORM_GROUP, op_dtype_code(stat_dtype)};
+    uint32_t push = (uint32_t)l.rows;
+    int values[3] = {stats, outs[0], outs[1]};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)l.rows, NORM_GROUP, &gx, &gy);
+    return op_dispatch(c, "norm_stats_split", spec, 2, &push, sizeof push, values, 3, gx, gy, 1);
+}
+
+/* MeanVarianceNormalization: the kept and the reduced dims, each merged into at most two
+ * runs, give a strided row layout. */
+static vki_status plan_mvn(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 1, 1));
+    VKI_TRY(op_require_float(c, 0));
+    plan_value *x = op_in(c, 0);
+    bool reduced[VKI_MAX_RANK] = {false};
+    const int64_t *axes;
+    int n_axes = ir_attr_ints(c->node, "axes", &axes);
+    static const int64_t default_axes[] = {0, 2, 3};
+    if (n_axes <= 0) {
+        axes = default_axes;
+        n_axes = 3;
+    }
+    for (int i = 0; i < n_axes; i++) {
+        int a;
+        VKI_TRY(op_axis(c, axes[i], x->rank, &a));
+        reduced[a] = true;
+    }
+    VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, x->dims));
+    /* runs of adjacent dims that are all kept or all reduced (size-1 dims join any run) */
+    int64_t run_size[VKI_MAX_RANK], run_stride[VKI_MAX_RANK];
+    bool run_reduced[VKI_MAX_RANK];
+    int runs = 0;
+    int64_t stride = 1;
+    for (int d = x->rank - 1; d >= 0; d--) {
+        if (x->dims[d] != 1) {
+            if (runs && run_reduced[runs - 1] == reduced[d]) run_size[runs - 1] *= x->dims[d];
+            else {
+                run_size[runs] = x->dims[d];
+                run_stride[runs] = stride;
+                run_reduced[runs++] = reduced[d];
+            }
+        }
+        stride *= x->dims[d];
+    }
+    /* runs are innermost first; each side keeps an (outer, inner) pair */
+    int64_t size[2][2] = {{1, 1}, {1, 1}}, strides[2][2] = {{0, 0}, {0, 0}};
+    int used[2] = {0, 0};
+    for (int r = 0; r < runs; r++) {
+        int side = run_reduced[r];
+        if (used[side] == 2)
+            return op_error(c, VKI_ERROR_UNSUPPORTED, "these axes interleave kept and reduced dims more than twice");
+        int slot = 1 - used[side]++; /* inner first */
+        size[side][slot] = run_size[r];
+        strides[side][slot] = run_stride[r];
+    }
+    row_layout l = {size[0][0] * size[0][1], size[1][0] * size[1][1], true, (uint32_t)size[0][1],
+                    (uint32_t)strides[0][0], (uint32_t)strides[0][1], (uint32_t)size[1][1],
+                    (uint32_t)strides[1][0], (uint32_t)strides[1][1]};
+    int stats;
+    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * l.rows, &stats));
+    return rows_dispatch(c, &l, AFFINE_NONE, -1, 1, 1e-9f, true, stats);
+}
+
+static vki_status plan_lrn(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 1, 1));
+    VKI_TRY(op_require_float(c, 0));
+    plan_value *x = op_in(c, 0);
+    if (x->rank < 3) return op_error(c, VKI_ERROR_SHAPE, "X must be N x C x spatial dims (rank >= 3)");
+    const ir_attr *size_attr = ir_find_attr(c->node, "size");
+    if (!size_attr || size_attr->type != ATTR_INT || size_attr->i < 1)
+        return op_error(c, VKI_ERROR_MODEL, "needs a positive 'size' attribute");
+    int64_t size = size_attr->i;
+    VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, x->dims));
+    int64_t count = numel(x);
+    if (count > INT32_MAX || size > INT32_MAX / 2) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^31 elements");
+    struct {
+        uint32_t count, channels, inner;
+        int32_t before, after;
+        float alpha_over_size, beta, bias;
+    } push = {(uint32_t)count, (uint32_t)x->dims[1], (uint32_t)shape_numel(x->dims + 2, x->rank - 2),
+              (int32_t)((size - 1) / 2), (int32_t)(size - 1 - (size - 1) / 2),
+              ir_attr_float(c->node, "alpha", 1e-4f) / (float)size, ir_attr_float(c->node, "beta", 0.75f),
+              ir_attr_float(c->node, "bias", 1.0f)};
+    uint32_t spec[2] = {NORM_GROUP, op_dtype_code(x->dtype)};
+    int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)count, NORM_GROUP, &gx, &gy);
+    return op_dispatch(c, "norm_lrn", spec, 2, &push, sizeof push, values, 2, gx, gy, 1);
+}
+
+#define FLOATS "float32 float16 bfloat16"
+const op_def op_BatchNormalization = {"BatchNormalization", "", FLOATS, "inference only (training_mode=0)", plan_batch_norm};
+const op_def op_InstanceNormalization = {"InstanceNormalization", "", FLOATS, "", plan_instance_norm};
+const op_def op_LayerNormalization = {"LayerNormalization", "", FLOATS,
+                                      "Scale/B must match the trailing normalized dims", plan_layer_norm};
+const op_def op_MeanVarianceNormalization = {"MeanVarianceNormalization", "", FLOATS,
+                                             "axes may split kept/reduced dims into at most two runs each",
+                                             plan_mvn};
+const op_def op_LRN = {"LRN", "", FLOATS, "", plan_lrn};

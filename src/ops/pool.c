@@ -1,0 +1,196 @@
+/* Pooling: MaxPool, AveragePool and LpPool over 1 to 3 spatial dims (shaders/pool.comp, one
+ * invocation per output element) and their Global forms (shaders/pool_global.comp, one
+ * workgroup per (n, c) plane reducing through shared memory). */
+#include "op.h"
+
+#include <string.h>
+
+enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP }; /* keep in step with shaders/pool*.comp */
+
+#define POOL_MAX_SPATIAL 3
+#define POOL_GROUP 128
+
+/* The window geometry of one pooling node, per spatial dim. */
+typedef struct pool_geometry {
+    int spatial;
+    int64_t in[POOL_MAX_SPATIAL], out[POOL_MAX_SPATIAL], kernel[POOL_MAX_SPATIAL];
+    int64_t stride[POOL_MAX_SPATIAL], dilation[POOL_MAX_SPATIAL];
+    int64_t pad_begin[POOL_MAX_SPATIAL], pad_end[POOL_MAX_SPATIAL];
+} pool_geometry;
+
+/* Workgroup size for one row of `len` elements: a power of two, no more than the row needs
+ * (a 7x7 plane should not keep 128 invocations waiting at each tree step). */
+static uint32_t row_group_size(int64_t len)
+{
+    uint32_t group = 1;
+    while (group < POOL_GROUP && group < len) group *= 2;
+    return group;
+}
+
+/* Reads an INTS attribute of exactly `n` values, or fills `fallback` when it is absent. */
+static vki_status read_ints(op_ctx *c, const char *name, int n, int64_t fallback, int64_t *out)
+{
+    const int64_t *v;
+    int count = ir_attr_ints(c->node, name, &v);
+    if (count <= 0) {
+        for (int i = 0; i < n; i++) out[i] = fallback;
+        return VKI_OK;
+    }
+    if (count != n) return op_error(c, VKI_ERROR_MODEL, "attribute '%s' has %d values; %d expected", name, count, n);
+    memcpy(out, v, (size_t)n * sizeof *out);
+    return VKI_OK;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+static vki_status pool_geometry_plan(op_ctx *c, const plan_value *x, pool_geometry *g)
+{
+    memset(g, 0, sizeof *g);
+    g->spatial = x->rank - 2;
+    if (x->rank < 3) return op_error(c, VKI_ERROR_SHAPE, "the input must be N x C x spatial dims (rank >= 3)");
+    if (g->spatial > POOL_MAX_SPATIAL)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "%d spatial dims; at most %d are supported", g->spatial, POOL_MAX_SPATIAL);
+    int n = g->spatial;
+    const int64_t *k;
+    if (ir_attr_ints(c->node, "kernel_shape", &k) != n)
+        return op_error(c, VKI_ERROR_MODEL, "needs 'kernel_shape' with %d values (one per spatial dim)", n);
+    memcpy(g->kernel, k, (size_t)n * sizeof *k);
+    int64_t pads[2 * POOL_MAX_SPATIAL];
+    VKI_TRY(read_ints(c, "strides", n, 1, g->stride));
+    VKI_TRY(read_ints(c, "dilations", n, 1, g->dilation));
+    VKI_TRY(read_ints(c, "pads", 2 * n, 0, pads));
+    int64_t ceil_mode = ir_attr_int(c->node, "ceil_mode", 0);
+    const char *auto_pad = ir_attr_string(c->node, "auto_pad", "NOTSET");
+    for (int i = 0; i < n; i++) {
+        if (g->kernel[i] < 1 || g->stride[i] < 1 || g->dilation[i] < 1)
+            return op_error(c, VKI_ERROR_MODEL, "kernel_shape, strides and dilations must be positive");
+        if (pads[i] < 0 || pads[i + n] < 0) return op_error(c, VKI_ERROR_UNSUPPORTED, "negative pads are not supported");
+        int64_t in = x->dims[2 + i], extent = (g->kernel[i] - 1) * g->dilation[i] + 1;
+        g->in[i] = in;
+        if (!strcmp(auto_pad, "NOTSET")) {
+            g->pad_begin[i] = pads[i];
+            g->pad_end[i] = pads[i + n];
+            int64_t span = in + pads[i] + pads[i + n] - extent;
+            if (span < 0) return op_error(c, VKI_ERROR_SHAPE, "the window (extent %lld) is larger than the padded input", (long long)extent);
+            g->out[i] = (ceil_mode ? ceil_div(span, g->stride[i]) : span / g->stride[i]) + 1;
+            /* the last window must start inside the input or its begin padding (as PyTorch and
+             * onnxruntime do) */
+            if (ceil_mode && (g->out[i] - 1) * g->stride[i] >= in + pads[i]) g->out[i]--;
+        } else if (!strcmp(auto_pad, "VALID")) {
+            if (in < extent) return op_error(c, VKI_ERROR_SHAPE, "the window (extent %lld) is larger than the input", (long long)extent);
+            g->out[i] = (in - extent) / g->stride[i] + 1;
+        } else if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
+            g->out[i] = ceil_div(in, g->stride[i]);
+            int64_t total = (g->out[i] - 1) * g->stride[i] + extent - in;
+            if (total < 0) total = 0;
+            g->pad_begin[i] = !strcmp(auto_pad, "SAME_UPPER") ? total / 2 : total - total / 2;
+            g->pad_end[i] = total - g->pad_begin[i];
+        } else {
+            return op_error(c, VKI_ERROR_MODEL, "unknown auto_pad '%s'", auto_pad);
+        }
+    }
+    return VKI_OK;
+}
+
+/* LpPool's p: an int since opset 2, a float in opset 1. */
+static vki_status lp_order(op_ctx *c, int64_t *p)
+{
+    const ir_attr *a = ir_find_attr(c->node, "p");
+    *p = 2;
+    if (a && a->type == ATTR_INT) *p = a->i;
+    else if (a && a->type == ATTR_FLOAT) *p = a->f == (float)(int64_t)a->f ? (int64_t)a->f : 0;
+    if (*p < 1 || *p > 64) return op_error(c, VKI_ERROR_UNSUPPORTED, "p must be an integer from 1 to 64");
+    return VKI_OK;
+}
+
+static vki_status plan_pool(op_ctx *c)
+{
+    const char *op = c->node->op_type;
+    enum pool_kind kind = !strcmp(op, "MaxPool") ? POOL_MAX : !strcmp(op, "AveragePool") ? POOL_AVG : POOL_LP;
+    VKI_TRY(op_require_inputs(c, 1, 1));
+    VKI_TRY(op_require_gpu_dtype(c, 0));
+    plan_value *x = op_in(c, 0);
+    bool int_input = x->dtype == VKI_DTYPE_INT8 || x->dtype == VKI_DTYPE_UINT8;
+    if (!(kind == POOL_MAX && int_input)) VKI_TRY(op_require_float(c, 0));
+    pool_geometry g;
+    VKI_TRY(pool_geometry_plan(c, x, &g));
+
+    int64_t count_include_pad = kind == POOL_AVG ? ir_attr_int(c->node, "count_include_pad", 0) : 0;
+    int64_t p = 2;
+    if (kind == POOL_LP) VKI_TRY(lp_order(c, &p));
+    int64_t storage_order = kind == POOL_MAX ? ir_attr_int(c->node, "storage_order", 0) : 0;
+    if (storage_order != 0 && storage_order != 1)
+        return op_error(c, VKI_ERROR_MODEL, "storage_order must be 0 or 1, not %lld", (long long)storage_order);
+    bool with_indices = kind == POOL_MAX && op_has_output(c, 1);
+    if (op_output_count(c) > (kind == POOL_MAX ? 2 : 1)) return op_error(c, VKI_ERROR_MODEL, "too many outputs");
+
+    int64_t out_dims[VKI_MAX_RANK];
+    out_dims[0] = x->dims[0];
+    out_dims[1] = x->dims[1];
+    for (int i = 0; i < g.spatial; i++) out_dims[2 + i] = g.out[i];
+    VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, out_dims));
+    VKI_TRY(op_set_output(c, 1, VKI_DTYPE_INT64, x->rank, out_dims));
+
+    int64_t count = shape_numel(out_dims, x->rank), in_count = shape_numel(x->dims, x->rank);
+    if (in_count > INT32_MAX || count > INT32_MAX)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^31 elements");
+    struct {
+        uint32_t count, in_spatial, out_spatial, pad_unused;
+        uint32_t in_size[3], out_size[3], kernel[3], stride[3], dilation[3];
+        int32_t pad_begin[3], pad_limit[3];
+    } push = {(uint32_t)count, 1, 1, 0, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}};
+    for (int i = 0; i < g.spatial; i++) {
+        int d = POOL_MAX_SPATIAL - g.spatial + i; /* missing dims go in front, with size 1 */
+        if (g.pad_begin[i] > INT32_MAX / 2 || g.pad_end[i] > INT32_MAX / 2 || g.kernel[i] * g.dilation[i] > INT32_MAX / 2)
+            return op_error(c, VKI_ERROR_UNSUPPORTED, "window or pads too large");
+        push.in_size[d] = (uint32_t)g.in[i];
+        push.out_size[d] = (uint32_t)g.out[i];
+        push.kernel[d] = (uint32_t)g.kernel[i];
+        push.stride[d] = (uint32_t)g.stride[i];
+        push.dilation[d] = (uint32_t)g.dilation[i];
+        push.pad_begin[d] = (int32_t)g.pad_begin[i];
+        push.pad_limit[d] = (int32_t)(g.in[i] + g.pad_end[i]);
+        push.in_spatial *= (uint32_t)g.in[i];
+        push.out_spatial *= (uint32_t)g.out[i];
+    }
+    int indices;
+    if (with_indices) indices = op_out_index(c, 1);
+    else VKI_TRY(op_temp(c, VKI_DTYPE_INT32, 1, &indices)); /* the shader's Indices binding, unused */
+    uint32_t spec[7] = {POOL_GROUP, kind, op_dtype_code(x->dtype), (uint32_t)count_include_pad, (uint32_t)p,
+                        with_indices, (uint32_t)storage_order};
+    int values[3] = {op_in_index(c, 0), op_out_index(c, 0), indices};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)count, POOL_GROUP, &gx, &gy);
+    return op_dispatch(c, "pool", spec, 7, &push, sizeof push, values, 3, gx, gy, 1);
+}
+
+static vki_status plan_global_pool(op_ctx *c)
+{
+    const char *op = c->node->op_type;
+    enum pool_kind kind = !strcmp(op, "GlobalMaxPool") ? POOL_MAX : !strcmp(op, "GlobalAveragePool") ? POOL_AVG : POOL_LP;
+    VKI_TRY(op_require_inputs(c, 1, 1));
+    VKI_TRY(op_require_float(c, 0));
+    plan_value *x = op_in(c, 0);
+    if (x->rank < 2) return op_error(c, VKI_ERROR_SHAPE, "the input must be N x C x spatial dims (rank >= 2)");
+    int64_t p = 2;
+    if (kind == POOL_LP) VKI_TRY(lp_order(c, &p));
+    int64_t out_dims[VKI_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) out_dims[i] = i < 2 ? x->dims[i] : 1;
+    VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, out_dims));
+    int64_t rows = x->dims[0] * x->dims[1], len = shape_numel(x->dims + 2, x->rank - 2);
+    if (rows * len > INT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^31 elements");
+    if (len == 0) return op_error(c, VKI_ERROR_SHAPE, "global pooling over an empty plane");
+    uint32_t spec[4] = {row_group_size(len), kind, op_dtype_code(x->dtype), (uint32_t)p};
+    struct { uint32_t rows, len; } push = {(uint32_t)rows, (uint32_t)len};
+    int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
+    uint32_t gx = rows > 65535 ? 65535 : (uint32_t)rows, gy = gx ? (uint32_t)((rows + gx - 1) / gx) : 0;
+    return op_dispatch(c, "pool_global", spec, 4, &push, sizeof push, values, 2, gx, gy, 1);
+}
+
+#define FLOATS "float32 float16 bfloat16"
+const op_def op_MaxPool = {"MaxPool", "", FLOATS " int8 uint8", "", plan_pool};
+const op_def op_AveragePool = {"AveragePool", "", FLOATS, "", plan_pool};
+const op_def op_LpPool = {"LpPool", "", FLOATS, "", plan_pool};
+const op_def op_GlobalAveragePool = {"GlobalAveragePool", "", FLOATS, "", plan_global_pool};
+const op_def op_GlobalMaxPool = {"GlobalMaxPool", "", FLOATS, "", plan_global_pool};
+const op_def op_GlobalLpPool = {"GlobalLpPool", "", FLOATS, "", plan_global_pool};

@@ -1,0 +1,214 @@
+/* Reductions over a set of axes (ReduceSum .. ReduceSumSquare) and ArgMax/ArgMin: one shader
+ * (shaders/reduce.comp) that reads the input through merged kept/reduced dim groups, so any
+ * set of axes is one dispatch. Constant inputs with small outputs are folded on the host. */
+#include "op.h"
+
+#include <math.h>
+#include <string.h>
+
+enum reduce_kind { /* keep in step with shaders/reduce.comp */
+    K_SUM, K_MEAN, K_MAX, K_MIN, K_PROD, K_L1, K_L2, K_LOGSUM, K_LOGSUMEXP, K_SUMSQUARE, K_ARGMAX, K_ARGMIN,
+};
+
+static const struct { const char *name; enum reduce_kind kind; } reduce_ops[] = {
+    {"ReduceSum", K_SUM}, {"ReduceMean", K_MEAN}, {"ReduceMax", K_MAX}, {"ReduceMin", K_MIN},
+    {"ReduceProd", K_PROD}, {"ReduceL1", K_L1}, {"ReduceL2", K_L2}, {"ReduceLogSum", K_LOGSUM},
+    {"ReduceLogSumExp", K_LOGSUMEXP}, {"ReduceSumSquare", K_SUMSQUARE}, {"ArgMax", K_ARGMAX}, {"ArgMin", K_ARGMIN},
+};
+
+/* Mirrors the shader's push constants: the input seen as kept and reduced dim groups. */
+typedef struct reduce_layout {
+    uint32_t out_count, red_count, n_kept, n_red;
+    uint32_t kept_dim[4], kept_stride[4], red_dim[4], red_stride[4];
+} reduce_layout;
+
+/* Drops size-1 dims and merges neighbours of the same class (kept or reduced); with rank <= 8
+ * the classes alternate at worst, so 4 groups of each suffice. */
+static void build_layout(const plan_value *x, const bool *reduced, reduce_layout *l)
+{
+    memset(l, 0, sizeof *l);
+    l->out_count = l->red_count = 1;
+    int64_t stride[VKI_MAX_RANK];
+    int64_t s = 1;
+    for (int d = x->rank - 1; d >= 0; d--) {
+        stride[d] = s;
+        s *= x->dims[d];
+    }
+    int last_class = -1;
+    for (int d = 0; d < x->rank; d++) {
+        if (reduced[d]) l->red_count *= (uint32_t)x->dims[d];
+        else l->out_count *= (uint32_t)x->dims[d];
+        if (x->dims[d] == 1) continue;
+        uint32_t *dim = reduced[d] ? l->red_dim : l->kept_dim, *str = reduced[d] ? l->red_stride : l->kept_stride;
+        uint32_t *n = reduced[d] ? &l->n_red : &l->n_kept;
+        if (last_class == (int)reduced[d]) {
+            dim[*n - 1] *= (uint32_t)x->dims[d];
+        } else {
+            dim[*n] = (uint32_t)x->dims[d];
+            (*n)++;
+        }
+        str[*n - 1] = (uint32_t)stride[d];
+        last_class = reduced[d];
+    }
+}
+
+static uint32_t group_offset(uint32_t i, uint32_t n, const uint32_t *dim, const uint32_t *stride)
+{
+    uint32_t off = 0;
+    for (int g = (int)n - 1; g >= 0; g--) {
+        off += (i % dim[g]) * stride[g];
+        i /= dim[g];
+    }
+    return off;
+}
+
+/* Host evaluation for folding; mirrors the shader (in double / int64). */
+static void fold(op_ctx *c, enum reduce_kind kind, const reduce_layout *l, bool select_last)
+{
+    plan_value *x = op_in(c, 0);
+    vki_dtype odt = op_out(c, 0)->dtype;
+    void *out = op_output_host(c, 0);
+    bool is_float = dtype_is_float(x->dtype) || kind == K_L2 || kind == K_LOGSUM || kind == K_LOGSUMEXP;
+    for (uint32_t o = 0; o < l->out_count; o++) {
+        uint32_t base = group_offset(o, l->n_kept, l->kept_dim, l->kept_stride);
+        if (kind == K_ARGMAX || kind == K_ARGMIN) {
+            double best = 0;
+            int64_t best_i = -1;
+            for (uint32_t r = 0; r < l->red_count; r++) {
+                double v = host_read_f64(x->dtype, x->host, base + group_offset(r, l->n_red, l->red_dim, l->red_stride));
+                bool wins = best_i < 0 || (isnan(v) && !isnan(best)) || (kind == K_ARGMAX ? v > best : v < best) ||
+                            (select_last && (v == best || (isnan(v) && isnan(best))));
+                if (wins) best = v, best_i = r;
+            }
+            host_write_i64(odt, out, o, best_i < 0 ? 0 : best_i);
+            continue;
+        }
+        double acc = kind == K_PROD ? 1 : kind == K_MAX ? -INFINITY : kind == K_MIN ? INFINITY : 0, m = 0;
+        int64_t iacc = kind == K_PROD ? 1 : kind == K_MAX ? INT64_MIN : kind == K_MIN ? INT64_MAX : 0;
+        for (int pass = kind == K_LOGSUMEXP ? 0 : 1; pass < 2; pass++) {
+            enum reduce_kind k = pass == 0 ? K_MAX : kind;
+            if (pass == 1 && kind == K_LOGSUMEXP) acc = 0;
+            for (uint32_t r = 0; r < l->red_count; r++) {
+                size_t i = base + group_offset(r, l->n_red, l->red_dim, l->red_stride);
+                if (is_float) {
+                    double v = host_read_f64(x->dtype, x->host, i);
+                    v = k == K_L1 ? fabs(v) : k == K_L2 || k == K_SUMSQUARE ? v * v : k == K_LOGSUMEXP ? exp(v - m) : v;
+                    acc = k == K_MAX ? (v > acc || isnan(v) ? v : acc) : k == K_MIN ? (v < acc || isnan(v) ? v : acc)
+                        : k == K_PROD ? acc * v : acc + v;
+                } else {
+                    int64_t v = host_read_i64(x->dtype, x->host, i);
+                    v = k == K_L1 ? (v < 0 ? -v : v) : k == K_SUMSQUARE ? v * v : v;
+                    iacc = k == K_MAX ? (v > iacc ? v : iacc) : k == K_MIN ? (v < iacc ? v : iacc)
+                         : k == K_PROD ? iacc * v : iacc + v;
+                }
+            }
+            if (pass == 0) m = acc;
+        }
+        if (is_float) {
+            double n = (double)l->red_count;
+            acc = kind == K_MEAN ? acc / n : kind == K_L2 ? sqrt(acc) : kind == K_LOGSUM ? log(acc)
+                : kind == K_LOGSUMEXP ? (isinf(m) ? m : m + log(acc)) : acc;
+            if (dtype_is_float(odt)) host_write_f64(odt, out, o, acc);
+            else host_write_i64(odt, out, o, (int64_t)acc);
+        } else {
+            if (kind == K_MEAN) iacc = l->red_count ? iacc / (int64_t)l->red_count : 0;
+            host_write_i64(odt, out, o, iacc);
+        }
+    }
+}
+
+/* Reads the axes (attribute, or input 1 from ReduceSum-13 / opset 18) into reduced[]. */
+static vki_status read_axes(op_ctx *c, enum reduce_kind kind, int rank, bool *reduced)
+{
+    int64_t axes[VKI_MAX_RANK];
+    int n_axes = 0;
+    memset(reduced, 0, VKI_MAX_RANK * sizeof *reduced);
+    if (kind == K_ARGMAX || kind == K_ARGMIN) {
+        int a;
+        VKI_TRY(op_axis(c, ir_attr_int(c->node, "axis", 0), rank, &a));
+        if (rank && op_in(c, 0)->dims[a] == 0)
+            return op_error(c, VKI_ERROR_SHAPE, "%s over an empty axis has no answer", c->node->op_type);
+        if (rank) reduced[a] = true;
+        return VKI_OK;
+    }
+    bool axes_input = (kind == K_SUM && c->opset >= 13) || c->opset >= 18;
+    if (axes_input) {
+        VKI_TRY(op_require_inputs(c, 1, 2));
+        plan_value *a = op_in(c, 1);
+        if (a && shape_numel(a->dims, a->rank) > 0) {
+            if (a->dtype != VKI_DTYPE_INT64) return op_error(c, VKI_ERROR_MODEL, "axes must be int64");
+            if (shape_numel(a->dims, a->rank) > VKI_MAX_RANK)
+                return op_error(c, VKI_ERROR_SHAPE, "more axes than the input's rank %d", rank);
+            VKI_TRY(op_const_ints(c, 1, axes, VKI_MAX_RANK, &n_axes));
+        }
+    } else {
+        VKI_TRY(op_require_inputs(c, 1, 1));
+        const int64_t *attr;
+        int n = ir_attr_ints(c->node, "axes", &attr);
+        if (n > VKI_MAX_RANK) return op_error(c, VKI_ERROR_SHAPE, "more axes than the input's rank %d", rank);
+        for (int i = 0; i < n; i++) axes[i] = attr[i];
+        n_axes = n < 0 ? 0 : n;
+    }
+    if (n_axes == 0) {
+        /* noop_with_empty_axes: every element is reduced alone (Sum is then the identity) */
+        if (axes_input && ir_attr_int(c->node, "noop_with_empty_axes", 0)) return VKI_OK;
+        for (int d = 0; d < rank; d++) reduced[d] = true;
+        return VKI_OK;
+    }
+    for (int i = 0; i < n_axes; i++) {
+        int a;
+        VKI_TRY(op_axis(c, axes[i], rank, &a));
+        if (reduced[a]) return op_error(c, VKI_ERROR_MODEL, "axis %lld appears twice in axes", (long long)axes[i]);
+        reduced[a] = true;
+    }
+    return VKI_OK;
+}
+
+static vki_status plan_reduce(op_ctx *c)
+{
+    enum reduce_kind kind = K_SUM;
+    for (size_t i = 0; i < sizeof reduce_ops / sizeof *reduce_ops; i++)
+        if (!strcmp(reduce_ops[i].name, c->node->op_type)) kind = reduce_ops[i].kind;
+    bool is_arg = kind == K_ARGMAX || kind == K_ARGMIN;
+    VKI_TRY(op_require_gpu_dtype(c, 0));
+    plan_value *x = op_in(c, 0);
+    if (!x) return op_error(c, VKI_ERROR_MODEL, "input 0 is required");
+    if (x->dtype == VKI_DTYPE_BOOL && kind != K_MAX && kind != K_MIN)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "%s does not take bool", c->node->op_type);
+    bool reduced[VKI_MAX_RANK];
+    VKI_TRY(read_axes(c, kind, x->rank, reduced));
+    bool keepdims = ir_attr_int(c->node, "keepdims", 1) != 0;
+    bool select_last = is_arg && ir_attr_int(c->node, "select_last_index", 0) != 0;
+    int64_t dims[VKI_MAX_RANK];
+    int rank = 0;
+    for (int d = 0; d < x->rank; d++) {
+        if (!reduced[d]) dims[rank++] = x->dims[d];
+        else if (keepdims) dims[rank++] = 1;
+    }
+    VKI_TRY(op_set_output(c, 0, is_arg ? VKI_DTYPE_INT64 : x->dtype, rank, dims));
+    if (shape_numel(x->dims, x->rank) > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
+    reduce_layout l;
+    build_layout(x, reduced, &l);
+    if (op_input_is_const(c, 0) && l.out_count <= 4096) {
+        fold(c, kind, &l, select_last);
+        return VKI_OK;
+    }
+    /* a workgroup per output when each output reads many elements; else an invocation each */
+    bool rows = l.red_count >= 256 || (l.red_count >= 32 && l.out_count < 2048);
+    uint32_t spec[6] = {128, kind, op_dtype_code(x->dtype), op_dtype_code(op_out(c, 0)->dtype), rows, select_last};
+    int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)l.out_count * (rows ? 128 : 1), 128, &gx, &gy);
+    return op_dispatch(c, "reduce", spec, 6, &l, sizeof l, values, 2, gx, gy, 1);
+}
+
+#define FLOATS "float32 float16 bfloat16"
+#define INTS "int8 int16 int32 int64 uint8 uint16"
+#define AXES_NOTE "an axes input (ReduceSum-13, opset 18) must be known at plan time"
+#define REDUCE(name_, dtypes_) const op_def op_##name_ = {#name_, "", dtypes_, AXES_NOTE, plan_reduce};
+REDUCE(ReduceSum, FLOATS " " INTS) REDUCE(ReduceMean, FLOATS " " INTS) REDUCE(ReduceMax, FLOATS " " INTS " bool")
+REDUCE(ReduceMin, FLOATS " " INTS " bool") REDUCE(ReduceProd, FLOATS " " INTS) REDUCE(ReduceL1, FLOATS " " INTS)
+REDUCE(ReduceL2, FLOATS " " INTS) REDUCE(ReduceLogSum, FLOATS " " INTS) REDUCE(ReduceLogSumExp, FLOATS " " INTS)
+REDUCE(ReduceSumSquare, FLOATS " " INTS)
+const op_def op_ArgMax = {"ArgMax", "", FLOATS " " INTS, "", plan_reduce};
+const op_def op_ArgMin = {"ArgMin", "", FLOATS " " INTS, "", plan_reduce};

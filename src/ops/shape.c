@@ -1,0 +1,306 @@
+/* Shape ops: Shape, Size, Constant, ConstantOfShape, Range and EyeLike are computed on the
+ * host; Reshape, Flatten, Squeeze and Unsqueeze are views of their input (no GPU work). */
+#include "movement.h"
+
+#include <math.h>
+#include <string.h>
+
+#define FILL_ON_GPU_ABOVE 4096 /* ConstantOfShape: larger outputs are filled by a dispatch */
+
+static vki_status plan_shape(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 1, 1));
+    plan_value *x = op_in(c, 0);
+    int64_t start = ir_attr_int(c->node, "start", 0), end = ir_attr_int(c->node, "end", x->rank);
+    if (start < 0) start += x->rank;
+    if (end < 0) end += x->rank;
+    start = start < 0 ? 0 : start > x->rank ? x->rank : start;
+    end = end < 0 ? 0 : end > x->rank ? x->rank : end;
+    int64_t n = end > start ? end - start : 0;
+    VKI_TRY(op_set_output(c, 0, VKI_DTYPE_INT64, 1, &n));
+    int64_t *out = op_output_host(c, 0);
+    for (int64_t k = 0; k < n; k++) out[k] = x->dims[start + k];
+    return VKI_OK;
+}
+
+static vki_status plan_size(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 1, 1));
+    plan_value *x = op_in(c, 0);
+    VKI_TRY(op_set_output(c, 0, VKI_DTYPE_INT64, 0, NULL));
+    int64_t *out = op_output_host(c, 0);
+    *out = shape_numel(x->dims, x->rank);
+    return VKI_OK;
+}
+
+/* A constant output holding a copy of `t`. */
+static vki_status output_tensor(op_ctx *c, const ir_tensor *t)
+{
+    if (t->dtype == VKI_DTYPE_STRING) return op_error(c, VKI_ERROR_UNSUPPORTED, "string tensors are not supported");
+    VKI_TRY(op_set_output(c, 0, t->dtype, t->rank, t->dims));
+    void *out = op_output_host(c, 0);
+    size_t bytes = (size_t)shape_numel(t->dims, t->rank) * vki_dtype_size(t->dtype);
+    if (bytes && (!t->data || t->bytes < bytes)) return op_error(c, VKI_ERROR_MODEL, "the tensor has no data");
+    if (bytes) memcpy(out, t->data, bytes);
+    return VKI_OK;
+}
+
+static vki_status plan_constant(op_ctx *c)
+{
+    if (c->node->n_attrs != 1) return op_error(c, VKI_ERROR_MODEL, "Constant needs exactly one value attribute");
+    const ir_attr *a = &c->node->attrs[0];
+    int64_t n = a->count;
+    if (!strcmp(a->name, "value") && a->type == ATTR_TENSOR) return output_tensor(c, a->tensor);
+    if (!strcmp(a->name, "value_float") && a->type == ATTR_FLOAT) {
+        VKI_TRY(op_set_output(c, 0, VKI_DTYPE_FLOAT, 0, NULL));
+        *(float *)op_output_host(c, 0) = a->f;
+        return VKI_OK;
+    }
+    if (!strcmp(a->name, "value_floats") && a->type == ATTR_FLOATS) {
+        VKI_TRY(op_set_output(c, 0, VKI_DTYPE_FLOAT, 1, &n));
+        float *out = op_output_host(c, 0);
+        if (n) memcpy(out, a->floats, (size_t)n * sizeof *out);
+        return VKI_OK;
+    }
+    if (!strcmp(a->name, "value_int") && a->type == ATTR_INT) {
+        VKI_TRY(op_set_output(c, 0, VKI_DTYPE_INT64, 0, NULL));
+        *(int64_t *)op_output_host(c, 0) = a->i;
+        return VKI_OK;
+    }
+    if (!strcmp(a->name, "value_ints") && a->type == ATTR_INTS) {
+        VKI_TRY(op_set_output(c, 0, VKI_DTYPE_INT64, 1, &n));
+        int64_t *out = op_output_host(c, 0);
+        if (n) memcpy(out, a->ints, (size_t)n * sizeof *out);
+        return VKI_OK;
+    }
+    return op_error(c, VKI_ERROR_UNSUPPORTED, "Constant attribute '%s' is not supported (value, value_float(s) and "
+                    "value_int(s) are; sparse and string constants are not)", a->name);
+}
+
+static vki_status shape_from_input(op_ctx *c, int i, int64_t *dims, int *rank)
+{
+    plan_value *s = op_in(c, i);
+    if (s->rank != 1) return op_error(c, VKI_ERROR_SHAPE, "the shape input must be 1-D");
+    VKI_TRY(op_const_ints(c, i, dims, VKI_MAX_RANK, rank));
+    for (int k = 0; k < *rank; k++)
+        if (dims[k] < 0) return op_error(c, VKI_ERROR_SHAPE, "the shape has a negative dimension");
+    return VKI_OK;
+}
+
+static vki_status plan_constant_of_shape(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 1, 1));
+    int64_t dims[VKI_MAX_RANK];
+    int rank;
+    VKI_TRY(shape_from_input(c, 0, dims, &rank));
+    const ir_attr *a = ir_find_attr(c->node, "value");
+    vki_dtype dtype = VKI_DTYPE_FLOAT;
+    const void *value = NULL;
+    if (a) {
+        if (a->type != ATTR_TENSOR || shape_numel(a->tensor->dims, a->tensor->rank) != 1 || !a->tensor->data)
+            return op_error(c, VKI_ERROR_MODEL, "'value' must be a tensor of one element");
+        dtype = a->tensor->dtype;
+        value = a->tensor->data;
+    }
+    size_t elem = vki_dtype_size(dtype);
+    if (!elem || dtype == VKI_DTYPE_STRING) return op_error(c, VKI_ERROR_UNSUPPORTED, "dtype %s is not supported", vki_dtype_name(dtype));
+    VKI_TRY(op_set_output(c, 0, dtype, rank, dims));
+    int64_t count = shape_numel(dims, rank);
+    if (count > FILL_ON_GPU_ABOVE && dtype_gpu_supported(dtype)) {
+        uint32_t bits = 0;
+        size_t bad;
+        if (value && !convert_to_gpu(dtype, value, &bits, 1, &bad))
+            return op_error(c, VKI_ERROR_UNSUPPORTED, "the value does not fit in int32");
+        if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
+        struct { uint32_t count, value; } push = {(uint32_t)count, bits};
+        uint32_t spec[1] = {128}, gx, gy;
+        int values[1] = {op_out_index(c, 0)};
+        op_grid_1d((uint64_t)count, 128, &gx, &gy);
+        return op_dispatch(c, "fill", spec, 1, &push, sizeof push, values, 1, gx, gy, 1);
+    }
+    char *out = op_output_host(c, 0);
+    for (int64_t i = 0; value && i < count; i++) memcpy(out + i * (int64_t)elem, value, elem);
+    return VKI_OK;
+}
+
+static vki_status plan_reshape(op_ctx *c)
+{
+    plan_value *x = op_in(c, 0);
+    int64_t shape[VKI_MAX_RANK], dims[VKI_MAX_RANK];
+    int n;
+    if (c->opset < 5) {
+        VKI_TRY(op_require_inputs(c, 1, 1));
+        const int64_t *v;
+        n = ir_attr_ints(c->node, "shape", &v);
+        if (n < 0 || n > VKI_MAX_RANK) return op_error(c, VKI_ERROR_MODEL, "needs a 'shape' attribute of at most %d entries", VKI_MAX_RANK);
+        memcpy(shape, v, (size_t)n * sizeof *v);
+    } else {
+        VKI_TRY(op_require_inputs(c, 2, 2));
+        VKI_TRY(op_const_ints(c, 1, shape, VKI_MAX_RANK, &n));
+    }
+    bool allowzero = c->opset >= 14 && ir_attr_int(c->node, "allowzero", 0);
+    int infer = -1;
+    int64_t known = 1;
+    for (int k = 0; k < n; k++) {
+        int64_t s = shape[k];
+        if (s == 0 && !allowzero) {
+            if (k >= x->rank) return op_error(c, VKI_ERROR_SHAPE, "shape entry %d is 0 (copy) but the input has rank %d", k, x->rank);
+            s = x->dims[k];
+        } else if (s == -1) {
+            if (infer >= 0) return op_error(c, VKI_ERROR_SHAPE, "the shape has more than one -1");
+            infer = k;
+            s = 1;
+        } else if (s < 0) {
+            return op_error(c, VKI_ERROR_SHAPE, "the shape has the invalid entry %lld", (long long)s);
+        }
+        dims[k] = s;
+        known *= s;
+    }
+    int64_t numel = shape_numel(x->dims, x->rank);
+    if (infer >= 0) {
+        if (known == 0 || numel % known)
+            return op_error(c, VKI_ERROR_SHAPE, "cannot infer the -1 dimension: %lld elements do not divide by %lld",
+                            (long long)numel, (long long)known);
+        dims[infer] = numel / known;
+    } else if (known != numel) {
+        return op_error(c, VKI_ERROR_SHAPE, "the new shape has %lld elements, the input %lld", (long long)known, (long long)numel);
+    }
+    VKI_TRY(op_set_output(c, 0, x->dtype, n, dims));
+    return op_output_alias(c, 0, 0);
+}
+
+static vki_status plan_flatten(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 1, 1));
+    plan_value *x = op_in(c, 0);
+    int64_t axis = ir_attr_int(c->node, "axis", 1);
+    if (axis < 0) axis += x->rank;
+    if (axis < 0 || axis > x->rank) return op_error(c, VKI_ERROR_SHAPE, "axis is out of range for rank %d", x->rank);
+    int64_t dims[2] = {shape_numel(x->dims, (int)axis), shape_numel(x->dims + axis, x->rank - (int)axis)};
+    VKI_TRY(op_set_output(c, 0, x->dtype, 2, dims));
+    return op_output_alias(c, 0, 0);
+}
+
+/* Axes from the attribute (opset < 13) or the optional input 1; *count = -1 when absent. */
+static vki_status read_axes(op_ctx *c, int64_t *axes, int *count)
+{
+    *count = -1;
+    if (c->opset < 13) {
+        const int64_t *v;
+        int n = ir_attr_ints(c->node, "axes", &v);
+        if (n > VKI_MAX_RANK) return op_error(c, VKI_ERROR_SHAPE, "too many axes");
+        if (n >= 0) memcpy(axes, v, (size_t)n * sizeof *v);
+        *count = n;
+        return VKI_OK;
+    }
+    if (!op_has_input(c, 1)) return VKI_OK;
+    return op_const_ints(c, 1, axes, VKI_MAX_RANK, count);
+}
+
+static vki_status plan_squeeze(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 1, c->opset < 13 ? 1 : 2));
+    plan_value *x = op_in(c, 0);
+    int64_t axes[VKI_MAX_RANK], dims[VKI_MAX_RANK];
+    int n, rank = 0;
+    VKI_TRY(read_axes(c, axes, &n));
+    bool drop[VKI_MAX_RANK] = {false};
+    for (int i = 0; i < n; i++) {
+        int a;
+        VKI_TRY(op_axis(c, axes[i], x->rank, &a));
+        if (x->dims[a] != 1) return op_error(c, VKI_ERROR_SHAPE, "cannot squeeze dimension %d of size %lld", a, (long long)x->dims[a]);
+        drop[a] = true;
+    }
+    for (int k = 0; k < x->rank; k++)
+        if (!(n >= 0 ? drop[k] : x->dims[k] == 1)) dims[rank++] = x->dims[k];
+    VKI_TRY(op_set_output(c, 0, x->dtype, rank, dims));
+    return op_output_alias(c, 0, 0);
+}
+
+static vki_status plan_unsqueeze(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, c->opset < 13 ? 1 : 2, c->opset < 13 ? 1 : 2));
+    plan_value *x = op_in(c, 0);
+    int64_t axes[VKI_MAX_RANK], dims[VKI_MAX_RANK];
+    int n;
+    VKI_TRY(read_axes(c, axes, &n));
+    if (n < 0) return op_error(c, VKI_ERROR_MODEL, "Unsqueeze needs axes");
+    int rank = x->rank + n;
+    if (rank > VKI_MAX_RANK) return op_error(c, VKI_ERROR_UNSUPPORTED, "the output would have rank %d; at most %d is supported", rank, VKI_MAX_RANK);
+    bool added[VKI_MAX_RANK] = {false};
+    for (int i = 0; i < n; i++) {
+        int a;
+        VKI_TRY(op_axis(c, axes[i], rank, &a));
+        if (added[a]) return op_error(c, VKI_ERROR_MODEL, "axis %d is given twice", a);
+        added[a] = true;
+    }
+    for (int k = 0, from = 0; k < rank; k++) dims[k] = added[k] ? 1 : x->dims[from++];
+    VKI_TRY(op_set_output(c, 0, x->dtype, rank, dims));
+    return op_output_alias(c, 0, 0);
+}
+
+static vki_status plan_range(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 3, 3));
+    vki_dtype t = op_in(c, 0)->dtype;
+    for (int i = 0; i < 3; i++) {
+        plan_value *v = op_in(c, i);
+        if (v->dtype != t) return op_error(c, VKI_ERROR_MODEL, "start, limit and delta must have one dtype");
+        if (shape_numel(v->dims, v->rank) != 1) return op_error(c, VKI_ERROR_SHAPE, "input %d must be a scalar", i);
+        if (!v->host)
+            return op_error(c, VKI_ERROR_UNSUPPORTED, "Range needs start, limit and delta known at plan time (its output "
+                            "shape depends on them)");
+    }
+    int64_t n;
+    void *out;
+    if (dtype_is_float(t)) {
+        double start = host_read_f64(t, op_in(c, 0)->host, 0), limit = host_read_f64(t, op_in(c, 1)->host, 0),
+               delta = host_read_f64(t, op_in(c, 2)->host, 0);
+        if (delta == 0 || !isfinite(start) || !isfinite(limit) || !isfinite(delta))
+            return op_error(c, VKI_ERROR_MODEL, "delta must be non-zero and the inputs finite");
+        double steps = ceil((limit - start) / delta);
+        n = steps > 0 ? (int64_t)steps : 0;
+        VKI_TRY(op_set_output(c, 0, t, 1, &n));
+        out = op_output_host(c, 0);
+        for (int64_t i = 0; i < n; i++) host_write_f64(t, out, (size_t)i, start + (double)i * delta);
+        return VKI_OK;
+    }
+    int64_t start = host_read_i64(t, op_in(c, 0)->host, 0), limit = host_read_i64(t, op_in(c, 1)->host, 0),
+            delta = host_read_i64(t, op_in(c, 2)->host, 0);
+    if (delta == 0) return op_error(c, VKI_ERROR_MODEL, "delta must be non-zero");
+    int64_t span = limit - start;
+    n = delta > 0 ? (span > 0 ? (span + delta - 1) / delta : 0) : (span < 0 ? (-span - delta - 1) / -delta : 0);
+    VKI_TRY(op_set_output(c, 0, t, 1, &n));
+    out = op_output_host(c, 0);
+    for (int64_t i = 0; i < n; i++) host_write_i64(t, out, (size_t)i, start + i * delta);
+    return VKI_OK;
+}
+
+static vki_status plan_eye_like(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 1, 1));
+    plan_value *x = op_in(c, 0);
+    if (x->rank != 2) return op_error(c, VKI_ERROR_SHAPE, "the input must be 2-D");
+    vki_dtype t = (vki_dtype)ir_attr_int(c->node, "dtype", x->dtype);
+    if (!vki_dtype_size(t) || t == VKI_DTYPE_STRING) return op_error(c, VKI_ERROR_UNSUPPORTED, "dtype %s is not supported", vki_dtype_name(t));
+    int64_t k = ir_attr_int(c->node, "k", 0);
+    VKI_TRY(op_set_output(c, 0, t, 2, x->dims));
+    void *out = op_output_host(c, 0); /* zeroed */
+    for (int64_t r = 0; r < x->dims[0]; r++) {
+        int64_t col = r + k;
+        if (col >= 0 && col < x->dims[1]) host_write_i64(t, out, (size_t)(r * x->dims[1] + col), 1);
+    }
+    return VKI_OK;
+}
+
+#define ALL_DTYPES "float32 float16 bfloat16 int8 int16 int32 int64 uint8 uint16 bool"
+const op_def op_Shape = {"Shape", "", ALL_DTYPES, "", plan_shape};
+const op_def op_Size = {"Size", "", ALL_DTYPES, "", plan_size};
+const op_def op_Constant = {"Constant", "", ALL_DTYPES, "sparse_value and string values are not supported", plan_constant};
+const op_def op_ConstantOfShape = {"ConstantOfShape", "", ALL_DTYPES, "the shape must be a plan-time constant", plan_constant_of_shape};
+const op_def op_Reshape = {"Reshape", "", ALL_DTYPES, "the shape must be a plan-time constant", plan_reshape};
+const op_def op_Flatten = {"Flatten", "", ALL_DTYPES, "", plan_flatten};
+const op_def op_Squeeze = {"Squeeze", "", ALL_DTYPES, "axes must be a plan-time constant", plan_squeeze};
+const op_def op_Unsqueeze = {"Unsqueeze", "", ALL_DTYPES, "axes must be a plan-time constant", plan_unsqueeze};
+const op_def op_Range = {"Range", "", "float32 float16 int16 int32 int64", "start, limit and delta must be plan-time constants", plan_range};
+const op_def op_EyeLike = {"EyeLike", "", ALL_DTYPES, "", plan_eye_like};

@@ -1,0 +1,107 @@
+/* Ops that normalize or scan along one axis: Softmax, LogSoftmax, Hardmax (shaders/softmax.comp)
+ * and CumSum (shaders/cumsum.comp). */
+#include "op.h"
+
+#include <math.h>
+#include <string.h>
+
+enum softmax_kind { SOFTMAX, LOG_SOFTMAX, HARDMAX }; /* keep in step with shaders/softmax.comp */
+
+/* Before opset 13 the input is coerced to 2-D at `axis` (default 1) and each row is the
+ * flattened trailing dims; from 13 a row runs along the single `axis` (default -1). */
+static vki_status plan_softmax(op_ctx *c)
+{
+    enum softmax_kind kind = !strcmp(c->node->op_type, "Softmax") ? SOFTMAX
+                           : !strcmp(c->node->op_type, "LogSoftmax") ? LOG_SOFTMAX : HARDMAX;
+    VKI_TRY(op_require_inputs(c, 1, 1));
+    VKI_TRY(op_require_gpu_dtype(c, 0));
+    VKI_TRY(op_require_float(c, 0));
+    plan_value *x = op_in(c, 0);
+    bool coerce_2d = c->opset < 13;
+    int axis;
+    VKI_TRY(op_axis(c, ir_attr_int(c->node, "axis", coerce_2d ? 1 : -1), x->rank, &axis));
+    VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, x->dims));
+    int64_t outer = shape_numel(x->dims, axis), n = 1, inner = 1;
+    for (int d = axis; d < x->rank; d++) {
+        if (d == axis || coerce_2d) n *= x->dims[d];
+        else inner *= x->dims[d];
+    }
+    int64_t rows = outer * inner;
+    if (rows * n > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
+    /* a workgroup per row when rows are long; else an invocation per row */
+    bool by_workgroup = n >= 256 || (n >= 32 && rows < 2048);
+    uint32_t spec[4] = {128, kind, op_dtype_code(x->dtype), by_workgroup};
+    struct { uint32_t rows, n, inner; } push = {(uint32_t)rows, (uint32_t)n, (uint32_t)inner};
+    int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)rows * (by_workgroup ? 128 : 1), 128, &gx, &gy);
+    return op_dispatch(c, "softmax", spec, 4, &push, sizeof push, values, 2, gx, gy, 1);
+}
+
+#define CUMSUM_AXIS_FROM_INPUT (-1000) /* keep in step with shaders/cumsum.comp */
+
+static void fold_cumsum(op_ctx *c, int axis, bool exclusive, bool reverse)
+{
+    plan_value *x = op_in(c, 0);
+    void *out = op_output_host(c, 0);
+    int64_t len = x->rank ? x->dims[axis] : 1, inner = 1, count = shape_numel(x->dims, x->rank);
+    for (int d = axis + 1; d < x->rank; d++) inner *= x->dims[d];
+    bool is_float = dtype_is_float(x->dtype);
+    for (int64_t i = 0; i < count; i++) {
+        if ((i / inner) % len) continue;
+        double fsum = 0;
+        int64_t isum = 0;
+        for (int64_t k = 0; k < len; k++) {
+            size_t off = (size_t)(i + (reverse ? len - 1 - k : k) * inner);
+            double fv = is_float ? host_read_f64(x->dtype, x->host, off) : 0;
+            int64_t iv = is_float ? 0 : host_read_i64(x->dtype, x->host, off);
+            if (!exclusive) fsum += fv, isum += iv;
+            if (is_float) host_write_f64(x->dtype, out, off, fsum);
+            else host_write_i64(x->dtype, out, off, isum);
+            if (exclusive) fsum += fv, isum += iv;
+        }
+    }
+}
+
+static vki_status plan_cumsum(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 2, 2));
+    VKI_TRY(op_require_gpu_dtype(c, 0));
+    plan_value *x = op_in(c, 0), *a = op_in(c, 1);
+    if (x->dtype == VKI_DTYPE_BOOL || x->dtype == VKI_DTYPE_INT8 || x->dtype == VKI_DTYPE_UINT8 ||
+        x->dtype == VKI_DTYPE_INT16 || x->dtype == VKI_DTYPE_UINT16)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "CumSum takes float32, float16, bfloat16, int32 and int64, not %s",
+                        vki_dtype_name(x->dtype));
+    if ((a->dtype != VKI_DTYPE_INT32 && a->dtype != VKI_DTYPE_INT64) || shape_numel(a->dims, a->rank) != 1)
+        return op_error(c, VKI_ERROR_MODEL, "the axis input must be one int32 or int64 value");
+    bool exclusive = ir_attr_int(c->node, "exclusive", 0) != 0, reverse = ir_attr_int(c->node, "reverse", 0) != 0;
+    VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, x->dims));
+    int axis = CUMSUM_AXIS_FROM_INPUT;
+    if (op_input_is_const(c, 1)) {
+        int64_t v;
+        int n;
+        VKI_TRY(op_const_ints(c, 1, &v, 1, &n));
+        VKI_TRY(op_axis(c, v, x->rank, &axis));
+    }
+    int64_t count = shape_numel(x->dims, x->rank);
+    if (op_all_inputs_const(c) && count <= 4096) {
+        fold_cumsum(c, axis, exclusive, reverse);
+        return VKI_OK;
+    }
+    if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
+    struct { uint32_t count, rank, exclusive, reverse; int32_t axis; uint32_t dims[VKI_MAX_RANK]; } push = {
+        (uint32_t)count, (uint32_t)x->rank, exclusive, reverse, axis, {0}};
+    for (int d = 0; d < x->rank; d++) push.dims[d] = (uint32_t)x->dims[d];
+    uint32_t spec[2] = {128, op_dtype_code(x->dtype)};
+    int values[3] = {op_in_index(c, 0), op_in_index(c, 1), op_out_index(c, 0)};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)count, 128, &gx, &gy);
+    return op_dispatch(c, "cumsum", spec, 2, &push, sizeof push, values, 3, gx, gy, 1);
+}
+
+#define FLOATS "float32 float16 bfloat16"
+const op_def op_Softmax = {"Softmax", "", FLOATS, "", plan_softmax};
+const op_def op_LogSoftmax = {"LogSoftmax", "", FLOATS, "", plan_softmax};
+const op_def op_Hardmax = {"Hardmax", "", FLOATS, "", plan_softmax};
+const op_def op_CumSum = {"CumSum", "", FLOATS " int32 int64",
+                          "a runtime axis input that is out of range leaves the output unwritten", plan_cumsum};

@@ -1,0 +1,323 @@
+#!/usr/bin/python3
+"""Tests of the vkinfer command: .npy reading/writing, output names, input errors, bench --json.
+
+usage: /usr/bin/python3 tests/cli/test_cli.py path/to/vkinfer
+Builds tiny ONNX models with onnx.helper (only ops of src/ops/unary.c), runs the binary and
+compares with numpy. Prints one line per check and 'N passed, N failed' last.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+VKINFER = None
+TMP = None
+results = {"passed": 0, "failed": 0}
+
+
+def check(name, ok, detail=""):
+    results["passed" if ok else "failed"] += 1
+    print(("PASS " if ok else "FAIL ") + name + ("" if ok or not detail else "\n    " + detail.replace("\n", "\n    ")))
+
+
+def vk(*args, timeout=300, cwd=None):
+    p = subprocess.run([VKINFER] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    return p.returncode, p.stdout, p.stderr
+
+
+def path(name):
+    return os.path.join(TMP, name)
+
+
+def save_model(graph, name, opset=13):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 7
+    onnx.checker.check_model(model)
+    onnx.save(model, path(name))
+    return path(name)
+
+
+def build_models():
+    # x[2,3] -> Relu -> Identity -> y
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Identity", ["r"], ["y"])], "relu_identity",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    relu = save_model(g, "relu.onnx")
+    # names that are not file names, a symbolic batch dim and two inputs of other dtypes
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["in:0"], ["out/relu:0"]),
+         helper.make_node("Cast", ["ids"], ["ids_f"], to=TensorProto.FLOAT),
+         helper.make_node("Not", ["mask"], ["not mask"])], "names",
+        [helper.make_tensor_value_info("in:0", TensorProto.FLOAT, ["batch", 4]),
+         helper.make_tensor_value_info("ids", TensorProto.INT64, [3]),
+         helper.make_tensor_value_info("mask", TensorProto.BOOL, [2, 2])],
+        [helper.make_tensor_value_info("out/relu:0", TensorProto.FLOAT, ["batch", 4]),
+         helper.make_tensor_value_info("ids_f", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("not mask", TensorProto.BOOL, [2, 2])])
+    names = save_model(g, "names.onnx")
+    # float16 in and out
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["h"], ["hr"])], "half",
+        [helper.make_tensor_value_info("h", TensorProto.FLOAT16, [5])],
+        [helper.make_tensor_value_info("hr", TensorProto.FLOAT16, [5])])
+    half = save_model(g, "half.onnx")
+    # a bfloat16 output (written as float32) and two output names that sanitize alike
+    g = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["a/b"], to=TensorProto.BFLOAT16),
+         helper.make_node("Relu", ["x"], ["a:b"])], "bf16",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("a/b", TensorProto.BFLOAT16, [2, 3]),
+         helper.make_tensor_value_info("a:b", TensorProto.FLOAT, [2, 3])])
+    bf16 = save_model(g, "bf16.onnx")
+    return relu, names, half, bf16
+
+
+def expects_inputs_listed(stderr, *needles):
+    return "expects" in stderr and all(n in stderr for n in needles)
+
+
+def load_npy(p):
+    try:
+        return np.load(p)
+    except Exception as e:  # noqa: BLE001 - any failure is a test failure
+        return e
+
+
+def main():
+    global VKINFER, TMP
+    if len(sys.argv) != 2:
+        print("usage: test_cli.py path/to/vkinfer", file=sys.stderr)
+        return 2
+    VKINFER = os.path.abspath(sys.argv[1])
+    if not os.access(VKINFER, os.X_OK):
+        print(f"FAIL {VKINFER} is not an executable\n0 passed, 1 failed")
+        return 1
+    with tempfile.TemporaryDirectory(prefix="vkinfer-cli-") as tmp:
+        TMP = tmp
+        run_all()
+    print(f"{results['passed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+def run_all():
+    relu, names, half, bf16 = build_models()
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    np.save(path("x.npy"), x)
+    want = np.maximum(x, 0)
+
+    # ---- basic commands ----
+    rc, out, err = vk("--version")
+    check("--version", rc == 0 and out.startswith("vkinfer "), out + err)
+    rc, out, err = vk("help")
+    check("help", rc == 0 and "usage" in out, out + err)
+    rc, out, err = vk()
+    check("no command is a usage error (exit 2)", rc == 2 and "usage" in err, f"rc={rc}")
+    rc, out, err = vk("run", relu, "--bogus")
+    check("unknown option is a usage error (exit 2)", rc == 2 and "--bogus" in err, f"rc={rc} {err}")
+    rc, out, err = vk("run")
+    check("run without model is a usage error (exit 2)", rc == 2, f"rc={rc}")
+    rc, out, err = vk("devices")
+    check("devices", rc == 0 and "*" in out, out + err)
+    rc, out, err = vk("ops")
+    check("ops", rc == 0 and "Relu" in out, out + err)
+    rc, out, err = vk("ops", "--markdown")
+    lines = out.splitlines()
+    check("ops --markdown", rc == 0 and lines[0].startswith("| Op") and any(l.startswith("| Relu |") for l in lines),
+          out[:500] + err)
+
+    # ---- run with an input file ----
+    od = path("out1")
+    rc, out, err = vk("run", relu, "--input", "x=" + path("x.npy"), "--output-dir", od)
+    got = load_npy(os.path.join(od, "y.npy"))
+    check("run Relu+Identity writes y.npy equal to numpy",
+          rc == 0 and isinstance(got, np.ndarray) and got.dtype == np.float32 and got.shape == (2, 3)
+          and np.array_equal(got, want), f"rc={rc}\n{out}\n{err}\n{got}")
+    check("run prints name, shape, dtype, times",
+          "output y" in out and "[2,3]" in out and "float32" in out and "plan" in out and "ms" in out, out)
+    os.mkdir(path("cwd"))
+    rc, out, err = vk("run", relu, "--input=x=" + path("x.npy"), cwd=path("cwd"))
+    check("--opt=value form; no files written without --output-dir", rc == 0 and os.listdir(path("cwd")) == [],
+          f"rc={rc} {os.listdir(path('cwd'))}\n{err}")
+
+    # Fortran order, big-endian, format v2 and v3
+    np.save(path("xf.npy"), np.asfortranarray(x))
+    with open(path("xf.npy"), "rb") as f:
+        is_fortran = b"'fortran_order': True" in f.read(128)
+    od = path("out_f")
+    rc, out, err = vk("run", relu, "--input", "x=" + path("xf.npy"), "--output-dir", od)
+    got = load_npy(os.path.join(od, "y.npy"))
+    check("Fortran-order input", is_fortran and rc == 0 and np.array_equal(got, want), f"rc={rc} {err}")
+    np.save(path("xbe.npy"), x.astype(">f4"))
+    od = path("out_be")
+    rc, out, err = vk("run", relu, "--input", "x=" + path("xbe.npy"), "--output-dir", od)
+    check("big-endian input", rc == 0 and np.array_equal(load_npy(os.path.join(od, "y.npy")), want), err)
+    x3 = rng.uniform(-1, 1, (2, 3, 4)).astype(np.float32)
+    for version in [(2, 0), (3, 0)]:
+        p = path(f"xv{version[0]}.npy")
+        with open(p, "wb") as f:
+            np.lib.format.write_array(f, x, version=version)
+        od = path(f"out_v{version[0]}")
+        rc, out, err = vk("run", relu, "--input", "x=" + p, "--output-dir", od)
+        check(f"npy format v{version[0]}.0 input",
+              rc == 0 and np.array_equal(load_npy(os.path.join(od, "y.npy")), want), err)
+
+    # ---- output name sanitization, symbolic dims, int64 and bool ----
+    xin = rng.uniform(-1, 1, (3, 4)).astype(np.float32)
+    ids = np.array([1, -7, 123456], dtype=np.int64)
+    mask = np.array([[True, False], [False, True]])
+    np.save(path("xin.npy"), xin)
+    np.save(path("ids.npy"), ids)
+    np.save(path("mask.npy"), mask)
+    od = path("out_names")
+    rc, out, err = vk("run", names, "--input", "in:0=" + path("xin.npy"), "--input", "ids=" + path("ids.npy"),
+                      "--input", "mask=" + path("mask.npy"), "--output-dir", od)
+    files = sorted(os.listdir(od)) if os.path.isdir(od) else []
+    check("output names sanitized (out/relu:0 -> out_relu_0.npy, 'not mask' -> not_mask.npy)",
+          rc == 0 and files == ["ids_f.npy", "not_mask.npy", "out_relu_0.npy"], f"rc={rc} files={files}\n{err}")
+    got = load_npy(os.path.join(od, "out_relu_0.npy"))
+    check("symbolic batch dim takes the input's size",
+          isinstance(got, np.ndarray) and got.shape == (3, 4) and np.array_equal(got, np.maximum(xin, 0)), str(got))
+    got = load_npy(os.path.join(od, "ids_f.npy"))
+    check("int64 input", isinstance(got, np.ndarray) and np.array_equal(got, ids.astype(np.float32)), str(got))
+    got = load_npy(os.path.join(od, "not_mask.npy"))
+    check("bool input and output", isinstance(got, np.ndarray) and got.dtype == np.bool_
+          and np.array_equal(got, ~mask), str(got))
+
+    # float16 in, float16 out
+    h = np.array([-1.5, 0, 0.25, 65504, -65504], dtype=np.float16)
+    np.save(path("h.npy"), h)
+    od = path("out_half")
+    rc, out, err = vk("run", half, "--input", "h=" + path("h.npy"), "--output-dir", od)
+    got = load_npy(os.path.join(od, "hr.npy"))
+    check("float16 input and output", rc == 0 and isinstance(got, np.ndarray) and got.dtype == np.float16
+          and np.array_equal(got, np.maximum(h, 0)), f"rc={rc} {err} {got}")
+
+    od = path("out_bf16")
+    rc, out, err = vk("run", bf16, "--input", "x=" + path("x.npy"), "--output-dir", od)
+    got = load_npy(os.path.join(od, "a_b.npy"))
+    bf = (x.view(np.uint32) + 0x7FFF + ((x.view(np.uint32) >> 16) & 1)) & 0xFFFF0000  # round to nearest even
+    check("bfloat16 output written as float32 and said so",
+          rc == 0 and isinstance(got, np.ndarray) and got.dtype == np.float32 and np.array_equal(got, bf.view(np.float32))
+          and "float32" in out and "bfloat16" in out, f"rc={rc}\n{out}\n{err}\n{got}")
+    got = load_npy(os.path.join(od, "output_1.npy"))
+    check("output names that sanitize alike: the second is written as output_<index>.npy, with a warning",
+          isinstance(got, np.ndarray) and np.array_equal(got, want) and "output_1.npy" in err, f"{os.listdir(od)}\n{err}")
+
+    # ---- input errors: exit 1 and the expected inputs listed ----
+    rc, out, err = vk("run", names, "--input", "in:0=" + path("xin.npy"))
+    check("missing input: exit 1, lists inputs",
+          rc == 1 and expects_inputs_listed(err, "ids", "int64", "[3]", "mask", "bool", "[batch,4]"), f"rc={rc}\n{err}")
+    rc, out, err = vk("run", relu, "--input", "x=" + path("x.npy"), "--input", "bogus=" + path("x.npy"))
+    check("unknown input: exit 1, lists inputs",
+          rc == 1 and "bogus" in err and expects_inputs_listed(err, "x", "float32", "[2,3]"), f"rc={rc}\n{err}")
+    np.save(path("x_i32.npy"), (x * 10).astype(np.int32))
+    rc, out, err = vk("run", relu, "--input", "x=" + path("x_i32.npy"))
+    check("wrong dtype: exit 1, lists inputs",
+          rc == 1 and "int32" in err and expects_inputs_listed(err, "x", "float32", "[2,3]"), f"rc={rc}\n{err}")
+    np.save(path("x_f64.npy"), x.astype(np.float64))
+    rc, out, err = vk("run", relu, "--input", "x=" + path("x_f64.npy"))
+    check("float64 input: exit 1, suggests astype", rc == 1 and "float64" in err and "astype" in err, f"rc={rc}\n{err}")
+    np.save(path("x_t.npy"), x.T.copy())
+    rc, out, err = vk("run", relu, "--input", "x=" + path("x_t.npy"))
+    check("wrong shape: exit 1, lists inputs",
+          rc == 1 and "[3,2]" in err and expects_inputs_listed(err, "x", "float32", "[2,3]"), f"rc={rc}\n{err}")
+    rc, out, err = vk("run", relu, "--input", "x=" + path("nonexistent.npy"))
+    check("missing file: exit 1", rc == 1 and "nonexistent" in err, f"rc={rc}\n{err}")
+
+    # ---- broken and hostile files: exit 1, never a crash ----
+    raw = open(path("x.npy"), "rb").read()
+    data_start = len(raw) - x.nbytes
+    header = raw[10:data_start]
+
+    def npy_with_header(text, data=b"", version=1):
+        body = text.encode()
+        if version == 1:
+            return b"\x93NUMPY\x01\x00" + len(body).to_bytes(2, "little") + body + data
+        return b"\x93NUMPY" + bytes([version, 0]) + len(body).to_bytes(4, "little") + body + data
+
+    broken = {
+        "truncated data": raw[:-5],
+        "truncated header": raw[:40],
+        "only magic": raw[:7],
+        "empty file": b"",
+        "not npy": b"hello world, this is not a numpy file at all",
+        "header length beyond file": b"\x93NUMPY\x01\x00\xff\xff{'descr'",
+        "v2 huge header length": b"\x93NUMPY\x02\x00\xff\xff\xff\xff{'descr'",
+        "version 9": b"\x93NUMPY\x09\x00" + raw[8:],
+        "huge shape": npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4611686018427387904), }\n"),
+        "overflowing dim": npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999, ), }\n"),
+        "negative dim": npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (-2, 3), }\n", raw[data_start:]),
+        "rank 9": npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }\n", b"\0" * 4),
+        "structured dtype": npy_with_header("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2, 3), }\n", raw[data_start:]),
+        "unknown dtype": npy_with_header("{'descr': '<c8', 'fortran_order': False, 'shape': (2, 3), }\n", raw[data_start:]),
+        "missing shape": npy_with_header("{'descr': '<f4', 'fortran_order': False, }\n", raw[data_start:]),
+        "unterminated string": npy_with_header("{'descr': '<f4", raw[data_start:]),
+        "NUL in header": npy_with_header("{'descr': '<f4'\0, 'fortran_order': False, 'shape': (2, 3), }\n", raw[data_start:]),
+        "bad fortran_order": npy_with_header("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2, 3), }\n", raw[data_start:]),
+        "unclosed shape": npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3", raw[data_start:]),
+        "v3 truncated": npy_with_header(header.decode(), raw[data_start:-1], version=3),
+    }
+    for what, blob in broken.items():
+        p = path("broken.npy")
+        with open(p, "wb") as f:
+            f.write(blob)
+        rc, out, err = vk("run", relu, "--input", "x=" + p)
+        check(f"broken .npy ({what}): exit 1", rc == 1 and "broken.npy" in err, f"rc={rc}\n{err}")
+
+    model_bytes = open(relu, "rb").read()
+    for cut in [len(model_bytes) // 2, len(model_bytes) - 3, 5]:
+        p = path("truncated.onnx")
+        with open(p, "wb") as f:
+            f.write(model_bytes[:cut])
+        rc, out, err = vk("run", p, "--input", "x=" + path("x.npy"))
+        check(f"truncated .onnx ({cut} of {len(model_bytes)} bytes): exit 1", rc == 1 and err.strip() != "",
+              f"rc={rc}\n{err}")
+    rc, out, err = vk("run", path("no_such_model.onnx"), "--random-inputs")
+    check("missing model file: exit 1", rc == 1 and "no_such_model" in err, f"rc={rc}\n{err}")
+
+    # ---- random inputs ----
+    od1, od2, od3 = path("rand1"), path("rand2"), path("rand3")
+    rc1, out, err1 = vk("run", names, "--random-inputs", "--seed", "7", "--output-dir", od1)
+    rc2, _, err2 = vk("run", names, "--random-inputs", "--seed", "7", "--output-dir", od2)
+    rc3, _, err3 = vk("run", names, "--random-inputs", "--seed", "8", "--output-dir", od3)
+    a, b, c = (load_npy(os.path.join(d, "out_relu_0.npy")) for d in (od1, od2, od3))
+    ids_f = load_npy(os.path.join(od1, "ids_f.npy"))
+    check("--random-inputs: runs, symbolic dim = 1, floats in [0,1) after Relu, ints in [0,10)",
+          rc1 == 0 and isinstance(a, np.ndarray) and a.shape == (1, 4) and a.min() >= 0 and a.max() < 1
+          and isinstance(ids_f, np.ndarray) and ids_f.min() >= 0 and ids_f.max() < 10 and np.all(ids_f == np.round(ids_f)),
+          f"rc={rc1}\n{err1}\n{a}\n{ids_f}")
+    check("--random-inputs is seeded", rc2 == 0 and rc3 == 0 and np.array_equal(a, b) and not np.array_equal(a, c),
+          f"{a}\n{b}\n{c}")
+    od = path("rand_mix")
+    rc, out, err = vk("run", names, "--random-inputs", "--input", "ids=" + path("ids.npy"), "--output-dir", od)
+    check("--random-inputs keeps the given inputs",
+          rc == 0 and np.array_equal(load_npy(os.path.join(od, "ids_f.npy")), ids.astype(np.float32)), err)
+
+    # ---- bench ----
+    rc, out, err = vk("bench", relu, "--input", "x=" + path("x.npy"), "--warmup", "2", "--runs", "5", "--json")
+    fields = ["model", "device", "load_ms", "plan_ms", "first_run_ms", "median_ms", "p10_ms", "p90_ms", "runs",
+              "warmup", "dispatches", "weight_bytes", "intermediate_bytes"]
+    try:
+        j = json.loads(out)
+        ok = (all(f in j for f in fields) and j["runs"] == 5 and j["warmup"] == 2
+              and j["p10_ms"] <= j["median_ms"] <= j["p90_ms"] and isinstance(j["device"], str))
+    except ValueError as e:
+        ok, j = False, e
+    check("bench --json prints one JSON object with every field", rc == 0 and ok, f"rc={rc}\n{out}\n{err}\n{j}")
+    rc, out, err = vk("bench", names, "--random-inputs", "--warmup", "1", "--runs", "3")
+    check("bench (text)", rc == 0 and "median" in out and "device" in out, f"rc={rc}\n{out}\n{err}")
+    rc, out, err = vk("bench", relu, "--runs", "0", "--random-inputs")
+    check("bench --runs 0 is a usage error", rc == 2, f"rc={rc}")
+    rc, out, err = vk("bench", relu, "--json")
+    check("bench with a missing input: exit 1, lists inputs", rc == 1 and expects_inputs_listed(err, "x"), f"rc={rc}\n{err}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
