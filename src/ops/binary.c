@@ -440,3 +440,34 @@ BINARY(Greater, FLOATS " " INTS) BINARY(GreaterOrEqual, FLOATS " " INTS) BINARY(
 BINARY(Min, FLOATS " " INTS) BINARY(Sum, FLOATS) BINARY(Mean, FLOATS) BINARY(PRelu, FLOATS " " INTS)
 BINARY(Where, FLOATS " " INTS " bool")
 const op_def op_Pow = {"Pow", "", FLOATS " " INTS, "the output has the base's dtype; the exponent may be any number", plan_binary};
+
+vki_status binary_clip_runtime(op_ctx *c)
+{
+    plan_value *x = op_in(c, 0), *y = op_out(c, 0);
+    int64_t count = shape_numel(x->dims, x->rank);
+    if (count == 0) return VKI_OK;
+    if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
+    for (int k = 1; k <= 2; k++)
+        if (op_has_input(c, k) && (op_in(c, k)->rank != 0 || op_in(c, k)->dtype != x->dtype))
+            return op_error(c, VKI_ERROR_SHAPE, "min and max must be scalars of the input's dtype");
+    shape out_shape = {x->rank, {0}};
+    memcpy(out_shape.dims, x->dims, sizeof out_shape.dims);
+    int partial = op_in_index(c, 0);
+    for (int k = 1; k <= 2; k++) {
+        if (!op_has_input(c, k)) continue;
+        bool last = k == 2 || !op_has_input(c, 2);
+        int target = op_out_index(c, 0);
+        if (!last) VKI_TRY(op_temp(c, y->dtype, count, &target));
+        shape pair[2] = {out_shape, {0, {0}}};
+        broadcast_push push = {(uint32_t)count, 0, {0}, {0}};
+        int rank = collapse_broadcast(pair, 2, &out_shape, &push);
+        uint32_t spec[6] = {128, k == 1 ? B_MAX : B_MIN, op_dtype_code(x->dtype), op_dtype_code(x->dtype),
+                            op_dtype_code(y->dtype), (uint32_t)rank};
+        int values[3] = {partial, op_in_index(c, k), target};
+        uint32_t gx, gy;
+        op_grid_1d((uint64_t)count, 128, &gx, &gy);
+        VKI_TRY(op_dispatch(c, "binary", spec, 6, &push, sizeof push, values, 3, gx, gy, 1));
+        partial = target;
+    }
+    return VKI_OK;
+}

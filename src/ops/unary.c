@@ -1,5 +1,6 @@
 /* Element-wise unary ops and Cast: one shader (shaders/unary.comp), the op picked by a
  * specialization constant. Constant inputs are folded on the host. */
+#include "binary.h"
 #include "op.h"
 
 #include <math.h>
@@ -119,6 +120,10 @@ static vki_status plan_unary(op_ctx *c)
     case U_THRESHOLDED_RELU: push_f[0] = ir_attr_float(c->node, "alpha", 1.0f); break;
     case U_GELU: push_f[0] = !strcmp(ir_attr_string(c->node, "approximate", "none"), "tanh"); break;
     case U_CLIP: {
+        if ((op_has_input(c, 1) && !op_input_is_const(c, 1)) || (op_has_input(c, 2) && !op_input_is_const(c, 2))) {
+            VKI_TRY(op_set_output(c, 0, out_dtype, x->rank, x->dims));
+            return binary_clip_runtime(c);
+        }
         double lo = is_float ? -INFINITY : INT32_MIN, hi = is_float ? INFINITY : INT32_MAX;
         if (c->opset < 11) {
             lo = ir_attr_float(c->node, "min", -INFINITY);
