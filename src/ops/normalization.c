@@ -4,7 +4,6 @@
  * parameters travel as one array of (scale, shift) pairs, folded on the host when they are
  * constants and by shaders/norm_fold.comp otherwise, so that no shader needs over 4 buffers. */
 #include "op.h"
-#include "../plan/plan.h" /* the plan's arena holds host data of folded scratch values */
 
 #include <math.h>
 #include <string.h>
@@ -36,15 +35,9 @@ static uint32_t row_group_size(int64_t len)
  * (zeroed) host data that the caller fills, and is uploaded with the weights. */
 static vki_status pair_temp(op_ctx *c, int64_t pairs, bool host, int *index, float **data)
 {
-    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * pairs, index));
-    if (!host) return VKI_OK;
-    plan_value *v = op_value(c, *index);
-    size_t bytes = (size_t)(2 * pairs) * sizeof(float);
-    *data = arena_alloc(&c->plan->arena, bytes ? bytes : 1);
-    if (!*data) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
-    v->host = *data;
-    v->host_bytes = bytes;
-    return VKI_OK;
+    if (!host) return op_temp(c, VKI_DTYPE_FLOAT, 2 * pairs, index);
+    *data = op_temp_const(c, VKI_DTYPE_FLOAT, 2 * pairs, index);
+    return *data ? VKI_OK : op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
 }
 
 static vki_status fold_dispatch(op_ctx *c, enum fold_mode mode, int a, int b, int pairs, int64_t count, int64_t na,

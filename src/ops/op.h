@@ -71,6 +71,9 @@ vki_status op_output_alias(op_ctx *c, int out, int in);
 /* A scratch value live only during this node. */
 vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
 plan_value *op_value(op_ctx *c, int value_index);
+/* A scratch constant: zeroed host data (returned) that the caller fills; it is uploaded with
+ * the weights (folded parameters such as BatchNormalization's scale and shift). */
+void *op_temp_const(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
 
 /* ---- recording ---- */
 /* values[]: value indices bound at bindings 0..n-1 (inputs first, then outputs, by

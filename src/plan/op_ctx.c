@@ -148,6 +148,18 @@ vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)
     return VKI_OK;
 }
 
+void *op_temp_const(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)
+{
+    if (op_temp(c, dtype, numel, index) != VKI_OK) return NULL;
+    plan_value *v = op_value(c, *index);
+    size_t bytes = (size_t)numel * vki_dtype_size(dtype);
+    void *data = arena_alloc(&c->plan->arena, bytes ? bytes : 1);
+    if (!data) return NULL;
+    v->host = data;
+    v->host_bytes = bytes;
+    return data;
+}
+
 static vki_status read_const(op_ctx *c, int i, int max, int *count, int64_t *ints, double *floats)
 {
     plan_value *v = op_in(c, i);
