@@ -247,15 +247,19 @@ static vki_status plan_range(op_ctx *c)
         plan_value *v = op_in(c, i);
         if (v->dtype != t) return op_error(c, VKI_ERROR_MODEL, "start, limit and delta must have one dtype");
         if (shape_numel(v->dims, v->rank) != 1) return op_error(c, VKI_ERROR_SHAPE, "input %d must be a scalar", i);
-        if (!v->host)
-            return op_error(c, VKI_ERROR_UNSUPPORTED, "Range needs start, limit and delta known at plan time (its output "
-                            "shape depends on them)");
+    }
+    /* the output shape depends on the values: they must be known at plan time */
+    double fv[3];
+    int64_t iv[3];
+    int n_read;
+    for (int i = 0; i < 3; i++) {
+        if (dtype_is_float(t)) VKI_TRY(op_const_floats(c, i, &fv[i], 1, &n_read));
+        else VKI_TRY(op_const_ints(c, i, &iv[i], 1, &n_read));
     }
     int64_t n;
     void *out;
     if (dtype_is_float(t)) {
-        double start = host_read_f64(t, op_in(c, 0)->host, 0), limit = host_read_f64(t, op_in(c, 1)->host, 0),
-               delta = host_read_f64(t, op_in(c, 2)->host, 0);
+        double start = fv[0], limit = fv[1], delta = fv[2];
         if (delta == 0 || !isfinite(start) || !isfinite(limit) || !isfinite(delta))
             return op_error(c, VKI_ERROR_MODEL, "delta must be non-zero and the inputs finite");
         double steps = ceil((limit - start) / delta);
@@ -265,8 +269,7 @@ static vki_status plan_range(op_ctx *c)
         for (int64_t i = 0; i < n; i++) host_write_f64(t, out, (size_t)i, start + (double)i * delta);
         return VKI_OK;
     }
-    int64_t start = host_read_i64(t, op_in(c, 0)->host, 0), limit = host_read_i64(t, op_in(c, 1)->host, 0),
-            delta = host_read_i64(t, op_in(c, 2)->host, 0);
+    int64_t start = iv[0], limit = iv[1], delta = iv[2];
     if (delta == 0) return op_error(c, VKI_ERROR_MODEL, "delta must be non-zero");
     int64_t span = limit - start;
     n = delta > 0 ? (span > 0 ? (span + delta - 1) / delta : 0) : (span < 0 ? (-span - delta - 1) / -delta : 0);
