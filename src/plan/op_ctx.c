@@ -166,7 +166,10 @@ static vki_status read_const(op_ctx *c, int i, int max, int *count, int64_t *int
     if (!v) return op_error(c, VKI_ERROR_MODEL, "input %d is required", i);
     int vi = op_in_index(c, i);
     const ir_graph *g = c->plan->graph;
-    if (!v->host && g->values[vi].kind == VALUE_INPUT && dtype_is_int(v->dtype) && shape_numel(v->dims, v->rank) <= 1024)
+    /* integer inputs up to 1024 elements (shapes, axes, starts) and float scalars (Range's
+     * bounds, OneHot's depth) may key the plan */
+    int64_t numel = shape_numel(v->dims, v->rank);
+    if (!v->host && g->values[vi].kind == VALUE_INPUT && ((dtype_is_int(v->dtype) && numel <= 1024) || numel <= 8))
         for (int k = 0; k < g->n_inputs; k++)
             if (g->inputs[k] == vi) c->plan->wanted_input = k; /* the session may plan again for its value */
     if (!v->host)

@@ -165,7 +165,7 @@ static vki_status record_commands(plan *p, const VkDescriptorSet *sets)
     for (int i = 0; i < g->n_outputs; i++) {
         plan_value *pv = &p->values[plan_root(p, g->outputs[i])];
         uint64_t bytes = (uint64_t)shape_numel(pv->dims, pv->rank) * 4;
-        if (!bytes) continue;
+        if (!bytes || pv->host) continue;
         VkBufferCopy copy = {pv->offset, p->output_offsets[i], bytes};
         vk->f.vkCmdCopyBuffer(cmd, buffer_of(p, pv)->buffer, p->download.buffer, 1, &copy);
     }
