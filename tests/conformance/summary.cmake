@@ -1,5 +1,6 @@
 # Prints how many conformance tests passed per suite (run last by ctest, as the fixture's
 # cleanup). Fails if a listed test failed.
+cmake_policy(SET CMP0054 NEW)
 file(GLOB files ${RESULTS}/*)
 set(suites node pytorch-converted pytorch-operator simple)
 set(listed_failed "")
