@@ -66,3 +66,10 @@ float erf_approx(float x)
               t * (-0.82215223 + t * 0.17087277)))))))));
     return x >= 0.0 ? 1.0 - r : r - 1.0;
 }
+
+// a mod n in [0, n) for n > 0 and any sign of a. GLSL leaves % undefined for negative
+// operands (NVIDIA and llvmpipe differ), so never apply % to a value that may be negative.
+int mod_floor(int a, int n)
+{
+    return a >= 0 ? a % n : n - 1 - (-(a + 1)) % n;
+}

@@ -30,10 +30,10 @@ layout(push_constant) uniform Push {
 int map_inside(int c, int n)
 {
     if (MODE == MODE_EDGE) return clamp(c, 0, n - 1);
-    if (MODE == MODE_WRAP) return ((c % n) + n) % n;
+    if (MODE == MODE_WRAP) return mod_floor(c, n);
     if (n == 1) return 0; // reflect
     int period = 2 * (n - 1);
-    c = ((c % period) + period) % period;
+    c = mod_floor(c, period);
     return c < n ? c : period - c;
 }
 
