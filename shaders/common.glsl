@@ -50,11 +50,11 @@ uint from_float(uint dt, float v)
     return uint(wrap_to_dtype(dt, int(v)));
 }
 
-// Linear invocation index over a 2-D grid (see op_grid_1d).
-uint linear_id()
-{
-    return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-}
+// Linear invocation index over a 2-D grid (see op_grid_1d). A macro, not a function: a
+// function compiled before the shader's `layout(local_size_x_id = 0) in;` sees the default
+// gl_WorkGroupSize (1,1,1), and every invocation past the first grid row then writes the
+// wrong element (found on tensors of more than 65535 workgroups).
+#define linear_id() (gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x)
 
 // erf with |error| < 1.2e-7 (Numerical Recipes' erfc Chebyshev fit).
 float erf_approx(float x)

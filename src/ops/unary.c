@@ -90,7 +90,10 @@ static vki_status plan_unary(op_ctx *c)
         if (is_float || x->dtype == VKI_DTYPE_BOOL) return op_error(c, VKI_ERROR_SHAPE, "%s takes integers, not %s", op, vki_dtype_name(x->dtype));
         break;
     case SIGNED:
-    case ANY: break;
+    case ANY:
+        if (x->dtype == VKI_DTYPE_BOOL && d->code != U_IDENTITY)
+            return op_error(c, VKI_ERROR_SHAPE, "%s does not take bool", op);
+        break;
     }
     float push_f[3] = {0, 0, 0};
     if (!strcmp(op, "Cast")) {
@@ -196,15 +199,16 @@ static vki_status plan_unary(op_ctx *c)
 
 #define UNARY(name_, dtypes_) const op_def op_##name_ = {#name_, "", dtypes_, "", plan_unary};
 #define FLOATS "float32 float16 bfloat16"
-#define ALL "float32 float16 bfloat16 int8 int16 int32 int64 uint8 uint16 bool"
+#define NUMERIC "float32 float16 bfloat16 int8 int16 int32 int64 uint8 uint16"
+#define ALL NUMERIC " bool"
 UNARY(Relu, FLOATS " int8 int16 int32 int64")
 UNARY(Sigmoid, FLOATS) UNARY(Tanh, FLOATS) UNARY(Exp, FLOATS) UNARY(Log, FLOATS)
-UNARY(Neg, FLOATS " int8 int16 int32 int64") UNARY(Abs, ALL) UNARY(Sqrt, FLOATS) UNARY(Reciprocal, FLOATS)
-UNARY(Clip, ALL) UNARY(HardSigmoid, FLOATS) UNARY(HardSwish, FLOATS) UNARY(LeakyRelu, FLOATS)
+UNARY(Neg, FLOATS " int8 int16 int32 int64") UNARY(Abs, NUMERIC) UNARY(Sqrt, FLOATS) UNARY(Reciprocal, FLOATS)
+UNARY(Clip, NUMERIC) UNARY(HardSigmoid, FLOATS) UNARY(HardSwish, FLOATS) UNARY(LeakyRelu, FLOATS)
 UNARY(Floor, FLOATS) UNARY(Ceil, FLOATS) UNARY(Round, FLOATS) UNARY(Sin, FLOATS) UNARY(Cos, FLOATS)
 UNARY(Tan, FLOATS) UNARY(Asin, FLOATS) UNARY(Acos, FLOATS) UNARY(Atan, FLOATS) UNARY(Sinh, FLOATS)
 UNARY(Cosh, FLOATS) UNARY(Asinh, FLOATS) UNARY(Acosh, FLOATS) UNARY(Atanh, FLOATS) UNARY(Erf, FLOATS)
-UNARY(Sign, ALL) UNARY(Softplus, FLOATS) UNARY(Softsign, FLOATS) UNARY(Elu, FLOATS) UNARY(Selu, FLOATS)
+UNARY(Sign, NUMERIC) UNARY(Softplus, FLOATS) UNARY(Softsign, FLOATS) UNARY(Elu, FLOATS) UNARY(Selu, FLOATS)
 UNARY(Celu, FLOATS) UNARY(ThresholdedRelu, FLOATS) UNARY(Not, "bool") UNARY(IsNaN, FLOATS)
 UNARY(IsInf, FLOATS) UNARY(Gelu, FLOATS) UNARY(Mish, FLOATS) UNARY(BitwiseNot, "int8 int16 int32 int64 uint8 uint16")
 UNARY(Identity, ALL) UNARY(Cast, ALL)

@@ -130,6 +130,11 @@ int main(void)
     CHECK(err < 1e-6f, "chain N=3 again max error %g", err);
     vki_session_stats_get(s, &stats);
     CHECK(stats.plans_cached == 2, "plans cached %u", stats.plans_cached);
+    if (!getenv("VKINFER_MAX_BINDING_BYTES")) {
+        /* 40000 x 256 elements need more than 65535 workgroups of 128: a 2-D grid */
+        run_chain(s, 40000, &err);
+        CHECK(err < 1e-6f, "chain N=40000 (2-D grid) max error %g", err);
+    }
 
     float x[256] = {0};
     int64_t dims[2] = {1, 256}, bad_dims[2] = {1, 255};
