@@ -26,6 +26,7 @@ test: deps-test
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 900
+	@cmake -DRESULTS=$(BUILD)/conformance-results -P tests/conformance/summary.cmake
 
 demo: deps-test
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
