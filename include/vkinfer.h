@@ -180,6 +180,24 @@ typedef struct vki_session_stats {
 
 vki_status vki_session_stats_get(const vki_session *session, vki_session_stats *out);
 
+/* ---- Profiling: GPU time of every dispatch, no fixed limit ------------------------------- */
+
+/* Turns per-dispatch GPU timestamps on or off for plans made after this call (plans made
+ * earlier are dropped). Off by default: timestamps cost a little on every run. */
+vki_status vki_session_set_profiling(vki_session *session, int enabled);
+
+typedef struct vki_dispatch_profile {
+    const char *node;    /* ONNX node name */
+    const char *op;      /* op_type */
+    const char *shader;  /* the kernel that ran */
+    double gpu_ms;       /* from the end of the previous dispatch to the end of this one */
+} vki_dispatch_profile;
+
+/* Per-dispatch GPU times of the last run (profiling on). Writes at most `capacity` entries
+ * and sets *count to the number of dispatches. */
+vki_status vki_session_profile(const vki_session *session, vki_dispatch_profile *out,
+                               uint32_t capacity, uint32_t *count);
+
 /* ---- Operators --------------------------------------------------------------------------- */
 
 typedef struct vki_op_info {

@@ -28,6 +28,7 @@ static const char usage_text[] =
     "  vkinfer bench MODEL.onnx [options]   time whole runs (upload + GPU + download)\n"
     "      --input NAME=FILE.npy | --random-inputs [--seed N]\n"
     "      --warmup N (default 10)  --runs N (default 50)  --json  --device SPEC\n"
+    "      --profile                        then one run with GPU timestamps: time per op, slowest dispatches\n"
     "  vkinfer --version | help\n"
     "environment: VKINFER_DEVICE (default device), VKINFER_VALIDATION=1, VKINFER_CACHE_DIR\n";
 
@@ -149,7 +150,7 @@ typedef struct run_options {
     const char *model, *output_dir, *device;
     input_arg inputs[MAX_INPUT_ARGS];
     int n_inputs;
-    bool random_inputs, json;
+    bool random_inputs, json, profile;
     uint64_t seed;
     long warmup, runs;
 } run_options;
@@ -212,6 +213,8 @@ static int parse_run_options(const char *cmd, int argc, char **argv, bool bench,
             o->random_inputs = true;
         } else if (bench && !strcmp(opt, "--json")) {
             o->json = true;
+        } else if (bench && !strcmp(opt, "--profile")) {
+            o->profile = true;
         } else if (bench && !strcmp(opt, "--warmup")) {
             if (!parse_count(value, 0, &o->warmup)) return usage_error("%s: --warmup takes an integer >= 0", cmd);
         } else if (bench && !strcmp(opt, "--runs")) {
@@ -609,6 +612,74 @@ static void print_json_string(const char *s)
     putchar('"');
 }
 
+typedef struct op_time {
+    const char *op;
+    double ms;
+    int count;
+} op_time;
+
+static int compare_op_time(const void *a, const void *b)
+{
+    double x = ((const op_time *)a)->ms, y = ((const op_time *)b)->ms;
+    return (x < y) - (x > y);
+}
+
+static int compare_dispatch_time(const void *a, const void *b)
+{
+    double x = ((const vki_dispatch_profile *)a)->gpu_ms, y = ((const vki_dispatch_profile *)b)->gpu_ms;
+    return (x < y) - (x > y);
+}
+
+/* One more run with per-dispatch GPU timestamps (after the timed runs, which it does not
+ * touch): GPU time per op type and the slowest dispatches. */
+static int print_profile(vki_session *s, bool json)
+{
+    uint32_t n = 0;
+    if (vki_session_set_profiling(s, 1) != VKI_OK || vki_session_run(s) != VKI_OK || vki_session_run(s) != VKI_OK ||
+        vki_session_profile(s, NULL, 0, &n) != VKI_OK)
+        return lib_error("profiling");
+    vki_dispatch_profile *d = calloc(n + 1, sizeof *d);
+    op_time *ops = calloc(n + 1, sizeof *ops);
+    if (!d || !ops) {
+        free(d);
+        free(ops);
+        return lib_error("out of memory");
+    }
+    vki_session_profile(s, d, n, &n);
+    int n_ops = 0;
+    double total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        total += d[i].gpu_ms;
+        int k = 0;
+        while (k < n_ops && strcmp(ops[k].op, d[i].op)) k++;
+        if (k == n_ops) ops[n_ops++] = (op_time){d[i].op, 0, 0};
+        ops[k].ms += d[i].gpu_ms;
+        ops[k].count++;
+    }
+    qsort(ops, (size_t)n_ops, sizeof *ops, compare_op_time);
+    qsort(d, n, sizeof *d, compare_dispatch_time);
+    if (json) {
+        printf(", \"gpu_total_ms\": %.4f, \"gpu_ms_by_op\": {", total);
+        for (int k = 0; k < n_ops; k++) {
+            printf("%s", k ? ", " : "");
+            print_json_string(ops[k].op);
+            printf(": %.4f", ops[k].ms);
+        }
+        printf("}");
+    } else {
+        printf("GPU time:  %.3f ms in %u dispatches (timestamps after each dispatch)\n", total, n);
+        for (int k = 0; k < n_ops; k++)
+            printf("  %-24s %9.3f ms %5.1f%%  %d dispatches\n", ops[k].op, ops[k].ms, total > 0 ? 100 * ops[k].ms / total : 0,
+                   ops[k].count);
+        printf("slowest dispatches:\n");
+        for (uint32_t i = 0; i < n && i < 15; i++)
+            printf("  %9.3f ms  %-22s %-18s %s\n", d[i].gpu_ms, d[i].shader, d[i].op, d[i].node);
+    }
+    free(d);
+    free(ops);
+    return 0;
+}
+
 static int cmd_bench(int argc, char **argv)
 {
     run_options o;
@@ -646,9 +717,11 @@ static int cmd_bench(int argc, char **argv)
             print_json_string(dev.name);
             printf(", \"load_ms\": %.4f, \"plan_ms\": %.4f, \"first_run_ms\": %.4f, \"median_ms\": %.4f, "
                    "\"p10_ms\": %.4f, \"p90_ms\": %.4f, \"runs\": %ld, \"warmup\": %ld, \"dispatches\": %u, "
-                   "\"weight_bytes\": %llu, \"intermediate_bytes\": %llu}\n",
+                   "\"weight_bytes\": %llu, \"intermediate_bytes\": %llu",
                    l.load_ms, stats.plan_ms, first_ms, median, p10, p90, o.runs, o.warmup, stats.dispatch_count,
                    (unsigned long long)stats.weight_bytes, (unsigned long long)stats.intermediate_bytes);
+            if (o.profile) rc = print_profile(l.session, true);
+            printf("}\n");
         } else {
             printf("model:     %s\ndevice:    %s\n", o.model, dev.name);
             printf("load:      %.2f ms\nplan:      %.2f ms\nfirst run: %.2f ms (incl. plan)\n", l.load_ms, stats.plan_ms,
@@ -658,6 +731,7 @@ static int cmd_bench(int argc, char **argv)
                    median, p10, p90, o.runs, o.warmup);
             printf("plan:      %u dispatches; weights %.2f MiB, intermediates %.2f MiB\n", stats.dispatch_count,
                    (double)stats.weight_bytes / 1048576.0, (double)stats.intermediate_bytes / 1048576.0);
+            if (o.profile) rc = print_profile(l.session, false);
         }
     }
     free(times);

@@ -90,7 +90,7 @@ static vki_status plan_node(plan *p, int n)
 }
 
 vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims, const void *const *data,
-                       const size_t *bytes, const bool *keyed, int *wanted_input, plan **out)
+                       const size_t *bytes, const bool *keyed, bool profiling, int *wanted_input, plan **out)
 {
     double t0 = now_ms();
     plan *p = calloc(1, sizeof *p);
@@ -98,6 +98,7 @@ vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, cons
     p->vk = vk;
     p->graph = g;
     p->keyed = keyed;
+    p->profiling = profiling;
     p->wanted_input = -1;
     *wanted_input = -1;
     for (int i = 0; i < g->n_inputs; i++)
@@ -155,6 +156,7 @@ void plan_destroy(plan *p)
         if (p->fence) vk->f.vkDestroyFence(vk->device, p->fence, NULL);
         if (p->cmd) vk->f.vkFreeCommandBuffers(vk->device, vk->command_pool, 1, &p->cmd);
         if (p->pool) vk->f.vkDestroyDescriptorPool(vk->device, p->pool, NULL);
+        if (p->queries) vk->f.vkDestroyQueryPool(vk->device, p->queries, NULL);
         vk_buffer_destroy(vk, &p->weights);
         vk_buffer_destroy(vk, &p->intermediates);
         vk_buffer_destroy(vk, &p->upload);

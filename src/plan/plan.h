@@ -35,6 +35,8 @@ struct plan {
     VkDescriptorPool pool;
     VkCommandBuffer cmd;
     VkFence fence;
+    bool profiling;
+    VkQueryPool queries; /* n_dispatches + 1 timestamps when profiling */
     /* key and stats */
     int64_t *input_dims; /* graph->n_inputs * VKI_MAX_RANK */
     /* inputs whose values the plan was made for (shape operands fed by graph inputs) */
@@ -53,7 +55,7 @@ struct plan {
  * can key it and plan again. */
 vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims,
                        const void *const *data, const size_t *bytes, const bool *keyed,
-                       int *wanted_input, plan **out);
+                       bool profiling, int *wanted_input, plan **out);
 void plan_destroy(plan *p);
 
 /* Liveness placement of intermediates (src/plan/memory.c). */

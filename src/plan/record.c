@@ -130,6 +130,10 @@ static vki_status record_commands(plan *p, const VkDescriptorSet *sets)
     }
     barrier(vk, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
             VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    if (p->queries) {
+        vk->f.vkCmdResetQueryPool(cmd, p->queries, 0, (uint32_t)p->n_dispatches + 1);
+        vk->f.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 0);
+    }
     touched *since = malloc(((size_t)p->n_dispatches * 8 + 1) * sizeof *since);
     if (!since) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     int n_since = 0;
@@ -158,6 +162,8 @@ static vki_status record_commands(plan *p, const VkDescriptorSet *sets)
         if (pd->push_bytes)
             vk->f.vkCmdPushConstants(cmd, pd->pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pd->push_bytes, pd->push);
         vk->f.vkCmdDispatch(cmd, pd->groups[0], pd->groups[1], pd->groups[2]);
+        /* bottom of pipe: written once everything before it finished */
+        if (p->queries) vk->f.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, (uint32_t)d + 1);
     }
     free(since);
     barrier(vk, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -201,6 +207,15 @@ vki_status plan_record(plan *p)
     }
     VKI_TRY(vk_buffer_create(vk, up, VK_BUFFER_UPLOAD, &p->upload));
     VKI_TRY(vk_buffer_create(vk, down, VK_BUFFER_DOWNLOAD, &p->download));
+    if (p->profiling) {
+        if (!vk->caps.timestamp_bits)
+            return vki_fail(VKI_ERROR_UNSUPPORTED, "profiling: this device's compute queue has no timestamps");
+        VkQueryPoolCreateInfo qi = {VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+        qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+        qi.queryCount = (uint32_t)p->n_dispatches + 1; /* sized to the plan: no fixed limit */
+        VkResult r = vk->f.vkCreateQueryPool(vk->device, &qi, NULL, &p->queries);
+        if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkCreateQueryPool(%u) failed (%s)", qi.queryCount, vk_result_str(r));
+    }
     VkDescriptorSet *sets = calloc((size_t)p->n_dispatches + 1, sizeof *sets);
     if (!sets) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     vki_status st = p->n_dispatches ? make_descriptor_sets(p, sets) : VKI_OK;

@@ -34,6 +34,9 @@ struct vki_session {
     void **outputs; /* host buffers in each output's dtype */
     size_t *output_bytes;
     double last_run_ms;
+    bool profiling;
+    double *dispatch_ms; /* per dispatch of the last run's plan, when profiling */
+    int n_dispatch_ms;
 };
 
 #endif

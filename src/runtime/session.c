@@ -117,6 +117,7 @@ void vki_session_destroy(vki_session *s)
     }
     free(s->inputs);
     free(s->keyed);
+    free(s->dispatch_ms);
     free(s->outputs);
     free(s->output_bytes);
     free(s);
@@ -229,7 +230,7 @@ static vki_status find_plan(vki_session *s, plan **out)
      * on that input's values, and planning starts again: at most once per input */
     for (int attempt = 0; st == VKI_OK && attempt <= g->n_inputs; attempt++) {
         int wanted = -1;
-        st = plan_create(&s->model->ctx->vk, g, ranks, dims, data, bytes, s->keyed, &wanted, &p);
+        st = plan_create(&s->model->ctx->vk, g, ranks, dims, data, bytes, s->keyed, s->profiling, &wanted, &p);
         if (st == VKI_OK || wanted < 0 || s->keyed[wanted]) break;
         s->keyed[wanted] = true;
         st = VKI_OK;
@@ -250,6 +251,59 @@ static vki_status find_plan(vki_session *s, plan **out)
     }
     s->plans[s->n_plans++] = p;
     *out = p;
+    return VKI_OK;
+}
+
+static vki_status read_timestamps(vki_session *s, const plan *p)
+{
+    vk_context *vk = &s->model->ctx->vk;
+    uint32_t n = (uint32_t)p->n_dispatches + 1;
+    uint64_t *ticks = malloc(n * sizeof *ticks);
+    double *ms = realloc(s->dispatch_ms, n * sizeof *ms);
+    if (!ticks || !ms) {
+        free(ticks);
+        if (ms) s->dispatch_ms = ms;
+        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    s->dispatch_ms = ms;
+    VkResult r = vk->f.vkGetQueryPoolResults(vk->device, p->queries, 0, n, n * sizeof *ticks, ticks, sizeof *ticks,
+                                             VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (r != VK_SUCCESS) {
+        free(ticks);
+        return vki_fail(VKI_ERROR_VULKAN, "reading GPU timestamps failed (%s)", vk_result_str(r));
+    }
+    uint64_t mask = vk->caps.timestamp_bits >= 64 ? ~0ull : (1ull << vk->caps.timestamp_bits) - 1;
+    for (uint32_t d = 0; d + 1 < n; d++)
+        ms[d] = (double)((ticks[d + 1] - ticks[d]) & mask) * vk->caps.timestamp_period / 1e6;
+    s->n_dispatch_ms = (int)n - 1;
+    free(ticks);
+    return VKI_OK;
+}
+
+vki_status vki_session_set_profiling(vki_session *s, int enabled)
+{
+    if (!s) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_set_profiling: NULL session");
+    if (s->profiling == (enabled != 0)) return VKI_OK;
+    s->profiling = enabled != 0;
+    for (int k = 0; k < s->n_plans; k++) plan_destroy(s->plans[k]);
+    s->n_plans = 0;
+    s->last = NULL;
+    s->n_dispatch_ms = 0;
+    return VKI_OK;
+}
+
+vki_status vki_session_profile(const vki_session *s, vki_dispatch_profile *out, uint32_t capacity, uint32_t *count)
+{
+    if (!s || !count || (capacity && !out)) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_profile: NULL argument");
+    const plan *p = s->last;
+    if (!p || !p->queries || s->n_dispatch_ms != p->n_dispatches)
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "no profile: turn profiling on with vki_session_set_profiling, then run");
+    const ir_graph *g = p->graph;
+    for (int d = 0; d < p->n_dispatches && (uint32_t)d < capacity; d++) {
+        const ir_node *node = &g->nodes[p->dispatches[d].node];
+        out[d] = (vki_dispatch_profile){node->name, node->op_type, p->dispatches[d].pipeline->shader->name, s->dispatch_ms[d]};
+    }
+    *count = (uint32_t)p->n_dispatches;
     return VKI_OK;
 }
 
@@ -302,6 +356,7 @@ vki_status vki_session_run(vki_session *s)
     }
     s->last_run_ms = now_ms() - t0;
     s->last = p;
+    if (p->queries) VKI_TRY(read_timestamps(s, p));
     return vk_check_validation(vk);
 }
 

@@ -323,6 +323,15 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     VK_FUNCS_DEVICE(VK_LOAD_DEVICE)
 #undef VK_LOAD_DEVICE
     vk->f.vkGetDeviceQueue(vk->device, vk->queue_family, 0, &vk->queue);
+    {
+        uint32_t nq = 0;
+        VkQueueFamilyProperties qp[32];
+        vk->f.vkGetPhysicalDeviceQueueFamilyProperties(vk->phys, &nq, NULL);
+        if (nq > 32) nq = 32;
+        vk->f.vkGetPhysicalDeviceQueueFamilyProperties(vk->phys, &nq, qp);
+        vk->caps.timestamp_bits = vk->queue_family < nq ? qp[vk->queue_family].timestampValidBits : 0;
+        vk->caps.timestamp_period = vk->caps.props.limits.timestampPeriod;
+    }
     VkCommandPoolCreateInfo pci = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     pci.queueFamilyIndex = vk->queue_family;

@@ -34,7 +34,8 @@
     X(vkCmdBindDescriptorSets) X(vkCmdPushConstants) X(vkCmdDispatch)                      \
     X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer) X(vkQueueSubmit)         \
     X(vkQueueWaitIdle) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences)               \
-    X(vkResetFences) X(vkDeviceWaitIdle)
+    X(vkResetFences) X(vkDeviceWaitIdle) X(vkCreateQueryPool) X(vkDestroyQueryPool)               \
+    X(vkCmdResetQueryPool) X(vkCmdWriteTimestamp) X(vkGetQueryPoolResults)
 
 typedef struct vk_funcs {
     PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr;
@@ -52,6 +53,8 @@ typedef struct vk_caps {
     uint64_t max_allocation_bytes;
     uint32_t min_storage_offset_alignment;
     uint32_t subgroup_size;
+    uint32_t timestamp_bits; /* valid bits of the compute queue's timestamps, 0 = none */
+    float timestamp_period;  /* nanoseconds per tick */
     bool fp16_arithmetic, storage_16bit, storage_8bit, cooperative_matrix;
     uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
 } vk_caps;

@@ -5,6 +5,7 @@
 #include "pbwrite.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -135,6 +136,22 @@ int main(void)
         run_chain(s, 40000, &err);
         CHECK(err < 1e-6f, "chain N=40000 (2-D grid) max error %g", err);
     }
+
+    /* per-dispatch GPU timestamps: one entry per dispatch, sized to the plan */
+    CHECK(vki_session_profile(s, NULL, 0, &count) == VKI_ERROR_INVALID_ARGUMENT, "no profile before profiling is on");
+    vki_session_set_profiling(s, 1);
+    run_chain(s, 3, &err);
+    CHECK(err < 1e-6f, "chain with profiling: max error %g", err);
+    vki_dispatch_profile prof[64];
+    vki_session_stats_get(s, &stats);
+    st = vki_session_profile(s, prof, 64, &count);
+    CHECK(st == VKI_OK && count == stats.dispatch_count, "profile entries %u for %u dispatches: %s", count,
+          stats.dispatch_count, vki_last_error());
+    bool sane = st == VKI_OK;
+    for (uint32_t i = 0; sane && i < count && i < 64; i++)
+        sane = prof[i].gpu_ms >= 0 && prof[i].gpu_ms < 10000 && !strcmp(prof[i].shader, "unary") && prof[i].node[0];
+    CHECK(sane, "profile entries name the node and the unary shader with a time");
+    vki_session_set_profiling(s, 0);
 
     float x[256] = {0};
     int64_t dims[2] = {1, 256}, bad_dims[2] = {1, 255};
