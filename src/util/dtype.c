@@ -138,6 +138,10 @@ uint16_t float_to_bf16(float f)
 bool convert_to_gpu(vki_dtype t, const void *src, uint32_t *dst, size_t count, size_t *bad_index)
 {
     const unsigned char *s = src;
+    if (t == VKI_DTYPE_FLOAT || t == VKI_DTYPE_INT32) { /* already the GPU's form: the hot path */
+        memcpy(dst, src, count * 4);
+        return true;
+    }
     for (size_t i = 0; i < count; i++) {
         int32_t iv = 0;
         float fv;
@@ -193,6 +197,10 @@ bool convert_to_gpu(vki_dtype t, const void *src, uint32_t *dst, size_t count, s
 void convert_from_gpu(vki_dtype t, const uint32_t *src, void *dst, size_t count)
 {
     unsigned char *d = dst;
+    if (t == VKI_DTYPE_FLOAT || t == VKI_DTYPE_INT32) {
+        memcpy(dst, src, count * 4);
+        return;
+    }
     for (size_t i = 0; i < count; i++) {
         int32_t iv;
         float fv;
