@@ -164,6 +164,10 @@ static vki_status read_const(op_ctx *c, int i, int max, int *count, int64_t *int
 {
     plan_value *v = op_in(c, i);
     if (!v) return op_error(c, VKI_ERROR_MODEL, "input %d is required", i);
+    if (v->shaped && shape_numel(v->dims, v->rank) == 0) { /* empty: nothing to know */
+        *count = 0;
+        return VKI_OK;
+    }
     int vi = op_in_index(c, i);
     const ir_graph *g = c->plan->graph;
     /* integer inputs up to 1024 elements (shapes, axes, starts) and float scalars (Range's
