@@ -20,29 +20,10 @@ import time
 
 import numpy as np
 import torch
-import torchvision
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models"))
+from parity import build, export  # noqa: E402  the same seeded models as the parity tests
 
-def build(name):
-    torch.manual_seed(0)
-    model = getattr(torchvision.models, name)(weights=None)
-    gen = torch.Generator().manual_seed(1)
-    for m in model.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
-            c = m.num_features
-            m.weight.data = torch.rand(c, generator=gen) * 0.5 + 0.75
-            m.bias.data = torch.randn(c, generator=gen) * 0.1
-            m.running_mean = torch.randn(c, generator=gen) * 0.1
-            m.running_var = torch.rand(c, generator=gen) * 0.5 + 0.75
-    return model.eval()
-
-
-def export(model, x, path):
-    kwargs = dict(input_names=["input"], output_names=["logits"], opset_version=13)
-    try:
-        torch.onnx.export(model, x, path, dynamo=False, **kwargs)
-    except TypeError:  # torch < 2.5 has no dynamo argument
-        torch.onnx.export(model, x, path, **kwargs)
 
 
 def timed(fn, runs, warmup):

@@ -75,6 +75,12 @@ plan_value *op_value(op_ctx *c, int value_index);
  * the weights (folded parameters such as BatchNormalization's scale and shift). */
 void *op_temp_const(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
 
+/* Epilogue fusion. If output `out` is read by exactly one node, once, that node is Relu or
+ * Clip with plan-time bounds on the same dtype, and `out` is not a graph output, this claims
+ * that node (it becomes a view of `out`, with no dispatch) and returns its bounds: the caller's
+ * kernel must then store min(max(v, *lo), *hi). Returns false and changes nothing otherwise. */
+bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi);
+
 /* ---- recording ---- */
 /* values[]: value indices bound at bindings 0..n-1 (inputs first, then outputs, by
  * convention). Zero-sized grids are skipped. */

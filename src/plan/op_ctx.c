@@ -1,6 +1,7 @@
 /* The planner's side of the op contract (src/ops/op.h). */
 #include "plan.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +147,49 @@ vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)
     p->temp_owner[v] = c->node_index;
     *index = v;
     return VKI_OK;
+}
+
+bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi)
+{
+    plan *p = c->plan;
+    const ir_graph *g = p->graph;
+    int v = op_out_index(c, out);
+    if (v < 0 || g->values[v].is_output || p->uses[v] != 1 || !dtype_is_float(p->values[v].dtype)) return false;
+    int n = p->reader[v];
+    const ir_node *node = &g->nodes[n];
+    if (*node->domain || node->n_inputs < 1 || node->inputs[0] != v || node->n_outputs < 1) return false;
+    float l = -INFINITY, h = INFINITY;
+    if (!strcmp(node->op_type, "Relu")) {
+        l = 0;
+    } else if (!strcmp(node->op_type, "Clip")) {
+        if (g->opset < 11) {
+            l = ir_attr_float(node, "min", -INFINITY);
+            h = ir_attr_float(node, "max", INFINITY);
+        }
+        for (int k = 1; k <= 2 && k < node->n_inputs; k++) {
+            int b = node->inputs[k];
+            if (b < 0) continue;
+            const plan_value *bv = &p->values[b];
+            const ir_tensor *t = NULL; /* a Constant node after us in graph order is not planned yet */
+            if (!bv->host && g->values[b].producer >= 0 && !strcmp(g->nodes[g->values[b].producer].op_type, "Constant")) {
+                const ir_attr *a = ir_find_attr(&g->nodes[g->values[b].producer], "value");
+                if (a && a->type == ATTR_TENSOR) t = a->tensor;
+            }
+            const void *data = bv->host ? bv->host : t ? t->data : NULL;
+            vki_dtype dt = bv->host ? bv->dtype : t ? t->dtype : VKI_DTYPE_UNDEFINED;
+            if (!data || !dtype_is_float(dt) || (bv->host ? shape_numel(bv->dims, bv->rank) : shape_numel(t->dims, t->rank)) != 1)
+                return false;
+            float f = (float)host_read_f64(dt, data, 0);
+            if (k == 1) l = f;
+            else h = f;
+        }
+    } else {
+        return false;
+    }
+    p->fused[n] = true;
+    *lo = l;
+    *hi = h;
+    return true;
 }
 
 void *op_temp_const(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)

@@ -73,6 +73,12 @@ static vki_status plan_node(plan *p, int n)
             return op_error(&c, VKI_ERROR_SHAPE, "input %d ('%s') has no known shape", i, g->values[node->inputs[i]].name);
     int first_dispatch = p->n_dispatches;
     p->current_node = n;
+    if (p->fused[n]) { /* its producer's kernel applied it: the output is that value */
+        plan_value *x = &p->values[node->inputs[0]];
+        VKI_TRY(op_set_output(&c, 0, x->dtype, x->rank, x->dims));
+        p->fused_nodes++;
+        return op_output_alias(&c, 0, 0);
+    }
     VKI_TRY(def->plan(&c));
     bool folded = true, aliased = false;
     for (int o = 0; o < node->n_outputs; o++) {
@@ -133,6 +139,18 @@ vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, cons
             }
     }
     if (st == VKI_OK) st = live_nodes(g, live);
+    if (st == VKI_OK) {
+        p->uses = calloc((size_t)g->n_values + 1, sizeof *p->uses);
+        p->reader = calloc((size_t)g->n_values + 1, sizeof *p->reader);
+        p->fused = calloc((size_t)g->n_nodes + 1, sizeof *p->fused);
+        if (!p->uses || !p->reader || !p->fused) st = vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+        for (int n = 0; st == VKI_OK && n < g->n_nodes; n++)
+            for (int i = 0; live[n] && i < g->nodes[n].n_inputs; i++)
+                if (g->nodes[n].inputs[i] >= 0) {
+                    p->uses[g->nodes[n].inputs[i]]++;
+                    p->reader[g->nodes[n].inputs[i]] = n;
+                }
+    }
     for (int n = 0; st == VKI_OK && n < g->n_nodes; n++)
         if (live[n]) st = plan_node(p, n);
     free(live);
@@ -170,5 +188,8 @@ void plan_destroy(plan *p)
     free(p->output_offsets);
     free(p->input_dims);
     free(p->key_values);
+    free(p->uses);
+    free(p->reader);
+    free(p->fused);
     free(p);
 }

@@ -45,7 +45,11 @@ struct plan {
     size_t key_bytes;
     int wanted_input; /* set when an op needs the value of this graph input */
     double plan_ms;
-    uint32_t gpu_nodes, folded_nodes, aliased_nodes;
+    uint32_t gpu_nodes, folded_nodes, aliased_nodes, fused_nodes;
+    /* epilogue fusion: readers of each graph value, and nodes claimed by their producer */
+    int *uses;     /* input slots of live nodes that read the value */
+    int *reader;   /* the last live node that reads it */
+    bool *fused;   /* per node: its work is done by its producer's kernel */
 };
 
 /* Builds a plan for the given input shapes (ranks[i], dims[i*VKI_MAX_RANK...]). Inputs with

@@ -391,6 +391,7 @@ vki_status vki_session_stats_get(const vki_session *s, vki_session_stats *out)
     out->gpu_node_count = p->gpu_nodes;
     out->folded_node_count = p->folded_nodes;
     out->aliased_node_count = p->aliased_nodes;
+    out->fused_node_count = p->fused_nodes;
     out->weight_bytes = p->weight_bytes;
     out->intermediate_bytes = p->arena_bytes;
     out->intermediate_unshared_bytes = p->unshared_bytes;

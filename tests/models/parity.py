@@ -30,6 +30,15 @@ def build(name):
     return model.eval()
 
 
+def export(model, x, path):
+    """ONNX opset 13 through the TorchScript exporter (the same graph on torch 1.13 and 2.x)."""
+    kwargs = dict(input_names=["input"], output_names=["logits"], opset_version=13)
+    try:
+        torch.onnx.export(model, x, path, dynamo=False, **kwargs)
+    except TypeError:  # torch < 2.5 has no dynamo argument
+        torch.onnx.export(model, x, path, **kwargs)
+
+
 def main():
     vkinfer, name, batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
     model = build(name)
@@ -38,11 +47,7 @@ def main():
         ref = model(x).numpy()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, f"{name}.onnx")
-        kwargs = dict(input_names=["input"], output_names=["logits"], opset_version=13)
-        try:
-            torch.onnx.export(model, x, path, dynamo=False, **kwargs)
-        except TypeError:  # torch < 2.5 has no dynamo argument
-            torch.onnx.export(model, x, path, **kwargs)
+        export(model, x, path)
         np.save(os.path.join(tmp, "input.npy"), x.numpy())
         out_dir = os.path.join(tmp, "out")
         cmd = [vkinfer, "run", path, "--input", "input=" + os.path.join(tmp, "input.npy"), "--output-dir", out_dir]

@@ -2,22 +2,12 @@
  * give an error or a parse, never a crash; bad lengths, offsets and external paths are
  * rejected with a message. */
 #include "../../src/onnx/onnx_reader.h"
+#include "check.h"
 #include "pbwrite.h"
 
 #include <stdio.h>
 #include <unistd.h>
 
-static int failures, passes;
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (cond) passes++;                                                                \
-        else {                                                                             \
-            failures++;                                                                    \
-            printf("FAIL line %d: ", __LINE__);                                            \
-            printf(__VA_ARGS__);                                                           \
-            printf("\n");                                                                  \
-        }                                                                                  \
-    } while (0)
 
 static void make_model(pbw *model, const char *init_location, size_t raw_bytes)
 {

@@ -2,6 +2,7 @@
  * a machine without Vulkan, memory reuse by liveness, plans cached per input shape,
  * input errors that list what the model expects, and the pipeline cache on disk. */
 #include "vkinfer.h"
+#include "check.h"
 #include "pbwrite.h"
 
 #include <math.h>
@@ -9,17 +10,6 @@
 #include <stdio.h>
 #include <unistd.h>
 
-static int failures, passes;
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (cond) passes++;                                                                \
-        else {                                                                             \
-            failures++;                                                                    \
-            printf("FAIL line %d: ", __LINE__);                                            \
-            printf(__VA_ARGS__);                                                           \
-            printf("\n");                                                                  \
-        }                                                                                  \
-    } while (0)
 
 /* x[N,256] -> Relu -> Sigmoid -> Neg -> Abs -> Sqrt -> y: five values of equal size, of
  * which at most two are live at once. */
