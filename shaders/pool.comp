@@ -22,7 +22,7 @@ layout(push_constant) uniform Push {
     uint count;       // output elements
     uint in_spatial;  // elements of one (n, c) input plane
     uint out_spatial;
-    uint pad_unused;
+    uint index_base;  // flat index of this dispatch's first input element (windowed runs)
     uint in_size[3];
     uint out_size[3];
     uint kernel[3];
@@ -95,7 +95,7 @@ void main()
     }
     if (OP == OP_MAX) {
         y[i] = is_float ? floatBitsToUint(best) : uint(best_int);
-        if (WITH_INDICES != 0u) indices[i] = base + best_at;
+        if (WITH_INDICES != 0u) indices[i] = pc.index_base + base + best_at;
         return;
     }
     float result;

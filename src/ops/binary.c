@@ -324,50 +324,163 @@ static vki_status fold_on_host(op_ctx *c, const binary_desc *d, enum binary_code
 
 /* ---- GPU ---- */
 
-static vki_status dispatch_where(op_ctx *c, const shape *shapes, const shape *out_shape, uint32_t count)
+/* One element-wise pass: the node inputs `ins[0..n)` (with their broadcast shapes) into the
+ * output. Where takes its three inputs at once; the other ops fold inputs pairwise,
+ * `codes[k]` combining the partial result with input k (k >= 1). */
+typedef struct elementwise {
+    bool where;
+    int n;
+    int ins[MAX_VARIADIC_INPUTS];
+    enum binary_code codes[MAX_VARIADIC_INPUTS];
+    float param; /* Mean: the input count */
+} elementwise;
+
+static vki_status dispatch_where(op_ctx *c, const elementwise *e, const shape *shapes, const shape *out_shape,
+                                 uint32_t count, const op_window *windows)
 {
     broadcast_push push = {count, 0, {0}, {0}};
     int rank = collapse_broadcast(shapes, 3, out_shape, &push);
     if (rank > BROADCAST_MAX_RANK)
         return op_error(c, VKI_ERROR_UNSUPPORTED, BROADCAST_TOO_DEEP, rank, BROADCAST_MAX_RANK);
     uint32_t spec[2] = {128, (uint32_t)rank};
-    int values[4] = {op_in_index(c, 0), op_in_index(c, 1), op_in_index(c, 2), op_out_index(c, 0)};
+    int values[4] = {op_in_index(c, e->ins[0]), op_in_index(c, e->ins[1]), op_in_index(c, e->ins[2]), op_out_index(c, 0)};
     uint32_t gx, gy;
     op_grid_1d(count, 128, &gx, &gy);
-    return op_dispatch(c, "where", spec, 2, &push, sizeof push, values, 4, gx, gy, 1);
+    return op_dispatch_windowed(c, "where", spec, 2, &push, sizeof push, values, windows, 4, gx, gy, 1);
 }
 
 /* Inputs 0 and 1 into the output; with more inputs (Sum, Max...), each further one is
- * combined with the partial result, which alternates between two scratch values. */
-static vki_status dispatch_chain(op_ctx *c, const binary_desc *d, enum binary_code code, const shape *shapes, int n,
-                                 const shape *out_shape, uint32_t count)
+ * combined with the partial result, which alternates between the two scratch values `temps`
+ * (created on first use, of the output's full size). windows[k] is input k's window and
+ * windows[n] the output's (and the scratch values'), or NULL. */
+static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *shapes, const shape *out_shape,
+                                 uint32_t count, const op_window *windows, int *temps)
 {
+    int n = e->n;
     vki_dtype out_dtype = op_out(c, 0)->dtype;
-    int partial = op_in_index(c, 0), temps[2] = {-1, -1};
-    vki_dtype partial_dtype = op_in(c, 0)->dtype;
+    int partial = op_in_index(c, e->ins[0]);
+    op_window partial_window = windows ? windows[0] : (op_window){0, 0};
+    vki_dtype partial_dtype = op_in(c, e->ins[0])->dtype;
     shape partial_shape = shapes[0];
     for (int k = 1; k < n; k++) {
         bool last = k == n - 1;
         int target = op_out_index(c, 0);
         if (!last) {
-            if (temps[k % 2] < 0) VKI_TRY(op_temp(c, out_dtype, count, &temps[k % 2]));
+            plan_value *y = op_out(c, 0);
+            if (temps[k % 2] < 0) VKI_TRY(op_temp(c, out_dtype, shape_numel(y->dims, y->rank), &temps[k % 2]));
             target = temps[k % 2];
         }
         shape pair[2] = {partial_shape, shapes[k]};
-        broadcast_push push = {count, (float)n, {0}, {0}};
+        broadcast_push push = {count, e->param, {0}, {0}};
         int rank = collapse_broadcast(pair, 2, out_shape, &push);
         if (rank > BROADCAST_MAX_RANK)
             return op_error(c, VKI_ERROR_UNSUPPORTED, BROADCAST_TOO_DEEP, rank, BROADCAST_MAX_RANK);
-        enum binary_code step = last && !strcmp(d->name, "Mean") ? B_MEAN_LAST : code;
-        uint32_t spec[6] = {128, step, op_dtype_code(partial_dtype), op_dtype_code(op_in(c, k)->dtype),
+        plan_value *b = op_in(c, e->ins[k]);
+        uint32_t spec[6] = {128, e->codes[k], op_dtype_code(partial_dtype), op_dtype_code(b->dtype),
                             op_dtype_code(out_dtype), (uint32_t)rank};
-        int values[3] = {partial, op_in_index(c, k), target};
+        int values[3] = {partial, op_in_index(c, e->ins[k]), target};
+        op_window pair_windows[3] = {partial_window, windows ? windows[k] : (op_window){0, 0},
+                                     windows ? windows[n] : (op_window){0, 0}};
         uint32_t gx, gy;
         op_grid_1d(count, 128, &gx, &gy);
-        VKI_TRY(op_dispatch(c, "binary", spec, 6, &push, sizeof push, values, 3, gx, gy, 1));
+        VKI_TRY(op_dispatch_windowed(c, "binary", spec, 6, &push, sizeof push, values, windows ? pair_windows : NULL, 3,
+                                     gx, gy, 1));
         partial = target;
+        partial_window = pair_windows[2];
         partial_dtype = out_dtype;
         partial_shape = *out_shape;
+    }
+    return VKI_OK;
+}
+
+/* How a pass too large for one binding splits along the output's leading `depth` axes, seen
+ * as `rows` rows: an input spanning those axes is windowed (row_bytes per row), one that is
+ * broadcast along all of them (size 1 or absent there) is bound whole (row_bytes 0). */
+typedef struct row_split {
+    int depth;
+    int64_t rows;
+    uint64_t row_bytes[MAX_VARIADIC_INPUTS + 1]; /* inputs, then the output */
+} row_split;
+
+static bool split_rows_at(op_ctx *c, const shape *shapes, int n, const shape *out, int depth, row_split *s)
+{
+    s->depth = depth;
+    s->rows = shape_numel(out->dims, depth);
+    if (s->rows <= 1) return false;
+    for (int k = 0; k < n; k++) {
+        int lead = out->rank - shapes[k].rank; /* output axes the input lacks */
+        bool spans = lead == 0, broadcast = true;
+        for (int d = 0; d < depth; d++) {
+            if (d < lead) continue;
+            int64_t size = shapes[k].dims[d - lead];
+            spans = spans && size == out->dims[d];
+            broadcast = broadcast && size == 1;
+        }
+        if (spans) {
+            s->row_bytes[k] = (uint64_t)(shape_numel(shapes[k].dims, shapes[k].rank) / s->rows) * 4;
+        } else if (broadcast) {
+            s->row_bytes[k] = 0;
+            if ((uint64_t)shape_numel(shapes[k].dims, shapes[k].rank) * 4 > op_max_binding_bytes(c)) return false;
+        } else {
+            return false;
+        }
+    }
+    s->row_bytes[n] = (uint64_t)(shape_numel(out->dims, out->rank) / s->rows) * 4;
+    return true;
+}
+
+/* The shapes a dispatch over rows [.., .. + count) sees: the split axes become one of `count`. */
+static void chunk_shapes(const shape *shapes, int n, const shape *out, const row_split *s, int64_t count,
+                         shape *chunk, shape *chunk_out)
+{
+    chunk_out->rank = out->rank - s->depth + 1;
+    chunk_out->dims[0] = count;
+    memcpy(chunk_out->dims + 1, out->dims + s->depth, (size_t)(out->rank - s->depth) * sizeof *out->dims);
+    for (int k = 0; k < n; k++) {
+        int lead = out->rank - shapes[k].rank, skip = s->depth - lead < 0 ? 0 : s->depth - lead;
+        if (s->row_bytes[k]) {
+            chunk[k] = *chunk_out;
+            memcpy(chunk[k].dims + 1, shapes[k].dims + s->depth, (size_t)(out->rank - s->depth) * sizeof *out->dims);
+        } else { /* bound whole: its (size-1) dims among the split axes go */
+            chunk[k].rank = shapes[k].rank - skip;
+            memcpy(chunk[k].dims, shapes[k].dims + skip, (size_t)chunk[k].rank * sizeof *out->dims);
+        }
+    }
+}
+
+/* Records the pass; tensors larger than one binding run as several dispatches over windows
+ * of rows of the output's leading axes (as few axes as work). */
+static vki_status dispatch_elementwise(op_ctx *c, const elementwise *e, const shape *shapes, const shape *out_shape)
+{
+    int temps[2] = {-1, -1};
+    int64_t count = shape_numel(out_shape->dims, out_shape->rank);
+    row_split s;
+    uint64_t range = op_max_binding_bytes(c);
+    bool fits = (uint64_t)count * 4 <= range;
+    for (int k = 0; k < e->n; k++) fits = fits && (uint64_t)shape_numel(shapes[k].dims, shapes[k].rank) * 4 <= range;
+    if (fits) {
+        if (e->where) return dispatch_where(c, e, shapes, out_shape, (uint32_t)count, NULL);
+        return dispatch_chain(c, e, shapes, out_shape, (uint32_t)count, NULL, temps);
+    }
+    int64_t chunk = 0;
+    for (int depth = 1; depth <= out_shape->rank && chunk <= 0; depth++)
+        if (split_rows_at(c, shapes, e->n, out_shape, depth, &s)) chunk = op_batch_chunk(c, s.rows, s.row_bytes, e->n + 1);
+    if (chunk <= 0)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "the tensors are larger than the device's maxStorageBufferRange (%llu bytes) "
+                        "and do not split into windows along leading output axes: an input is broadcast along a leading "
+                        "axis that another spans, an input bound whole is too large, or a window of rows cannot start "
+                        "at a multiple of %llu bytes", (unsigned long long)range,
+                        (unsigned long long)op_binding_alignment(c));
+    for (int64_t start = 0; start < s.rows; start += chunk) {
+        int64_t rows = s.rows - start < chunk ? s.rows - start : chunk;
+        shape chunk_in[MAX_VARIADIC_INPUTS], chunk_out;
+        op_window windows[MAX_VARIADIC_INPUTS + 1];
+        chunk_shapes(shapes, e->n, out_shape, &s, rows, chunk_in, &chunk_out);
+        for (int k = 0; k <= e->n; k++)
+            windows[k] = (op_window){(uint64_t)start * s.row_bytes[k], (uint64_t)rows * s.row_bytes[k]};
+        uint32_t chunk_count = (uint32_t)shape_numel(chunk_out.dims, chunk_out.rank);
+        if (e->where) VKI_TRY(dispatch_where(c, e, chunk_in, &chunk_out, chunk_count, windows));
+        else VKI_TRY(dispatch_chain(c, e, chunk_in, &chunk_out, chunk_count, windows, temps));
     }
     return VKI_OK;
 }
@@ -425,8 +538,12 @@ static vki_status plan_binary(op_ctx *c)
     if (op_all_inputs_const(c) && count <= 4096) return fold_on_host(c, d, code, shapes, n, &out_shape);
     if (count == 0) return VKI_OK;
     if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
-    if (code == B_WHERE) return dispatch_where(c, shapes, &out_shape, (uint32_t)count);
-    return dispatch_chain(c, d, code, shapes, n, &out_shape, (uint32_t)count);
+    elementwise e = {code == B_WHERE, n, {0}, {0}, (float)n};
+    for (int k = 0; k < n; k++) {
+        e.ins[k] = k;
+        e.codes[k] = k == n - 1 && !strcmp(d->name, "Mean") ? B_MEAN_LAST : code;
+    }
+    return dispatch_elementwise(c, &e, shapes, &out_shape);
 }
 
 #define FLOATS "float32 float16 bfloat16"
@@ -443,31 +560,22 @@ const op_def op_Pow = {"Pow", "", FLOATS " " INTS, "the output has the base's dt
 
 vki_status binary_clip_runtime(op_ctx *c)
 {
-    plan_value *x = op_in(c, 0), *y = op_out(c, 0);
+    plan_value *x = op_in(c, 0);
     int64_t count = shape_numel(x->dims, x->rank);
     if (count == 0) return VKI_OK;
     if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
     for (int k = 1; k <= 2; k++)
         if (op_has_input(c, k) && (op_in(c, k)->rank != 0 || op_in(c, k)->dtype != x->dtype))
             return op_error(c, VKI_ERROR_SHAPE, "min and max must be scalars of the input's dtype");
-    shape out_shape = {x->rank, {0}};
-    memcpy(out_shape.dims, x->dims, sizeof out_shape.dims);
-    int partial = op_in_index(c, 0);
+    /* Max(x, min), then Min(that, max) */
+    elementwise e = {false, 1, {0}, {0}, 0};
+    shape shapes[3] = {{x->rank, {0}}};
+    memcpy(shapes[0].dims, x->dims, sizeof shapes[0].dims);
     for (int k = 1; k <= 2; k++) {
         if (!op_has_input(c, k)) continue;
-        bool last = k == 2 || !op_has_input(c, 2);
-        int target = op_out_index(c, 0);
-        if (!last) VKI_TRY(op_temp(c, y->dtype, count, &target));
-        shape pair[2] = {out_shape, {0, {0}}};
-        broadcast_push push = {(uint32_t)count, 0, {0}, {0}};
-        int rank = collapse_broadcast(pair, 2, &out_shape, &push);
-        uint32_t spec[6] = {128, k == 1 ? B_MAX : B_MIN, op_dtype_code(x->dtype), op_dtype_code(x->dtype),
-                            op_dtype_code(y->dtype), (uint32_t)rank};
-        int values[3] = {partial, op_in_index(c, k), target};
-        uint32_t gx, gy;
-        op_grid_1d((uint64_t)count, 128, &gx, &gy);
-        VKI_TRY(op_dispatch(c, "binary", spec, 6, &push, sizeof push, values, 3, gx, gy, 1));
-        partial = target;
+        shapes[e.n] = (shape){0, {0}};
+        e.codes[e.n] = k == 1 ? B_MAX : B_MIN;
+        e.ins[e.n++] = k;
     }
-    return VKI_OK;
+    return dispatch_elementwise(c, &e, shapes, &shapes[0]);
 }

@@ -84,23 +84,53 @@ static vki_status check_bias(op_ctx *c, int64_t cout)
     return VKI_OK;
 }
 
-/* Records the shader for g: Y = conv(X, W) + B. */
-static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
+/* The fast path's tiling, chosen once per node from the images one dispatch takes. */
+typedef struct gemm_choice {
+    bool usable; /* the tile grid fits the device's workgroup counts */
+    uint32_t tm, tn, splits;
+} gemm_choice;
+
+static gemm_choice choose_gemm(op_ctx *c, const conv_geom *g, int64_t batch, uint64_t oh, uint64_t ow, uint64_t kernel_hw)
+{
+    int64_t cin_g = g->cin / g->groups, cout_g = g->cout / g->groups;
+    uint64_t pixels = (uint64_t)batch * oh * ow, K = (uint64_t)cin_g * kernel_hw;
+    /* big tiles reuse loads best; small layers take small tiles to fill the device */
+    gemm_choice ch = {false, 8, 4, 1};
+    if (((pixels + 63) / 64) * (((uint64_t)cout_g + 63) / 64) * (uint64_t)g->groups < 512) ch.tm = 4, ch.tn = 2;
+    uint64_t tiles_n = (pixels + 16 * ch.tn - 1) / (16 * ch.tn), tiles_m = ((uint64_t)cout_g + 8 * ch.tm - 1) / (8 * ch.tm);
+    /* too few tiles for a big GPU (late layers at batch 1): split K, at least 256 deep each */
+    uint64_t tiles = tiles_n * tiles_m * (uint64_t)g->groups, splits = 1;
+    while (tiles * splits * 2 <= 512 && K / (splits * 2) >= 256 && splits < 16) splits *= 2;
+    /* the partial sums are one binding: fewer splits where they would not fit */
+    uint64_t out_bytes = pixels * (uint64_t)g->cout * 4;
+    while (splits > 1 && out_bytes * splits > op_max_binding_bytes(c)) splits /= 2;
+    ch.splits = (uint32_t)splits;
+    ch.usable = tiles_n <= 65535 && tiles_m <= 65535 && (uint64_t)g->groups * splits <= 65535;
+    return ch;
+}
+
+/* The implicit GEMM and depthwise kernels take 1-D and 2-D Conv. */
+static bool fast_paths(const conv_geom *g, bool transposed)
+{
+    const char *force = getenv("VKINFER_CONV_REFERENCE"); /* A/B checks of the fast paths */
+    return !transposed && g->nsp <= 2 && !(force && *force && strcmp(force, "0"));
+}
+
+/* Records Y = conv(X, W) + B for `batch` images: bindings X and Y (and split-K's `partial`)
+ * are windows of that many images, so the shaders see a batch of `batch`. */
+static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, int64_t batch, const op_window *win,
+                                const gemm_choice *gemm, int partial)
 {
     plan_value *x = op_in(c, 0);
-    int64_t out_dims[5] = {g->batch, g->cout};
-    for (int d = 0; d < g->nsp; d++) out_dims[2 + d] = g->out[d];
-    VKI_TRY(op_set_output(c, 0, x->dtype, 2 + g->nsp, out_dims));
-    int64_t count = shape_numel(out_dims, 2 + g->nsp);
-    if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "outputs over 2^32 elements are not supported");
+    int64_t count = batch * g->cout;
+    for (int d = 0; d < g->nsp; d++) count *= g->out[d];
     bool has_bias = op_has_input(c, 2);
     /* without B the weights stand in at binding 2; the shaders then never read it */
     int values[4] = {op_in_index(c, 0), op_in_index(c, 1), has_bias ? op_in_index(c, 2) : op_in_index(c, 1), op_out_index(c, 0)};
     uint32_t dt = op_dtype_code(x->dtype);
     int64_t cin_g = g->cin / g->groups, cout_g = g->cout / g->groups;
     uint32_t gx, gy;
-    const char *force = getenv("VKINFER_CONV_REFERENCE"); /* A/B checks of the fast paths */
-    bool fast = !transposed && g->nsp <= 2 && !(force && *force && strcmp(force, "0"));
+    bool fast = fast_paths(g, transposed);
 
     /* 1-D runs as 2-D with a height of 1 */
     int last = g->nsp - 1;
@@ -116,39 +146,35 @@ static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
         struct { uint32_t count, cin, cout, multiplier, has_bias; int32_t ih, iw, oh, ow, ph, pw; } push = {
             (uint32_t)count, (uint32_t)g->cin, (uint32_t)g->cout, (uint32_t)cout_g, has_bias, ih, iw, oh, ow, ph, pw};
         op_grid_1d((uint64_t)count, 128, &gx, &gy);
-        return op_dispatch(c, "conv2d_depthwise", spec, 8, &push, sizeof push, values, 4, gx, gy, 1);
+        return op_dispatch_windowed(c, "conv2d_depthwise", spec, 8, &push, sizeof push, values, win, 4, gx, gy, 1);
     }
-    if (fast) {
-        uint64_t pixels = (uint64_t)g->batch * (uint64_t)oh * (uint64_t)ow;
+    if (fast && gemm->usable) {
+        uint64_t pixels = (uint64_t)batch * (uint64_t)oh * (uint64_t)ow;
         uint64_t K = (uint64_t)cin_g * kh * kw;
-        /* big tiles reuse loads best; small layers take small tiles to fill the device */
-        uint32_t tm = 8, tn = 4;
-        if (((pixels + 63) / 64) * (((uint64_t)cout_g + 63) / 64) * (uint64_t)g->groups < 512) tm = 4, tn = 2;
+        uint32_t tm = gemm->tm, tn = gemm->tn, splits = gemm->splits;
         uint64_t tiles_n = (pixels + 16 * tn - 1) / (16 * tn), tiles_m = ((uint64_t)cout_g + 8 * tm - 1) / (8 * tm);
-        /* too few tiles for a big GPU (late layers at batch 1): split K, at least 256 deep each */
-        uint64_t tiles = tiles_n * tiles_m * (uint64_t)g->groups, splits = 1;
-        while (tiles * splits * 2 <= 512 && K / (splits * 2) >= 256 && splits < 16) splits *= 2;
         uint32_t k_chunk = (uint32_t)(((K + splits - 1) / splits + 15) / 16 * 16);
-        if (tiles_n <= 65535 && tiles_m <= 65535 && (uint64_t)g->groups * splits <= 65535) {
-            uint32_t spec[11] = {128, dt, kh, kw, sh, sw, dh, dw, tm, tn, (uint32_t)splits};
-            struct { uint32_t pixels, cin, cin_g, cout, cout_g, has_bias; int32_t ih, iw, oh, ow, ph, pw; uint32_t k_chunk; } push = {
-                (uint32_t)pixels, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g, has_bias,
-                ih, iw, oh, ow, ph, pw, k_chunk};
-            int partial = -1;
-            if (splits > 1) {
-                VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, count * (int64_t)splits, &partial));
-                values[3] = partial;
-            }
-            VKI_TRY(op_dispatch(c, "conv2d_gemm", spec, 11, &push, sizeof push, values, 4, (uint32_t)tiles_n,
-                                (uint32_t)tiles_m, (uint32_t)(g->groups * splits)));
-            if (splits == 1) return VKI_OK;
-            uint32_t rspec[2] = {128, dt};
-            struct { uint32_t count, out_plane, cout, splits, has_bias; } rpush = {
-                (uint32_t)count, (uint32_t)(oh * ow), (uint32_t)g->cout, (uint32_t)splits, has_bias};
-            int rvalues[3] = {partial, values[2], op_out_index(c, 0)};
-            op_grid_1d((uint64_t)count, 128, &gx, &gy);
-            return op_dispatch(c, "conv_splitk_reduce", rspec, 2, &rpush, sizeof rpush, rvalues, 3, gx, gy, 1);
+        uint32_t spec[11] = {128, dt, kh, kw, sh, sw, dh, dw, tm, tn, splits};
+        struct { uint32_t pixels, cin, cin_g, cout, cout_g, has_bias; int32_t ih, iw, oh, ow, ph, pw; uint32_t k_chunk; } push = {
+            (uint32_t)pixels, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g, has_bias,
+            ih, iw, oh, ow, ph, pw, k_chunk};
+        op_window gemm_win[4];
+        if (win) memcpy(gemm_win, win, sizeof gemm_win);
+        if (splits > 1) {
+            values[3] = partial;
+            gemm_win[3] = (op_window){0, 0};
         }
+        VKI_TRY(op_dispatch_windowed(c, "conv2d_gemm", spec, 11, &push, sizeof push, values, win ? gemm_win : NULL, 4,
+                                     (uint32_t)tiles_n, (uint32_t)tiles_m, (uint32_t)(g->groups * splits)));
+        if (splits == 1) return VKI_OK;
+        uint32_t rspec[2] = {128, dt};
+        struct { uint32_t count, out_plane, cout, splits, has_bias; } rpush = {
+            (uint32_t)count, (uint32_t)(oh * ow), (uint32_t)g->cout, splits, has_bias};
+        int rvalues[3] = {partial, values[2], op_out_index(c, 0)};
+        op_window rwin[3] = {{0, 0}, {0, 0}, win ? win[3] : (op_window){0, 0}};
+        op_grid_1d((uint64_t)count, 128, &gx, &gy);
+        return op_dispatch_windowed(c, "conv_splitk_reduce", rspec, 2, &rpush, sizeof rpush, rvalues, win ? rwin : NULL, 3,
+                                    gx, gy, 1);
     }
     /* the reference: spatial dims right-aligned into (d, h, w) */
     struct {
@@ -166,7 +192,43 @@ static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
     }
     uint32_t spec[3] = {128, dt, transposed};
     op_grid_1d((uint64_t)count, 128, &gx, &gy);
-    return op_dispatch(c, "conv", spec, 3, &push, sizeof push, values, 4, gx, gy, 1);
+    return op_dispatch_windowed(c, "conv", spec, 3, &push, sizeof push, values, win, 4, gx, gy, 1);
+}
+
+/* Records the shaders for g. A batch too large for one binding runs as several dispatches over
+ * windows of whole images (weights and bias bound whole). */
+static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
+{
+    plan_value *x = op_in(c, 0);
+    int64_t out_dims[5] = {g->batch, g->cout};
+    for (int d = 0; d < g->nsp; d++) out_dims[2 + d] = g->out[d];
+    VKI_TRY(op_set_output(c, 0, x->dtype, 2 + g->nsp, out_dims));
+    int64_t count = shape_numel(out_dims, 2 + g->nsp);
+    if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "outputs over 2^32 elements are not supported");
+    if (count == 0) return VKI_OK;
+    uint64_t x_image = (uint64_t)shape_numel(x->dims + 1, x->rank - 1) * 4, y_image = (uint64_t)(count / g->batch) * 4;
+    uint64_t image_bytes[2] = {x_image, y_image};
+    int64_t chunk = op_batch_chunk(c, g->batch, image_bytes, 2);
+    if (chunk <= 0)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "windows of whole images of X (%llu bytes each) and Y (%llu bytes each) "
+                        "cannot both fit the device's maxStorageBufferRange (%llu bytes) and start at multiples of %llu "
+                        "bytes; convolutions split their work only along the batch", (unsigned long long)x_image,
+                        (unsigned long long)y_image, (unsigned long long)op_max_binding_bytes(c),
+                        (unsigned long long)op_binding_alignment(c));
+    uint64_t oh = g->nsp == 2 ? (uint64_t)g->out[0] : 1, ow = (uint64_t)g->out[g->nsp - 1];
+    uint64_t kernel_hw = (g->nsp == 2 ? (uint64_t)g->kernel[0] : 1) * (uint64_t)g->kernel[g->nsp - 1];
+    gemm_choice gemm = choose_gemm(c, g, chunk, oh, ow, kernel_hw);
+    int partial = -1;
+    bool gemm_path = fast_paths(g, transposed) && g->cin != g->groups && gemm.usable;
+    if (gemm_path && gemm.splits > 1) VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, chunk * (count / g->batch) * (int64_t)gemm.splits, &partial));
+    if (chunk == g->batch) return record_images(c, g, transposed, g->batch, NULL, &gemm, partial);
+    for (int64_t start = 0; start < g->batch; start += chunk) {
+        int64_t n = g->batch - start < chunk ? g->batch - start : chunk;
+        op_window win[4] = {{(uint64_t)start * x_image, (uint64_t)n * x_image}, {0, 0}, {0, 0},
+                            {(uint64_t)start * y_image, (uint64_t)n * y_image}};
+        VKI_TRY(record_images(c, g, transposed, n, win, &gemm, partial));
+    }
+    return VKI_OK;
 }
 
 static vki_status plan_conv(op_ctx *c)

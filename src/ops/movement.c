@@ -81,6 +81,87 @@ static void collapse(strided_copy *s)
     s->rank = r;
 }
 
+/* One dispatch of shaders/copy.comp for a collapsed copy; windows: of the input and the output
+ * (bases relative to them), or NULL. */
+static vki_status copy_dispatch(op_ctx *c, int in, int out, const strided_copy *s, const op_window *windows)
+{
+    struct {
+        uint32_t count;
+        int32_t in_base, out_base;
+        uint32_t unused;
+        uint32_t dims[8];
+        int32_t in_strides[8], out_strides[8];
+    } push = {(uint32_t)copy_count(s), (int32_t)s->in_base, (int32_t)s->out_base, 0, {0}, {0}, {0}};
+    for (int k = 0; k < s->rank; k++) {
+        push.dims[k] = (uint32_t)s->dims[k];
+        push.in_strides[k] = (int32_t)s->in_strides[k];
+        push.out_strides[k] = (int32_t)s->out_strides[k];
+    }
+    uint32_t spec[2] = {128, (uint32_t)s->rank};
+    int values[2] = {op_in_index(c, in), op_out_index(c, out)};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)push.count, 128, &gx, &gy);
+    return op_dispatch_windowed(c, "copy", spec, 2, &push, sizeof push, values, windows, 2, gx, gy, 1);
+}
+
+/* The element offsets, relative to the base, that `rows` rows of dim 0 and all of the other
+ * dims reach through `strides`: [*lo, *hi]. */
+static void copy_reach(const strided_copy *s, const int64_t *strides, int64_t rows, int64_t *lo, int64_t *hi)
+{
+    *lo = *hi = 0;
+    for (int k = 0; k < s->rank; k++) {
+        int64_t step = (k ? s->dims[k] - 1 : rows - 1) * strides[k];
+        if (step < 0) *lo += step;
+        else *hi += step;
+    }
+}
+
+/* The most rows of dim 0 whose elements, reached through `strides`, fit one binding that
+ * starts at an aligned offset. */
+static int64_t copy_rows_that_fit(const strided_copy *s, const int64_t *strides, int64_t span_limit)
+{
+    int64_t lo, hi;
+    copy_reach(s, strides, 1, &lo, &hi);
+    int64_t one_row = hi - lo + 1;
+    if (one_row > span_limit) return 0;
+    int64_t stride = strides[0] < 0 ? -strides[0] : strides[0];
+    if (stride == 0) return s->dims[0];
+    int64_t rows = (span_limit - one_row) / stride + 1;
+    return rows < s->dims[0] ? rows : s->dims[0];
+}
+
+/* A copy between tensors larger than one binding: several dispatches over runs of dim 0 (the
+ * outermost after collapsing), each binding the aligned input and output spans it reaches.
+ * Works when a run of dim 0 reaches a compact span on both sides (Concat along axis != 0,
+ * Slice, Split, Transpose keeping axis 0 first...). */
+static vki_status copy_windowed(op_ctx *c, int in, int out, const strided_copy *s)
+{
+    int64_t align = (int64_t)(op_binding_alignment(c) / 4); /* in elements */
+    int64_t span_limit = (int64_t)(op_max_binding_bytes(c) / 4) - (align - 1);
+    int64_t rows_in = copy_rows_that_fit(s, s->in_strides, span_limit);
+    int64_t rows_out = copy_rows_that_fit(s, s->out_strides, span_limit);
+    int64_t chunk = rows_in < rows_out ? rows_in : rows_out;
+    if (chunk <= 0)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "the tensors are larger than the device's maxStorageBufferRange (%llu bytes) "
+                        "and this copy does not split into windows along its outermost dim (one step of it reaches "
+                        "too far into the input or the output)", (unsigned long long)op_max_binding_bytes(c));
+    for (int64_t start = 0; start < s->dims[0]; start += chunk) {
+        strided_copy part = *s;
+        part.dims[0] = s->dims[0] - start < chunk ? s->dims[0] - start : chunk;
+        int64_t in_base = s->in_base + start * s->in_strides[0], out_base = s->out_base + start * s->out_strides[0];
+        int64_t in_lo, in_hi, out_lo, out_hi;
+        copy_reach(&part, part.in_strides, part.dims[0], &in_lo, &in_hi);
+        copy_reach(&part, part.out_strides, part.dims[0], &out_lo, &out_hi);
+        int64_t in_first = (in_base + in_lo) / align * align, out_first = (out_base + out_lo) / align * align;
+        part.in_base = in_base - in_first;
+        part.out_base = out_base - out_first;
+        op_window windows[2] = {{(uint64_t)in_first * 4, (uint64_t)(in_base + in_hi - in_first + 1) * 4},
+                                {(uint64_t)out_first * 4, (uint64_t)(out_base + out_hi - out_first + 1) * 4}};
+        VKI_TRY(copy_dispatch(c, in, out, &part, windows));
+    }
+    return VKI_OK;
+}
+
 vki_status copy_run(op_ctx *c, int in, int out, const strided_copy *copy, bool on_host)
 {
     plan_value *x = op_in(c, in), *y = op_out(c, out);
@@ -101,23 +182,10 @@ vki_status copy_run(op_ctx *c, int in, int out, const strided_copy *copy, bool o
     if (s.rank > 8)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "the copy needs %d dimensions after merging contiguous ones; "
                         "at most 8 are supported", s.rank);
-    struct {
-        uint32_t count;
-        int32_t in_base, out_base;
-        uint32_t unused;
-        uint32_t dims[8];
-        int32_t in_strides[8], out_strides[8];
-    } push = {(uint32_t)count, (int32_t)s.in_base, (int32_t)s.out_base, 0, {0}, {0}, {0}};
-    for (int k = 0; k < s.rank; k++) {
-        push.dims[k] = (uint32_t)s.dims[k];
-        push.in_strides[k] = (int32_t)s.in_strides[k];
-        push.out_strides[k] = (int32_t)s.out_strides[k];
-    }
-    uint32_t spec[2] = {128, (uint32_t)s.rank};
-    int values[2] = {op_in_index(c, in), op_out_index(c, out)};
-    uint32_t gx, gy;
-    op_grid_1d((uint64_t)count, 128, &gx, &gy);
-    return op_dispatch(c, "copy", spec, 2, &push, sizeof push, values, 2, gx, gy, 1);
+    uint64_t range = op_max_binding_bytes(c);
+    if ((uint64_t)shape_numel(x->dims, x->rank) * 4 <= range && (uint64_t)shape_numel(y->dims, y->rank) * 4 <= range)
+        return copy_dispatch(c, in, out, &s, NULL);
+    return copy_windowed(c, in, out, &s);
 }
 
 /* Output = the input viewed with `view_dims` (same element count) and permuted by `perm`. */

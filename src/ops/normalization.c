@@ -31,6 +31,15 @@ static uint32_t row_group_size(int64_t len)
     return group;
 }
 
+/* The error of a tensor whose smallest unit of work is larger than one binding. */
+static vki_status too_big(op_ctx *c, uint64_t unit_bytes, const char *split)
+{
+    return op_error(c, VKI_ERROR_UNSUPPORTED, "windows of %llu-byte units of X cannot fit the device's "
+                    "maxStorageBufferRange (%llu bytes) and start at multiples of %llu bytes; this op splits its work "
+                    "only %s", (unsigned long long)unit_bytes, (unsigned long long)op_max_binding_bytes(c),
+                    (unsigned long long)op_binding_alignment(c), split);
+}
+
 /* A scratch array of `pairs` (scale, shift) float pairs. When `host` is true it gets
  * (zeroed) host data that the caller fills, and is uploaded with the weights. */
 static vki_status pair_temp(op_ctx *c, int64_t pairs, bool host, int *index, float **data)
@@ -119,8 +128,25 @@ static vki_status plan_batch_norm(op_ctx *c)
     struct { uint32_t count, inner, channels; } push = {(uint32_t)count, per_activation ? 1 : (uint32_t)inner, (uint32_t)period};
     int values[3] = {op_in_index(c, 0), pairs, op_out_index(c, 0)};
     uint32_t gx, gy;
-    op_grid_1d((uint64_t)count, NORM_GROUP, &gx, &gy);
-    return op_dispatch(c, "norm_affine", spec, 2, &push, sizeof push, values, 3, gx, gy, 1);
+    /* tensors larger than one binding run as several dispatches over windows of whole images,
+     * so that element 0 of each window is channel 0 */
+    int64_t images = x->dims[0];
+    uint64_t image_bytes = images ? (uint64_t)(count / images) * 4 : 0, item_bytes[3] = {image_bytes, 0, image_bytes};
+    int64_t chunk = images ? op_batch_chunk(c, images, item_bytes, 3) : 0;
+    if (chunk >= images) {
+        op_grid_1d((uint64_t)count, NORM_GROUP, &gx, &gy);
+        return op_dispatch(c, "norm_affine", spec, 2, &push, sizeof push, values, 3, gx, gy, 1);
+    }
+    if (chunk <= 0) return too_big(c, image_bytes, "along N");
+    for (int64_t start = 0; start < images; start += chunk) {
+        int64_t n = images - start < chunk ? images - start : chunk;
+        push.count = (uint32_t)(n * (int64_t)(image_bytes / 4));
+        op_window win[3] = {{(uint64_t)start * image_bytes, (uint64_t)n * image_bytes}, {0, 0},
+                            {(uint64_t)start * image_bytes, (uint64_t)n * image_bytes}};
+        op_grid_1d((uint64_t)push.count, NORM_GROUP, &gx, &gy);
+        VKI_TRY(op_dispatch_windowed(c, "norm_affine", spec, 2, &push, sizeof push, values, win, 3, gx, gy, 1));
+    }
+    return VKI_OK;
 }
 
 /* Where norm_rows.comp finds a row and its elements (see the shader's push constants). */
@@ -136,9 +162,11 @@ static row_layout contiguous_rows(int64_t rows, int64_t len)
 }
 
 /* Records norm_rows over `layout`; `pairs` is the scale/shift array or -1; `stats` gets the
- * (mean, 1/stddev) pair of each row. */
+ * (mean, 1/stddev) pair of each row. Contiguous rows larger than one binding run as several
+ * dispatches over windows of `unit` rows (InstanceNormalization: the channels of one image,
+ * so that a window's row 0 takes pair 0). */
 static vki_status rows_dispatch(op_ctx *c, const row_layout *l, enum affine_mode affine, int pairs, int64_t period,
-                                float eps, bool eps_outside_sqrt, int stats)
+                                float eps, bool eps_outside_sqrt, int stats, int64_t unit)
 {
     plan_value *x = op_in(c, 0);
     if (numel(x) > INT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^31 elements");
@@ -152,8 +180,24 @@ static vki_status rows_dispatch(op_ctx *c, const row_layout *l, enum affine_mode
               l->keep_stride_outer, l->keep_stride_inner, l->red_inner, l->red_stride_outer, l->red_stride_inner};
     int values[4] = {op_in_index(c, 0), pairs >= 0 ? pairs : op_in_index(c, 0), op_out_index(c, 0), stats};
     uint32_t gx, gy;
-    row_grid(l->rows, &gx, &gy);
-    return op_dispatch(c, "norm_rows", spec, 5, &push, sizeof push, values, 4, gx, gy, 1);
+    int64_t units = l->rows / unit;
+    uint64_t row_bytes = (uint64_t)(unit * l->len) * 4;
+    uint64_t unit_bytes[4] = {row_bytes, pairs >= 0 ? 0 : row_bytes, row_bytes, (uint64_t)unit * 8};
+    int64_t chunk = !l->strided && units ? op_batch_chunk(c, units, unit_bytes, 4) : units;
+    if (chunk >= units) {
+        row_grid(l->rows, &gx, &gy);
+        return op_dispatch(c, "norm_rows", spec, 5, &push, sizeof push, values, 4, gx, gy, 1);
+    }
+    if (chunk <= 0) return too_big(c, unit_bytes[0], unit > 1 ? "along N" : "along the rows it normalizes");
+    for (int64_t start = 0; start < units; start += chunk) {
+        int64_t n = units - start < chunk ? units - start : chunk;
+        push.rows = (uint32_t)(n * unit);
+        op_window win[4];
+        for (int b = 0; b < 4; b++) win[b] = (op_window){(uint64_t)start * unit_bytes[b], (uint64_t)n * unit_bytes[b]};
+        row_grid(n * unit, &gx, &gy);
+        VKI_TRY(op_dispatch_windowed(c, "norm_rows", spec, 5, &push, sizeof push, values, win, 4, gx, gy, 1));
+    }
+    return VKI_OK;
 }
 
 static vki_status plan_instance_norm(op_ctx *c)
@@ -170,7 +214,8 @@ static vki_status plan_instance_norm(op_ctx *c)
     VKI_TRY(pack_scale_bias(c, 1, 2, channels, &pairs));
     row_layout l = contiguous_rows(x->dims[0] * channels, shape_numel(x->dims + 2, x->rank - 2));
     VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * (l.rows ? l.rows : 1), &stats));
-    return rows_dispatch(c, &l, AFFINE_PER_ROW, pairs, channels, ir_attr_float(c->node, "epsilon", 1e-5f), false, stats);
+    return rows_dispatch(c, &l, AFFINE_PER_ROW, pairs, channels, ir_attr_float(c->node, "epsilon", 1e-5f), false, stats,
+                         channels ? channels : 1);
 }
 
 /* Scale and B broadcast over the normalized dims: supported when, leading 1s aside, their
@@ -214,7 +259,7 @@ static vki_status plan_layer_norm(op_ctx *c)
     int pairs, stats;
     VKI_TRY(pack_scale_bias(c, 1, 2, period, &pairs));
     VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * (l.rows ? l.rows : 1), &stats));
-    VKI_TRY(rows_dispatch(c, &l, AFFINE_PER_ELEMENT, pairs, period, ir_attr_float(c->node, "epsilon", 1e-5f), false, stats));
+    VKI_TRY(rows_dispatch(c, &l, AFFINE_PER_ELEMENT, pairs, period, ir_attr_float(c->node, "epsilon", 1e-5f), false, stats, 1));
     if (!op_has_output(c, 1) && !op_has_output(c, 2)) return VKI_OK;
     if (l.len == 0) return op_error(c, VKI_ERROR_SHAPE, "statistics of empty rows");
     /* the shader binds both outputs: an absent one gets a scratch value */
@@ -227,8 +272,21 @@ static vki_status plan_layer_norm(op_ctx *c)
     uint32_t push = (uint32_t)l.rows;
     int values[3] = {stats, outs[0], outs[1]};
     uint32_t gx, gy;
-    op_grid_1d((uint64_t)l.rows, NORM_GROUP, &gx, &gy);
-    return op_dispatch(c, "norm_stats_split", spec, 2, &push, sizeof push, values, 3, gx, gy, 1);
+    uint64_t row_bytes[3] = {8, 4, 4};
+    int64_t chunk = op_batch_chunk(c, l.rows, row_bytes, 3);
+    if (chunk >= l.rows) {
+        op_grid_1d((uint64_t)l.rows, NORM_GROUP, &gx, &gy);
+        return op_dispatch(c, "norm_stats_split", spec, 2, &push, sizeof push, values, 3, gx, gy, 1);
+    }
+    for (int64_t start = 0; start < l.rows; start += chunk) {
+        int64_t n = l.rows - start < chunk ? l.rows - start : chunk;
+        push = (uint32_t)n;
+        op_window win[3];
+        for (int b = 0; b < 3; b++) win[b] = (op_window){(uint64_t)start * row_bytes[b], (uint64_t)n * row_bytes[b]};
+        op_grid_1d((uint64_t)n, NORM_GROUP, &gx, &gy);
+        VKI_TRY(op_dispatch_windowed(c, "norm_stats_split", spec, 2, &push, sizeof push, values, win, 3, gx, gy, 1));
+    }
+    return VKI_OK;
 }
 
 /* MeanVarianceNormalization: the kept and the reduced dims, each merged into at most two
@@ -284,7 +342,7 @@ static vki_status plan_mvn(op_ctx *c)
                     (uint32_t)strides[1][0], (uint32_t)strides[1][1]};
     int stats;
     VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * l.rows, &stats));
-    return rows_dispatch(c, &l, AFFINE_NONE, -1, 1, 1e-9f, true, stats);
+    return rows_dispatch(c, &l, AFFINE_NONE, -1, 1, 1e-9f, true, stats, 1);
 }
 
 static vki_status plan_lrn(op_ctx *c)
@@ -311,8 +369,24 @@ static vki_status plan_lrn(op_ctx *c)
     uint32_t spec[2] = {NORM_GROUP, op_dtype_code(x->dtype)};
     int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
     uint32_t gx, gy;
-    op_grid_1d((uint64_t)count, NORM_GROUP, &gx, &gy);
-    return op_dispatch(c, "norm_lrn", spec, 2, &push, sizeof push, values, 2, gx, gy, 1);
+    /* tensors larger than one binding run as several dispatches over windows of whole images */
+    int64_t images = x->dims[0];
+    uint64_t image_bytes = images ? (uint64_t)(count / images) * 4 : 0, item_bytes[2] = {image_bytes, image_bytes};
+    int64_t chunk = images ? op_batch_chunk(c, images, item_bytes, 2) : 0;
+    if (chunk >= images) {
+        op_grid_1d((uint64_t)count, NORM_GROUP, &gx, &gy);
+        return op_dispatch(c, "norm_lrn", spec, 2, &push, sizeof push, values, 2, gx, gy, 1);
+    }
+    if (chunk <= 0) return too_big(c, image_bytes, "along N");
+    for (int64_t start = 0; start < images; start += chunk) {
+        int64_t n = images - start < chunk ? images - start : chunk;
+        push.count = (uint32_t)(n * (int64_t)(image_bytes / 4));
+        op_window win[2] = {{(uint64_t)start * image_bytes, (uint64_t)n * image_bytes},
+                            {(uint64_t)start * image_bytes, (uint64_t)n * image_bytes}};
+        op_grid_1d((uint64_t)push.count, NORM_GROUP, &gx, &gy);
+        VKI_TRY(op_dispatch_windowed(c, "norm_lrn", spec, 2, &push, sizeof push, values, win, 2, gx, gy, 1));
+    }
+    return VKI_OK;
 }
 
 #define FLOATS "float32 float16 bfloat16"

@@ -41,6 +41,16 @@ static vki_status read_ints(op_ctx *c, const char *name, int n, int64_t fallback
     return VKI_OK;
 }
 
+/* The error of tensors whose (n, c) planes do not split into windows one binding can take. */
+static vki_status too_big(op_ctx *c, const char *a, uint64_t a_bytes, const char *b, uint64_t b_bytes)
+{
+    return op_error(c, VKI_ERROR_UNSUPPORTED, "windows of whole (n, c) planes of %s (%llu bytes each) and %s (%llu bytes "
+                    "each) cannot both fit the device's maxStorageBufferRange (%llu bytes) and start at multiples of %llu "
+                    "bytes; pooling splits its work only along N and C", a, (unsigned long long)a_bytes, b,
+                    (unsigned long long)b_bytes, (unsigned long long)op_max_binding_bytes(c),
+                    (unsigned long long)op_binding_alignment(c));
+}
+
 static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
 static vki_status pool_geometry_plan(op_ctx *c, const plan_value *x, pool_geometry *g)
@@ -135,7 +145,7 @@ static vki_status plan_pool(op_ctx *c)
     if (in_count > INT32_MAX || count > INT32_MAX)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^31 elements");
     struct {
-        uint32_t count, in_spatial, out_spatial, pad_unused;
+        uint32_t count, in_spatial, out_spatial, index_base;
         uint32_t in_size[3], out_size[3], kernel[3], stride[3], dilation[3];
         int32_t pad_begin[3], pad_limit[3];
     } push = {(uint32_t)count, 1, 1, 0, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}};
@@ -160,8 +170,27 @@ static vki_status plan_pool(op_ctx *c)
                         with_indices, (uint32_t)storage_order};
     int values[3] = {op_in_index(c, 0), op_out_index(c, 0), indices};
     uint32_t gx, gy;
-    op_grid_1d((uint64_t)count, POOL_GROUP, &gx, &gy);
-    return op_dispatch(c, "pool", spec, 7, &push, sizeof push, values, 3, gx, gy, 1);
+    /* tensors larger than one binding run as several dispatches over windows of (n, c) planes */
+    int64_t planes = x->dims[0] * x->dims[1];
+    uint64_t plane_bytes[3] = {(uint64_t)push.in_spatial * 4, (uint64_t)push.out_spatial * 4,
+                               with_indices ? (uint64_t)push.out_spatial * 4 : 0};
+    int64_t chunk = planes ? op_batch_chunk(c, planes, plane_bytes, 3) : 0;
+    if (chunk >= planes) {
+        op_grid_1d((uint64_t)count, POOL_GROUP, &gx, &gy);
+        return op_dispatch(c, "pool", spec, 7, &push, sizeof push, values, 3, gx, gy, 1);
+    }
+    if (chunk <= 0)
+        return too_big(c, "X", plane_bytes[0], "Y", plane_bytes[1]);
+    for (int64_t start = 0; start < planes; start += chunk) {
+        int64_t n = planes - start < chunk ? planes - start : chunk;
+        push.count = (uint32_t)(n * push.out_spatial);
+        push.index_base = (uint32_t)(start * push.in_spatial); /* indices count from the whole tensor */
+        op_window win[3];
+        for (int b = 0; b < 3; b++) win[b] = (op_window){(uint64_t)start * plane_bytes[b], (uint64_t)n * plane_bytes[b]};
+        op_grid_1d((uint64_t)push.count, POOL_GROUP, &gx, &gy);
+        VKI_TRY(op_dispatch_windowed(c, "pool", spec, 7, &push, sizeof push, values, win, 3, gx, gy, 1));
+    }
+    return VKI_OK;
 }
 
 static vki_status plan_global_pool(op_ctx *c)
@@ -183,8 +212,24 @@ static vki_status plan_global_pool(op_ctx *c)
     uint32_t spec[4] = {row_group_size(len), kind, op_dtype_code(x->dtype), (uint32_t)p};
     struct { uint32_t rows, len; } push = {(uint32_t)rows, (uint32_t)len};
     int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
-    uint32_t gx = rows > 65535 ? 65535 : (uint32_t)rows, gy = gx ? (uint32_t)((rows + gx - 1) / gx) : 0;
-    return op_dispatch(c, "pool_global", spec, 4, &push, sizeof push, values, 2, gx, gy, 1);
+    /* tensors larger than one binding run as several dispatches over windows of (n, c) planes */
+    uint64_t row_bytes[2] = {(uint64_t)len * 4, 4};
+    int64_t chunk = rows ? op_batch_chunk(c, rows, row_bytes, 2) : 0;
+    if (chunk >= rows) {
+        uint32_t gx = rows > 65535 ? 65535 : (uint32_t)rows, gy = gx ? (uint32_t)((rows + gx - 1) / gx) : 0;
+        return op_dispatch(c, "pool_global", spec, 4, &push, sizeof push, values, 2, gx, gy, 1);
+    }
+    if (chunk <= 0)
+        return too_big(c, "X", row_bytes[0], "Y", row_bytes[1]);
+    for (int64_t start = 0; start < rows; start += chunk) {
+        int64_t n = rows - start < chunk ? rows - start : chunk;
+        push.rows = (uint32_t)n;
+        op_window win[2] = {{(uint64_t)start * row_bytes[0], (uint64_t)n * row_bytes[0]},
+                            {(uint64_t)start * row_bytes[1], (uint64_t)n * row_bytes[1]}};
+        uint32_t gx = n > 65535 ? 65535 : (uint32_t)n, gy = (uint32_t)((n + gx - 1) / gx);
+        VKI_TRY(op_dispatch_windowed(c, "pool_global", spec, 4, &push, sizeof push, values, win, 2, gx, gy, 1));
+    }
+    return VKI_OK;
 }
 
 #define FLOATS "float32 float16 bfloat16"

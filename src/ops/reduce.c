@@ -198,8 +198,42 @@ static vki_status plan_reduce(op_ctx *c)
     uint32_t spec[6] = {128, kind, op_dtype_code(x->dtype), op_dtype_code(op_out(c, 0)->dtype), rows, select_last};
     int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
     uint32_t gx, gy;
-    op_grid_1d((uint64_t)l.out_count * (rows ? 128 : 1), 128, &gx, &gy);
-    return op_dispatch(c, "reduce", spec, 6, &l, sizeof l, values, 2, gx, gy, 1);
+    /* Tensors larger than one binding run as several dispatches over windows of the outermost
+     * dim group when it is kept: it has the largest stride, so a window of it is contiguous in
+     * both the input and the output. */
+    int64_t outer = 1;
+    uint64_t outer_bytes[2] = {0, 0};
+    if (l.n_kept && (uint64_t)l.kept_dim[0] * l.kept_stride[0] == (uint64_t)shape_numel(x->dims, x->rank)) {
+        outer = l.kept_dim[0];
+        outer_bytes[0] = (uint64_t)l.kept_stride[0] * 4;
+        outer_bytes[1] = (uint64_t)(l.out_count / l.kept_dim[0]) * 4;
+    }
+    int64_t chunk = outer > 1 ? op_batch_chunk(c, outer, outer_bytes, 2) : outer;
+    if (outer <= 1 && (uint64_t)shape_numel(x->dims, x->rank) * 4 > op_max_binding_bytes(c))
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "the input is larger than the device's maxStorageBufferRange (%llu bytes) "
+                        "and its outermost dim is reduced; reductions split their work only along outermost kept dims",
+                        (unsigned long long)op_max_binding_bytes(c));
+    if (chunk >= outer) {
+        op_grid_1d((uint64_t)l.out_count * (rows ? 128 : 1), 128, &gx, &gy);
+        return op_dispatch(c, "reduce", spec, 6, &l, sizeof l, values, 2, gx, gy, 1);
+    }
+    if (chunk <= 0)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "windows of the outermost kept dims (%llu input bytes each) cannot fit "
+                        "the device's maxStorageBufferRange (%llu bytes) and start at multiples of %llu bytes; reductions "
+                        "split their work only along the outermost dims, when those are kept",
+                        (unsigned long long)outer_bytes[0], (unsigned long long)op_max_binding_bytes(c),
+                        (unsigned long long)op_binding_alignment(c));
+    for (int64_t start = 0; start < outer; start += chunk) {
+        int64_t k = outer - start < chunk ? outer - start : chunk;
+        reduce_layout part = l;
+        part.kept_dim[0] = (uint32_t)k;
+        part.out_count = (uint32_t)(k * (int64_t)(outer_bytes[1] / 4));
+        op_window win[2] = {{(uint64_t)start * outer_bytes[0], (uint64_t)k * outer_bytes[0]},
+                            {(uint64_t)start * outer_bytes[1], (uint64_t)k * outer_bytes[1]}};
+        op_grid_1d((uint64_t)part.out_count * (rows ? 128 : 1), 128, &gx, &gy);
+        VKI_TRY(op_dispatch_windowed(c, "reduce", spec, 6, &part, sizeof part, values, win, 2, gx, gy, 1));
+    }
+    return VKI_OK;
 }
 
 #define FLOATS "float32 float16 bfloat16"

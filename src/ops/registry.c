@@ -27,6 +27,7 @@
     X(ReduceLogSum) X(ReduceLogSumExp) X(ReduceSumSquare) X(ArgMax) X(ArgMin)              \
     X(Softmax) X(LogSoftmax) X(Hardmax) X(CumSum)                                          \
     /* shape.c, movement.c */                                                              \
+    /* resize.c, topk.c, einsum.c, misc.c */ X(Resize) X(Upsample) X(TopK) X(Einsum) X(Shrink) X(CastLike) X(Det) X(MaxUnpool) \
     X(Shape) X(Size) X(Constant) X(ConstantOfShape) X(Reshape) X(Flatten) X(Squeeze)       \
     X(Unsqueeze) X(Range) X(EyeLike) X(Transpose) X(Concat) X(Slice) X(Split) X(Expand)    \
     X(Tile) X(DepthToSpace) X(SpaceToDepth) X(Gather) X(GatherElements) X(OneHot) X(Pad)   \

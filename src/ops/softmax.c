@@ -34,8 +34,33 @@ static vki_status plan_softmax(op_ctx *c)
     struct { uint32_t rows, n, inner; } push = {(uint32_t)rows, (uint32_t)n, (uint32_t)inner};
     int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
     uint32_t gx, gy;
-    op_grid_1d((uint64_t)rows * (by_workgroup ? 128 : 1), 128, &gx, &gy);
-    return op_dispatch(c, "softmax", spec, 4, &push, sizeof push, values, 2, gx, gy, 1);
+    /* tensors larger than one binding run as several dispatches over windows of the dims
+     * before `axis` (a window holds whole rows) */
+    uint64_t outer_bytes[2] = {(uint64_t)(n * inner) * 4, (uint64_t)(n * inner) * 4};
+    int64_t chunk = outer > 0 && n * inner > 0 ? op_batch_chunk(c, outer, outer_bytes, 2) : outer;
+    if (outer <= 1 && (uint64_t)(n * inner) * 4 > op_max_binding_bytes(c))
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "the input is larger than the device's maxStorageBufferRange (%llu bytes) "
+                        "and axis %d leaves no outer dims to split the work along", (unsigned long long)op_max_binding_bytes(c),
+                        axis);
+    if (chunk >= outer) {
+        op_grid_1d((uint64_t)rows * (by_workgroup ? 128 : 1), 128, &gx, &gy);
+        return op_dispatch(c, "softmax", spec, 4, &push, sizeof push, values, 2, gx, gy, 1);
+    }
+    if (chunk <= 0)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "windows of the dims from axis %d on (%llu bytes each) cannot fit the "
+                        "device's maxStorageBufferRange (%llu bytes) and start at multiples of %llu bytes; %s splits its "
+                        "work only along the dims before the axis", axis, (unsigned long long)outer_bytes[0],
+                        (unsigned long long)op_max_binding_bytes(c), (unsigned long long)op_binding_alignment(c),
+                        c->node->op_type);
+    for (int64_t start = 0; start < outer; start += chunk) {
+        int64_t k = outer - start < chunk ? outer - start : chunk;
+        push.rows = (uint32_t)(k * inner);
+        op_window win[2] = {{(uint64_t)start * outer_bytes[0], (uint64_t)k * outer_bytes[0]},
+                            {(uint64_t)start * outer_bytes[1], (uint64_t)k * outer_bytes[1]}};
+        op_grid_1d((uint64_t)push.rows * (by_workgroup ? 128 : 1), 128, &gx, &gy);
+        VKI_TRY(op_dispatch_windowed(c, "softmax", spec, 4, &push, sizeof push, values, win, 2, gx, gy, 1));
+    }
+    return VKI_OK;
 }
 
 #define CUMSUM_AXIS_FROM_INPUT (-1000) /* keep in step with shaders/cumsum.comp */

@@ -118,10 +118,12 @@ vki_status plan_memory(plan *p)
                 const ir_node *node = &g->nodes[p->dispatches[d].node];
                 char shape[256];
                 return vki_fail(VKI_ERROR_UNSUPPORTED,
-                                "node '%s' (%s): a tensor of shape %s needs %llu bytes in one binding, more than this "
-                                "device's maxStorageBufferRange (%llu); this op does not split its work into windows yet",
-                                node->name, node->op_type, shape_str(pv->dims, pv->rank, shape, sizeof shape),
-                                (unsigned long long)pv->bytes, (unsigned long long)range);
+                                "node '%s' (%s): a %s of shape %s needs %llu bytes in one binding, more than this "
+                                "device's maxStorageBufferRange (%llu); %s",
+                                node->name, node->op_type, pv->host ? "constant (weights)" : "tensor",
+                                shape_str(pv->dims, pv->rank, shape, sizeof shape), (unsigned long long)size,
+                                (unsigned long long)range,
+                                pv->host ? "constants are bound whole" : "this op does not split its work into windows yet");
             }
         }
     return VKI_OK;
