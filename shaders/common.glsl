@@ -73,3 +73,7 @@ int mod_floor(int a, int n)
 {
     return a >= 0 ? a % n : n - 1 - (-(a + 1)) % n;
 }
+
+// A fused Relu/Clip (op_fuse_clamp): applied only when the plan asked for it, so that NaN
+// passes through unfused kernels untouched (GLSL leaves min/max of NaN undefined).
+float fused_clamp(bool enabled, float v, float lo, float hi) { return enabled ? min(max(v, lo), hi) : v; }

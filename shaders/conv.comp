@@ -7,6 +7,7 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 2) const bool TRANSPOSED = false;
+layout(constant_id = 3) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
 
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) readonly buffer W { uint w[]; };
@@ -15,7 +16,8 @@ layout(std430, binding = 3) writeonly buffer Y { uint y[]; };
 layout(push_constant) uniform Push {
     uint count;  // output elements
     uint cin, cin_g, cout, cout_g;
-    uint has_bias, unused0, unused1;
+    uint has_bias;
+    float lo, hi; // CLAMP's bounds
     ivec4 in4, out4, kernel4, stride4, dilation4, pad4; // (d, h, w, unused): 16-byte aligned
 } pc;
 
@@ -62,5 +64,5 @@ void main()
             acc += uintBitsToFloat(x[xi]) * uintBitsToFloat(w[wi]);
         }
     }
-    y[i] = floatBitsToUint(round_to_dtype(DT, acc));
+    y[i] = floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, acc, pc.lo, pc.hi)));
 }

@@ -11,6 +11,7 @@ layout(constant_id = 4) const int SH = 1;
 layout(constant_id = 5) const int SW = 1;
 layout(constant_id = 6) const int DH = 1;
 layout(constant_id = 7) const int DW = 1;
+layout(constant_id = 8) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
 
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) readonly buffer W { uint w[]; };
@@ -21,6 +22,7 @@ layout(push_constant) uniform Push {
     uint cin, cout, multiplier; // cout = cin * multiplier
     uint has_bias;
     int IH, IW, OH, OW, PH, PW;
+    float lo, hi; // CLAMP's bounds
 } pc;
 
 void main()
@@ -46,5 +48,5 @@ void main()
             acc += uintBitsToFloat(x[x_base + uint(ih * pc.IW + iw)]) * uintBitsToFloat(w[w_base + uint(kh * KW + kw)]);
         }
     }
-    y[i] = floatBitsToUint(round_to_dtype(DT, acc));
+    y[i] = floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, acc, pc.lo, pc.hi)));
 }

@@ -21,6 +21,7 @@ layout(constant_id = 7) const int DW = 1;
 layout(constant_id = 8) const uint TM = 8u; // output channels per invocation
 layout(constant_id = 9) const uint TN = 4u; // pixels per invocation
 layout(constant_id = 10) const uint SPLIT_K = 1u;
+layout(constant_id = 11) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
 
 const uint BK = 16u;
 const uint BM = 8u * TM;
@@ -36,6 +37,7 @@ layout(push_constant) uniform Push {
     uint has_bias;
     int IH, IW, OH, OW, PH, PW;
     uint k_chunk; // K per split, a multiple of BK
+    float lo, hi; // CLAMP's bounds
 } pc;
 
 shared float a_tile[BK][BM + 1u]; // weights, k-major; +1 keeps the stores off one bank
@@ -104,7 +106,7 @@ void main()
                 y[split * pc.pixels * pc.cout + yi] = floatBitsToUint(acc[i][j]);
             } else {
                 float v = acc[i][j] + (pc.has_bias != 0u ? uintBitsToFloat(b[c]) : 0.0);
-                y[yi] = floatBitsToUint(round_to_dtype(DT, v));
+                y[yi] = floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, v, pc.lo, pc.hi)));
             }
         }
     }

@@ -577,8 +577,10 @@ static int cmd_run(int argc, char **argv)
         if (vki_context_device_info(l.ctx, &dev) == VKI_OK) printf("device: %s\n", dev.name);
         printf("time: load %.2f ms, plan %.2f ms, first run (incl. plan) %.2f ms, run %.2f ms\n", l.load_ms,
                stats.plan_ms, first_ms, stats.last_run_ms);
-        printf("plan: %u dispatches, %u GPU nodes, %u folded, %u views; weights %.2f MiB, intermediates %.2f MiB\n",
-               stats.dispatch_count, stats.gpu_node_count, stats.folded_node_count, stats.aliased_node_count,
+        printf("plan: %u dispatches, %u GPU nodes, %u fused into their producer, %u folded at plan time, %u views; "
+               "weights %.2f MiB, intermediates %.2f MiB\n",
+               stats.dispatch_count, stats.gpu_node_count, stats.fused_node_count, stats.folded_node_count,
+               stats.aliased_node_count,
                (double)stats.weight_bytes / 1048576.0, (double)stats.intermediate_bytes / 1048576.0);
     }
     unload(&l);

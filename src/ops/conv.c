@@ -5,6 +5,7 @@
  * ConvTranspose included. */
 #include "op.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,8 +119,14 @@ static bool fast_paths(const conv_geom *g, bool transposed)
 
 /* Records Y = conv(X, W) + B for `batch` images: bindings X and Y (and split-K's `partial`)
  * are windows of that many images, so the shaders see a batch of `batch`. */
+/* A Relu or Clip that follows the conv and that the conv's kernels apply (op_fuse_clamp). */
+typedef struct fused_act {
+    bool on;
+    float lo, hi;
+} fused_act;
+
 static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, int64_t batch, const op_window *win,
-                                const gemm_choice *gemm, int partial)
+                                const gemm_choice *gemm, int partial, const fused_act *act)
 {
     plan_value *x = op_in(c, 0);
     int64_t count = batch * g->cout;
@@ -142,11 +149,12 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
     int32_t ph = g->nsp == 2 ? (int32_t)g->pad_begin[0] : 0, pw = (int32_t)g->pad_begin[last];
 
     if (fast && cin_g == 1) {
-        uint32_t spec[8] = {128, dt, kh, kw, sh, sw, dh, dw};
-        struct { uint32_t count, cin, cout, multiplier, has_bias; int32_t ih, iw, oh, ow, ph, pw; } push = {
-            (uint32_t)count, (uint32_t)g->cin, (uint32_t)g->cout, (uint32_t)cout_g, has_bias, ih, iw, oh, ow, ph, pw};
+        uint32_t spec[9] = {128, dt, kh, kw, sh, sw, dh, dw, act->on};
+        struct { uint32_t count, cin, cout, multiplier, has_bias; int32_t ih, iw, oh, ow, ph, pw; float lo, hi; } push = {
+            (uint32_t)count, (uint32_t)g->cin, (uint32_t)g->cout, (uint32_t)cout_g, has_bias, ih, iw, oh, ow, ph, pw,
+            act->lo, act->hi};
         op_grid_1d((uint64_t)count, 128, &gx, &gy);
-        return op_dispatch_windowed(c, "conv2d_depthwise", spec, 8, &push, sizeof push, values, win, 4, gx, gy, 1);
+        return op_dispatch_windowed(c, "conv2d_depthwise", spec, 9, &push, sizeof push, values, win, 4, gx, gy, 1);
     }
     if (fast && gemm->usable) {
         uint64_t pixels = (uint64_t)batch * (uint64_t)oh * (uint64_t)ow;
@@ -154,33 +162,39 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
         uint32_t tm = gemm->tm, tn = gemm->tn, splits = gemm->splits;
         uint64_t tiles_n = (pixels + 16 * tn - 1) / (16 * tn), tiles_m = ((uint64_t)cout_g + 8 * tm - 1) / (8 * tm);
         uint32_t k_chunk = (uint32_t)(((K + splits - 1) / splits + 15) / 16 * 16);
-        uint32_t spec[11] = {128, dt, kh, kw, sh, sw, dh, dw, tm, tn, splits};
-        struct { uint32_t pixels, cin, cin_g, cout, cout_g, has_bias; int32_t ih, iw, oh, ow, ph, pw; uint32_t k_chunk; } push = {
-            (uint32_t)pixels, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g, has_bias,
-            ih, iw, oh, ow, ph, pw, k_chunk};
+        uint32_t spec[12] = {128, dt, kh, kw, sh, sw, dh, dw, tm, tn, splits, act->on && splits == 1};
+        struct {
+            uint32_t pixels, cin, cin_g, cout, cout_g, has_bias;
+            int32_t ih, iw, oh, ow, ph, pw;
+            uint32_t k_chunk;
+            float lo, hi;
+        } push = {(uint32_t)pixels, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g, has_bias,
+                  ih, iw, oh, ow, ph, pw, k_chunk, act->lo, act->hi};
         op_window gemm_win[4];
         if (win) memcpy(gemm_win, win, sizeof gemm_win);
         if (splits > 1) {
             values[3] = partial;
             gemm_win[3] = (op_window){0, 0};
         }
-        VKI_TRY(op_dispatch_windowed(c, "conv2d_gemm", spec, 11, &push, sizeof push, values, win ? gemm_win : NULL, 4,
+        VKI_TRY(op_dispatch_windowed(c, "conv2d_gemm", spec, 12, &push, sizeof push, values, win ? gemm_win : NULL, 4,
                                      (uint32_t)tiles_n, (uint32_t)tiles_m, (uint32_t)(g->groups * splits)));
         if (splits == 1) return VKI_OK;
-        uint32_t rspec[2] = {128, dt};
-        struct { uint32_t count, out_plane, cout, splits, has_bias; } rpush = {
-            (uint32_t)count, (uint32_t)(oh * ow), (uint32_t)g->cout, splits, has_bias};
+        uint32_t rspec[3] = {128, dt, act->on};
+        struct { uint32_t count, out_plane, cout, splits, has_bias; float lo, hi; } rpush = {
+            (uint32_t)count, (uint32_t)(oh * ow), (uint32_t)g->cout, splits, has_bias, act->lo, act->hi};
         int rvalues[3] = {partial, values[2], op_out_index(c, 0)};
         op_window rwin[3] = {{0, 0}, {0, 0}, win ? win[3] : (op_window){0, 0}};
         op_grid_1d((uint64_t)count, 128, &gx, &gy);
-        return op_dispatch_windowed(c, "conv_splitk_reduce", rspec, 2, &rpush, sizeof rpush, rvalues, win ? rwin : NULL, 3,
+        return op_dispatch_windowed(c, "conv_splitk_reduce", rspec, 3, &rpush, sizeof rpush, rvalues, win ? rwin : NULL, 3,
                                     gx, gy, 1);
     }
     /* the reference: spatial dims right-aligned into (d, h, w) */
     struct {
-        uint32_t count, cin, cin_g, cout, cout_g, has_bias, unused[2];
+        uint32_t count, cin, cin_g, cout, cout_g, has_bias;
+        float lo, hi;
         int32_t in[4], out[4], kernel[4], stride[4], dil[4], pad[4];
-    } push = {(uint32_t)count, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g, has_bias, {0, 0}};
+    } push = {(uint32_t)count, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g, has_bias,
+              act->lo, act->hi};
     for (int d = 0; d < 3; d++) {
         int s = d - (3 - g->nsp); /* the source spatial dim, or < 0 for a size-1 dim */
         push.in[d] = s < 0 ? 1 : (int32_t)g->in[s];
@@ -190,9 +204,9 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
         push.dil[d] = s < 0 ? 1 : (int32_t)g->dil[s];
         push.pad[d] = s < 0 ? 0 : (int32_t)g->pad_begin[s];
     }
-    uint32_t spec[3] = {128, dt, transposed};
+    uint32_t spec[4] = {128, dt, transposed, act->on};
     op_grid_1d((uint64_t)count, 128, &gx, &gy);
-    return op_dispatch_windowed(c, "conv", spec, 3, &push, sizeof push, values, win, 4, gx, gy, 1);
+    return op_dispatch_windowed(c, "conv", spec, 4, &push, sizeof push, values, win, 4, gx, gy, 1);
 }
 
 /* Records the shaders for g. A batch too large for one binding runs as several dispatches over
@@ -218,15 +232,17 @@ static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
     uint64_t oh = g->nsp == 2 ? (uint64_t)g->out[0] : 1, ow = (uint64_t)g->out[g->nsp - 1];
     uint64_t kernel_hw = (g->nsp == 2 ? (uint64_t)g->kernel[0] : 1) * (uint64_t)g->kernel[g->nsp - 1];
     gemm_choice gemm = choose_gemm(c, g, chunk, oh, ow, kernel_hw);
+    fused_act act = {false, -INFINITY, INFINITY};
+    act.on = op_fuse_clamp(c, 0, &act.lo, &act.hi);
     int partial = -1;
     bool gemm_path = fast_paths(g, transposed) && g->cin != g->groups && gemm.usable;
     if (gemm_path && gemm.splits > 1) VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, chunk * (count / g->batch) * (int64_t)gemm.splits, &partial));
-    if (chunk == g->batch) return record_images(c, g, transposed, g->batch, NULL, &gemm, partial);
+    if (chunk == g->batch) return record_images(c, g, transposed, g->batch, NULL, &gemm, partial, &act);
     for (int64_t start = 0; start < g->batch; start += chunk) {
         int64_t n = g->batch - start < chunk ? g->batch - start : chunk;
         op_window win[4] = {{(uint64_t)start * x_image, (uint64_t)n * x_image}, {0, 0}, {0, 0},
                             {(uint64_t)start * y_image, (uint64_t)n * y_image}};
-        VKI_TRY(record_images(c, g, transposed, n, win, &gemm, partial));
+        VKI_TRY(record_images(c, g, transposed, n, win, &gemm, partial, &act));
     }
     return VKI_OK;
 }

@@ -6,6 +6,7 @@ PyTorch, run it with `vkinfer run`, and compare every output with PyTorch eager.
 Passes when max|vkinfer - eager| <= 1e-4 * max|eager| + 1e-5 for every output. Prints the
 error either way. No model file is kept."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,12 @@ def main():
             print(f"FAIL {name} batch {batch}: vkinfer exited {run.returncode}")
             return 1
         got = np.load(os.path.join(out_dir, "logits.npy"))
+    # both models have Conv followed by Relu/Clip: the conv kernels must absorb them
+    fused = re.search(r"(\d+) fused into their producer", run.stdout)
+    if not fused or int(fused.group(1)) == 0:
+        print(f"FAIL {name} batch {batch}: no Relu/Clip was fused into its Conv")
+        return 1
+    print(f"{fused.group(1)} Relu/Clip nodes fused into their Conv")
     if got.shape != ref.shape:
         print(f"FAIL {name} batch {batch}: shape {got.shape}, expected {ref.shape}")
         return 1
