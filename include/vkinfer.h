@@ -147,6 +147,9 @@ vki_status vki_model_output_info(const vki_model *model, uint32_t index, vki_ten
 
 typedef struct vki_session vki_session;
 
+/* When every input's shape is fully declared by the model, the session plans now, so a model
+ * that cannot run fails here with the node, op, dtypes and shapes; otherwise the first run
+ * with a new shape plans. */
 vki_status vki_session_create(vki_model *model, vki_session **out);
 void vki_session_destroy(vki_session *session);
 

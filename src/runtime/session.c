@@ -86,6 +86,8 @@ vki_status vki_model_output_info(const vki_model *m, uint32_t i, vki_tensor_info
     return VKI_OK;
 }
 
+static vki_status find_plan(vki_session *s, bool eager, plan **out);
+
 vki_status vki_session_create(vki_model *m, vki_session **out)
 {
     if (!m || !out) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_create: NULL argument");
@@ -101,6 +103,28 @@ vki_status vki_session_create(vki_model *m, vki_session **out)
     if (!s || !s->inputs || !s->keyed || !s->outputs || !s->output_bytes) {
         vki_session_destroy(s);
         return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    /* inputs with fully declared shapes: plan now, so that what cannot run (an op's dtype,
+     * shape or attribute) fails here, before any data, naming the node */
+    bool all_static = true;
+    for (int i = 0; i < g->n_inputs && all_static; i++) {
+        const ir_value *v = &g->values[g->inputs[i]];
+        all_static = v->rank >= 0;
+        for (int d = 0; all_static && d < v->rank; d++) all_static = v->dims[d] >= 0;
+    }
+    if (all_static && g->n_inputs <= 256) {
+        for (int i = 0; i < g->n_inputs; i++) {
+            const ir_value *v = &g->values[g->inputs[i]];
+            s->inputs[i].rank = v->rank;
+            memcpy(s->inputs[i].dims, v->dims, sizeof s->inputs[i].dims);
+        }
+        plan *p = NULL;
+        vki_status st = find_plan(s, true, &p);
+        if (st == VKI_OK) st = vk_check_validation(&m->ctx->vk);
+        if (st != VKI_OK) {
+            vki_session_destroy(s);
+            return st;
+        }
     }
     *out = s;
     return VKI_OK;
@@ -188,7 +212,10 @@ vki_status vki_session_set_input(vki_session *s, const char *name, vki_dtype dty
     return VKI_OK;
 }
 
-static vki_status find_plan(vki_session *s, plan **out)
+/* The plan for the inputs' current shapes (and keyed values), made if needed. `eager`: plan
+ * before any data is set (from declared shapes); if a plan needs an input's values, stop
+ * with *out = NULL and no error: the first run plans then. */
+static vki_status find_plan(vki_session *s, bool eager, plan **out)
 {
     const ir_graph *g = &s->model->onnx.graph;
     int ranks[256];
@@ -233,6 +260,14 @@ static vki_status find_plan(vki_session *s, plan **out)
         st = plan_create(&s->model->ctx->vk, g, ranks, dims, data, bytes, s->keyed, s->profiling, &wanted, &p);
         if (st == VKI_OK || wanted < 0 || s->keyed[wanted]) break;
         s->keyed[wanted] = true;
+        if (eager) {
+            vki_clear_error();
+            free(data);
+            free(bytes);
+            free(dims);
+            *out = NULL;
+            return VKI_OK;
+        }
         st = VKI_OK;
         /* plans made before the key changed no longer match: drop them */
         for (int k = 0; k < s->n_plans; k++) plan_destroy(s->plans[k]);
@@ -319,7 +354,7 @@ vki_status vki_session_run(vki_session *s)
             return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "input %s was not set", sig);
         }
     plan *p = NULL;
-    vki_status st = find_plan(s, &p);
+    vki_status st = find_plan(s, false, &p);
     if (st == VKI_OK) st = vk_check_validation(vk);
     if (st != VKI_OK) return st;
     double t0 = now_ms();

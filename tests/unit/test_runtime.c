@@ -154,6 +154,45 @@ int main(void)
     vki_model_destroy(model);
     vki_context_destroy(ctx);
 
+    /* a model whose inputs are fully declared plans at session creation: an op that cannot
+     * run fails there, naming the node and op, before any data is set */
+    {
+        pbw graph = {0}, model_bytes = {0}, shape = {0};
+        int64_t xdims[2] = {2, 4}, three = 3;
+        pbw node = {0};
+        pbw_str(&node, 1, "x");
+        pbw_str(&node, 1, "s");
+        pbw_str(&node, 2, "y");
+        pbw_str(&node, 3, "bad_reshape");
+        pbw_str(&node, 4, "Reshape");
+        pbw_msg(&graph, 1, &node);
+        pbw_int(&shape, 1, 1);
+        pbw_int(&shape, 2, 7);
+        pbw_str(&shape, 8, "s");
+        pbw_len(&shape, 9, &three, 8);
+        pbw_msg(&graph, 5, &shape);
+        pbw_value_info(&graph, 11, "x", 1, xdims, 2);
+        pbw_value_info(&graph, 12, "y", 1, xdims, 0);
+        pbw_model(&model_bytes, &graph);
+        char bad_path[600];
+        snprintf(bad_path, sizeof bad_path, "%s/bad.onnx", dir);
+        FILE *f = fopen(bad_path, "wb");
+        fwrite(model_bytes.data, 1, model_bytes.len, f);
+        fclose(f);
+        free(model_bytes.data);
+        vki_context *c2;
+        vki_model *bad;
+        vki_session *bs = NULL;
+        if (vki_context_create(&copts, &c2) == VKI_OK) {
+            CHECK(vki_model_load(c2, bad_path, &bad) == VKI_OK, "load of a model that cannot run: %s", vki_last_error());
+            st = vki_session_create(bad, &bs);
+            CHECK(st != VKI_OK && strstr(vki_last_error(), "bad_reshape") && strstr(vki_last_error(), "Reshape") && !bs,
+                  "session creation names the node that cannot run: %s", vki_last_error());
+            vki_model_destroy(bad);
+            vki_context_destroy(c2);
+        }
+    }
+
     /* the pipeline cache was written; a corrupt one is ignored */
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "ls %s/pipelines-*.bin >/dev/null 2>&1", cache);
