@@ -91,13 +91,13 @@ def main():
                     row["max_abs_ref"] = float(np.max(np.abs(ref)))
                     row["parity_ok"] = row["max_abs_err"] <= 1e-4 * row["max_abs_ref"] + 1e-5
                     bench = subprocess.run([args.vkinfer, "bench", path, "--input", "input=" + os.path.join(tmp, "x.npy"),
-                                            "--runs", str(args.runs), "--warmup", str(args.warmup), "--json"],
+                                            "--runs", str(args.runs), "--warmup", str(args.warmup), "--json", "--profile"],
                                            capture_output=True, text=True)
                     if bench.returncode == 0:
                         b = json.loads(bench.stdout.strip().splitlines()[-1])
                         row.update({"vkinfer_ms": b["median_ms"], "vkinfer_p10_ms": b["p10_ms"], "vkinfer_p90_ms": b["p90_ms"],
                                     "vkinfer_plan_ms": b["plan_ms"], "vkinfer_device": b["device"],
-                                    "dispatches": b["dispatches"]})
+                                    "dispatches": b["dispatches"], "vkinfer_gpu_ms": b.get("gpu_total_ms")})
                     else:
                         row["vkinfer_error"] = bench.stderr.strip()[-500:]
                 rows.append(row)
@@ -105,15 +105,15 @@ def main():
     lines = [f"Machine: {platform.node()}, {os.cpu_count()} CPU cores; torch {torch.__version__}"
              + (f", onnxruntime {ort.__version__}" if ort else "") + f"; {args.threads} CPU threads; median of {args.runs} runs after {args.warmup} warm-up.",
              "",
-             "| model | batch | vkinfer (Vulkan) ms | PyTorch CUDA ms | PyTorch CPU ms | onnxruntime CPU ms | vkinfer / CUDA | vkinfer / CPU | max abs err vs eager |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| model | batch | vkinfer (Vulkan) ms | of which GPU ms | PyTorch CUDA ms | PyTorch CPU ms | onnxruntime CPU ms | vkinfer / CUDA | vkinfer / CPU | max abs err vs eager |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         def f(k):
             return f"{r[k]:.2f}" if k in r else "-"
         ratio_cuda = f"{r['vkinfer_ms'] / r['torch_cuda_ms']:.2f}x" if "vkinfer_ms" in r and "torch_cuda_ms" in r else "-"
         ratio_cpu = f"{r['vkinfer_ms'] / r['torch_cpu_ms']:.2f}x" if "vkinfer_ms" in r else "-"
         err = f"{r['max_abs_err']:.2e} ({'ok' if r['parity_ok'] else 'FAIL'})" if "max_abs_err" in r else r.get("vkinfer_error", "-")[:80]
-        lines.append(f"| {r['model']} | {r['batch']} | {f('vkinfer_ms')} | {f('torch_cuda_ms')} | {f('torch_cpu_ms')} | "
+        lines.append(f"| {r['model']} | {r['batch']} | {f('vkinfer_ms')} | {f('vkinfer_gpu_ms')} | {f('torch_cuda_ms')} | {f('torch_cpu_ms')} | "
                      f"{f('ort_cpu_ms')} | {ratio_cuda} | {ratio_cpu} | {err} |")
     if rows and "vkinfer_device" in rows[0]:
         lines.insert(1, f"vkinfer device: {rows[0]['vkinfer_device']}" + (f"; CUDA device: {rows[0]['cuda_device']}" if "cuda_device" in rows[0] else ""))

@@ -4,7 +4,8 @@
 #   bench/gpu_suite.sh BUILD_DIR OUT_DIR
 # 1. unit tests, 2. every listed ONNX conformance test whose folder exists under
 # $ONNX_TESTDATA (default: the test data shipped inside the installed onnx Python package),
-# 3. model parity at batch 1 and 4, 4. the side-by-side benchmark (bench/compare.py).
+# 3. model parity at batch 1, 4 and 32, the CLI test and the windowed CNN, 4. the
+# side-by-side benchmark (bench/compare.py) and plan time against graph size.
 # Validation layers are on for 1-3 when VK_LAYER_KHRONOS_validation is installed.
 set -u
 BUILD=${1:-build}
@@ -32,9 +33,12 @@ done < tests/conformance/passing.txt
 echo "conformance (listed tests, data from $DATA): $pass passed, $fail failed, $missing not in that data" | tee -a "$OUT/summary.txt"
 grep -E "^(FAIL|NOT YET)" "$OUT/conformance.log" | head -50 >> "$OUT/summary.txt"
 for m in mobilenet_v2 resnet18; do
-    for b in 1 4; do
+    for b in 1 4 32; do
         $PY tests/models/parity.py "$BUILD/vkinfer" $m $b 2>&1 | grep -E "max abs error|PASS|FAIL" | tee -a "$OUT/summary.txt"
     done
 done
+$PY tests/cli/test_cli.py "$BUILD/vkinfer" 2>&1 | tail -1 | sed 's/^/cli: /' | tee -a "$OUT/summary.txt"
+$PY tests/models/windowed.py "$BUILD/vkinfer" 2>&1 | tail -2 | sed 's/^/windowed: /' | tee -a "$OUT/summary.txt"
 unset VKINFER_VALIDATION
+$PY bench/plan_scaling.py "$BUILD/vkinfer" --blocks 50,200,800 2>/dev/null | tee "$OUT/plan_scaling.md"
 $PY bench/compare.py "$BUILD/vkinfer" --markdown "$OUT/benchmarks.md" --json "$OUT/benchmarks.json" 2>&1 | tail -20
