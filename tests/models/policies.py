@@ -1,0 +1,102 @@
+"""Model parity for robot-policy-shaped networks, built with PyTorch (seeded random weights),
+exported to ONNX during the test, run with `vkinfer run`, compared with PyTorch eager.
+
+    policies.py VKINFER CASE [OPSET]
+
+CASE: transformer (ACT-style encoder: attention, LayerNorm, GELU, Linear head), unet1d
+(Diffusion-Policy-style: Conv1d, GroupNorm, Mish, FiLM conditioning, ConvTranspose1d), mlp
+(TD-MPC-style: Linear, LayerNorm, Mish, ELU, softmax, var). Passes when max|vkinfer - eager|
+<= 1e-4 * max|eager| + 1e-5."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Transformer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True, activation="gelu")
+        self.encoder = nn.TransformerEncoder(layer, 2)
+        self.head = nn.Linear(64, 14)
+        self.pos = nn.Parameter(torch.randn(1, 10, 64))
+
+    def forward(self, x):
+        return self.head(self.encoder(x + self.pos))
+
+
+class UNetBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.norm1 = nn.Conv1d(8, 32, 5, padding=2), nn.GroupNorm(8, 32)
+        self.conv2, self.norm2 = nn.Conv1d(32, 32, 5, padding=2), nn.GroupNorm(8, 32)
+        self.mish = nn.Mish()
+        self.up = nn.ConvTranspose1d(32, 16, 4, stride=2, padding=1)
+        self.cond = nn.Sequential(nn.Linear(16, 64), nn.Mish())
+
+    def forward(self, x, t):
+        h = self.mish(self.norm1(self.conv1(x)))
+        scale, bias = self.cond(t).unsqueeze(-1).chunk(2, dim=1)
+        h = self.mish(self.norm2(self.conv2(h * scale + bias)))
+        return self.up(h)
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1, self.norm, self.l2 = nn.Linear(24, 128), nn.LayerNorm(128), nn.Linear(128, 32)
+
+    def forward(self, x):
+        h = nn.functional.elu(self.l2(nn.functional.mish(self.norm(self.l1(x)))))
+        return torch.softmax(h, -1) + h.var(dim=-1, keepdim=True)
+
+
+def case(name):
+    torch.manual_seed(0)
+    if name == "transformer":
+        return Transformer(), (torch.randn(2, 10, 64),)
+    if name == "unet1d":
+        return UNetBlock(), (torch.randn(2, 8, 16), torch.randn(2, 16))
+    if name == "mlp":
+        return MLP(), (torch.randn(4, 24),)
+    raise SystemExit(f"unknown case {name}")
+
+
+def main():
+    vkinfer, name = sys.argv[1], sys.argv[2]
+    opset = int(sys.argv[3]) if len(sys.argv) > 3 else 14
+    model, inputs = case(name)
+    model.eval()
+    with torch.no_grad():
+        ref = model(*inputs).numpy()
+    names = [f"in{i}" for i in range(len(inputs))]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, f"{name}.onnx")
+        kwargs = dict(input_names=names, output_names=["out"], opset_version=opset)
+        try:
+            torch.onnx.export(model, inputs, path, dynamo=False, **kwargs)
+        except TypeError:  # torch < 2.5 has no dynamo argument
+            torch.onnx.export(model, inputs, path, **kwargs)
+        cmd = [vkinfer, "run", path, "--output-dir", os.path.join(tmp, "out")]
+        for n, t in zip(names, inputs):
+            np.save(os.path.join(tmp, n + ".npy"), t.numpy())
+            cmd += ["--input", f"{n}={os.path.join(tmp, n + '.npy')}"]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        print(run.stdout, run.stderr, sep="\n")
+        if run.returncode:
+            print(f"FAIL {name} opset {opset}: vkinfer exited {run.returncode}")
+            return 1
+        got = np.load(os.path.join(tmp, "out", "out.npy"))
+    err = float(np.max(np.abs(got.astype(np.float64) - ref))) if got.shape == ref.shape else float("inf")
+    bound = 1e-4 * float(np.max(np.abs(ref))) + 1e-5
+    print(f"{name} opset {opset}: shape {got.shape}, max abs error {err:.3g} (bound {bound:.3g})")
+    print(("PASS" if err <= bound else "FAIL") + f" {name} opset {opset}")
+    return 0 if err <= bound else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
