@@ -20,7 +20,7 @@ static const char usage_text[] =
     "  vkinfer devices                      list the Vulkan devices ('*' marks the default)\n"
     "  vkinfer ops [--markdown]             list the ops vkinfer runs\n"
     "  vkinfer run MODEL.onnx [options]     run the model once, print and save its outputs\n"
-    "      --input NAME=FILE.npy            an input (repeat for each input)\n"
+    "      --input NAME=FILE.npy            an input (repeat for each input; a bfloat16 input takes float32)\n"
     "      --random-inputs                  fill inputs not given with seeded random data\n"
     "      --seed N                         seed of --random-inputs (default 0)\n"
     "      --output-dir DIR                 write each output to DIR/<name>.npy\n"
@@ -315,6 +315,16 @@ static float bf16_to_float(uint16_t h)
     return f;
 }
 
+/* round to nearest even, as PyTorch's .to(torch.bfloat16) */
+static uint16_t float_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40);
+    x += 0x7fff + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
+}
+
 /* Uniform floats in [-1,1), integers in [0,10), random bools; symbolic dims are 1. */
 static int make_random_input(const vki_tensor_info *t, uint64_t *rng, npy_array *out)
 {
@@ -392,6 +402,15 @@ static int set_inputs(vki_model *m, vki_session *s, const run_options *o, bool q
             return input_error(m, "input '%s' was not given (use --input %s=FILE.npy or --random-inputs)", t.name, t.name);
         }
         format_dims(arr.dims, arr.rank, got, sizeof got);
+        if (arr.dtype == VKI_DTYPE_FLOAT && t.dtype == VKI_DTYPE_BFLOAT16) {
+            /* numpy has no bfloat16: a float32 file is rounded to it (outputs are written the other way) */
+            uint16_t *h = (uint16_t *)arr.data;
+            const float *f = (const float *)arr.data;
+            size_t count = arr.bytes / 4;
+            for (size_t k = 0; k < count; k++) h[k] = float_to_bf16(f[k]);
+            arr.dtype = VKI_DTYPE_BFLOAT16;
+            arr.bytes = count * 2;
+        }
         if (arr.dtype != t.dtype) {
             npy_free(&arr);
             return input_error(m, "input '%s' is %s, the model expects %s (convert with numpy's astype)", t.name,

@@ -1,0 +1,83 @@
+"""The cases where ExecuTorch's Vulkan delegate falls short (../shared/seeds/
+executorch-vulkan-repros.txt), each exported from PyTorch and run whole on the GPU by
+vkinfer, compared with PyTorch eager.
+
+    executorch_repros.py VKINFER CASE
+
+CASE: linear_bf16, conv2d_batch2, elu, mish, var, convtranspose1d, index_put. The bound is
+max|vkinfer - eager| <= 1e-4 * max|eager| + 1e-5 (bfloat16: one bfloat16 step, 2^-7 * max)."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Fn(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+class Put(nn.Module):
+    def forward(self, t, idx):
+        y = t.clone()
+        y[idx] = 0.0
+        return y
+
+
+def case(name):
+    torch.manual_seed(0)
+    x = torch.randn(1, 16, 32)
+    return {
+        "linear_bf16": lambda: (nn.Linear(64, 64).to(torch.bfloat16), (torch.randn(4, 64, dtype=torch.bfloat16),)),
+        "conv2d_batch2": lambda: (nn.Conv2d(3, 8, 3), (torch.randn(2, 3, 32, 32),)),
+        "elu": lambda: (nn.ELU(), (x,)),
+        "mish": lambda: (nn.Mish(), (x,)),
+        "var": lambda: (Fn(lambda t: t.var(dim=-1, keepdim=True)), (x,)),
+        "convtranspose1d": lambda: (nn.ConvTranspose1d(16, 8, 4, stride=2, padding=1), (x,)),
+        "index_put": lambda: (Put(), (torch.randn(8, 32), torch.tensor([1, 3]))),
+    }[name]()
+
+
+def main():
+    vkinfer, name = sys.argv[1], sys.argv[2]
+    model, inputs = case(name)
+    model.eval()
+    with torch.no_grad():
+        ref = model(*inputs).float().numpy().astype(np.float64)
+    names = [f"in{i}" for i in range(len(inputs))]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, f"{name}.onnx")
+        kwargs = dict(input_names=names, output_names=["out"], opset_version=14)
+        try:
+            torch.onnx.export(model, inputs, path, dynamo=False, **kwargs)
+        except TypeError:  # torch < 2.5 has no dynamo argument
+            torch.onnx.export(model, inputs, path, **kwargs)
+        cmd = [vkinfer, "run", path, "--output-dir", os.path.join(tmp, "out")]
+        for n, t in zip(names, inputs):
+            # numpy has no bfloat16: vkinfer takes float32 files for bfloat16 inputs
+            np.save(os.path.join(tmp, n + ".npy"), t.float().numpy() if t.dtype == torch.bfloat16 else t.numpy())
+            cmd += ["--input", f"{n}={os.path.join(tmp, n + '.npy')}"]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        print(run.stdout, run.stderr, sep="\n")
+        if run.returncode:
+            print(f"FAIL {name}: vkinfer exited {run.returncode}")
+            return 1
+        got = np.load(os.path.join(tmp, "out", "out.npy")).astype(np.float64)
+    scale = float(np.max(np.abs(ref)))
+    bound = 2.0 ** -7 * scale if name.endswith("bf16") else 1e-4 * scale + 1e-5
+    err = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("inf")
+    print(f"{name}: max abs error {err:.3g} (bound {bound:.3g})")
+    print(("PASS " if err <= bound else "FAIL ") + name)
+    return 0 if err <= bound else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
