@@ -25,7 +25,7 @@ float ir_attr_float(const ir_node *node, const char *name, float fallback)
 const char *ir_attr_string(const ir_node *node, const char *name, const char *fallback)
 {
     const ir_attr *a = ir_find_attr(node, name);
-    return a && a->type == ATTR_STRING ? a->s : fallback;
+    return a && a->type == ATTR_STRING && a->s ? a->s : fallback;
 }
 
 int ir_attr_ints(const ir_node *node, const char *name, const int64_t **ints)

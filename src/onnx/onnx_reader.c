@@ -414,9 +414,10 @@ static vki_status parse_attr(reader *rd, const pb_field *af, ir_attr *a)
     if (!a->name) return bad("attribute without a name");
     a->count = a->type == ATTR_FLOATS ? nfloats : a->type == ATTR_INTS ? nints
              : a->type == ATTR_STRINGS ? nstrings : a->type == ATTR_TENSORS ? ntensors : 0;
-    if (nfloats && !(a->floats = arena_alloc(arena, (size_t)nfloats * 4))) return oom();
-    if (nints && !(a->ints = arena_alloc(arena, (size_t)nints * 8))) return oom();
-    if (nstrings && !(a->strings = arena_alloc(arena, (size_t)nstrings * sizeof(char *)))) return oom();
+    /* never NULL, so that a consumer of an empty list reads nothing rather than crashing */
+    if (!(a->floats = arena_alloc(arena, (size_t)(nfloats + 1) * 4))) return oom();
+    if (!(a->ints = arena_alloc(arena, (size_t)(nints + 1) * 8))) return oom();
+    if (!(a->strings = arena_alloc(arena, (size_t)(nstrings + 1) * sizeof(char *)))) return oom();
     int ntens_alloc = ntensors + 1;
     ir_tensor *tensors = arena_alloc(arena, (size_t)ntens_alloc * sizeof(ir_tensor));
     if (!tensors) return oom();
@@ -455,6 +456,10 @@ static vki_status parse_attr(reader *rd, const pb_field *af, ir_attr *a)
         if (a->type == ATTR_INTS) a->count = nints;
     }
     if (a->type == ATTR_TENSOR && !a->tensor) return bad("TENSOR attribute without a tensor");
+    if (a->type == ATTR_STRING && !a->s) a->s = ""; /* an empty string is encoded as no field */
+    if (a->type == ATTR_GRAPH && !a->graph_bytes) return bad("GRAPH attribute without a graph");
+    for (int k = 0; a->type == ATTR_STRINGS && k < a->count; k++)
+        if (!a->strings[k]) a->strings[k] = "";
     return VKI_OK;
 }
 

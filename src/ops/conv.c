@@ -6,6 +6,7 @@
 #include "op.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,14 +118,61 @@ static bool fast_paths(const conv_geom *g, bool transposed)
     return !transposed && g->nsp <= 2 && !(force && *force && strcmp(force, "0"));
 }
 
-/* Records Y = conv(X, W) + B for `batch` images: bindings X and Y (and split-K's `partial`)
- * are windows of that many images, so the shaders see a batch of `batch`. */
 /* A Relu or Clip that follows the conv and that the conv's kernels apply (op_fuse_clamp). */
 typedef struct fused_act {
     bool on;
     float lo, hi;
 } fused_act;
 
+/* CPU Vulkan drivers (lavapipe) get register-blocked kernels without shared memory
+ * (shaders/conv2d_cpu.comp): the GPU kernels' staging and barriers cost more than they save
+ * there. */
+static bool cpu_device(const op_ctx *c) { return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU; }
+
+/* The CPU kernel's blocking: OCB output channels x PXB pixels per invocation, LX lanes. */
+typedef struct cpu_tiling {
+    uint32_t lx, ocb, pxb;
+} cpu_tiling;
+
+static cpu_tiling choose_cpu_tiling(const conv_geom *g)
+{
+    (void)g;
+    cpu_tiling t = {8, 8, 4};
+    const char *env = getenv("VKINFER_CONV_CPU_TILE");
+    if (env) sscanf(env, "%u,%u,%u", &t.lx, &t.ocb, &t.pxb);
+    return t;
+}
+
+static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const op_window *win, const int *values,
+                             const fused_act *act)
+{
+    int64_t cin_g = g->cin / g->groups, cout_g = g->cout / g->groups;
+    int last = g->nsp - 1;
+    int32_t ih = g->nsp == 2 ? (int32_t)g->in[0] : 1, iw = (int32_t)g->in[last];
+    int32_t oh = g->nsp == 2 ? (int32_t)g->out[0] : 1, ow = (int32_t)g->out[last];
+    uint32_t kh = g->nsp == 2 ? (uint32_t)g->kernel[0] : 1, kw = (uint32_t)g->kernel[last];
+    uint32_t sh = g->nsp == 2 ? (uint32_t)g->stride[0] : 1, sw = (uint32_t)g->stride[last];
+    uint32_t dh = g->nsp == 2 ? (uint32_t)g->dil[0] : 1, dw = (uint32_t)g->dil[last];
+    int32_t ph = g->nsp == 2 ? (int32_t)g->pad_begin[0] : 0, pw = (int32_t)g->pad_begin[last];
+    /* windows that never leave the input skip the bounds checks */
+    bool padded = ph > 0 || pw > 0 || (int64_t)(oh - 1) * sh + (int64_t)(kh - 1) * dh >= ih ||
+                  (int64_t)(ow - 1) * sw + (int64_t)(kw - 1) * dw >= iw;
+    cpu_tiling t = choose_cpu_tiling(g);
+    uint64_t pixels = (uint64_t)batch * (uint64_t)oh * (uint64_t)ow;
+    uint32_t spec[12] = {t.lx, op_dtype_code(op_in(c, 0)->dtype), kh, kw, sh, sw, dh, dw, t.ocb, t.pxb, act->on, padded};
+    struct {
+        uint32_t pixels, cin, cin_g, cout, cout_g, has_bias;
+        int32_t ih, iw, oh, ow, ph, pw;
+        float lo, hi;
+    } push = {(uint32_t)pixels, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g,
+              op_has_input(c, 2), ih, iw, oh, ow, ph, pw, act->lo, act->hi};
+    uint64_t tiles_n = (pixels + t.lx * t.pxb - 1) / (t.lx * t.pxb), tiles_m = ((uint64_t)cout_g + t.ocb - 1) / t.ocb;
+    return op_dispatch_windowed(c, getenv("XX") ? "conv2d_cpu_x" : "conv2d_cpu", spec, 12, &push, sizeof push, values, win, 4, (uint32_t)tiles_n,
+                                (uint32_t)tiles_m, (uint32_t)g->groups);
+}
+
+/* Records Y = conv(X, W) + B for `batch` images: bindings X and Y (and split-K's `partial`)
+ * are windows of that many images, so the shaders see a batch of `batch`. */
 static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, int64_t batch, const op_window *win,
                                 const gemm_choice *gemm, int partial, const fused_act *act)
 {
@@ -156,6 +204,7 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
         op_grid_1d((uint64_t)count, 128, &gx, &gy);
         return op_dispatch_windowed(c, "conv2d_depthwise", spec, 9, &push, sizeof push, values, win, 4, gx, gy, 1);
     }
+    if (fast && cpu_device(c)) return record_cpu(c, g, batch, win, values, act);
     if (fast && gemm->usable) {
         uint64_t pixels = (uint64_t)batch * (uint64_t)oh * (uint64_t)ow;
         uint64_t K = (uint64_t)cin_g * kh * kw;
@@ -235,7 +284,7 @@ static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
     fused_act act = {false, -INFINITY, INFINITY};
     act.on = op_fuse_clamp(c, 0, &act.lo, &act.hi);
     int partial = -1;
-    bool gemm_path = fast_paths(g, transposed) && g->cin != g->groups && gemm.usable;
+    bool gemm_path = fast_paths(g, transposed) && g->cin != g->groups && gemm.usable && !cpu_device(c);
     if (gemm_path && gemm.splits > 1) VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, chunk * (count / g->batch) * (int64_t)gemm.splits, &partial));
     if (chunk == g->batch) return record_images(c, g, transposed, g->batch, NULL, &gemm, partial, &act);
     for (int64_t start = 0; start < g->batch; start += chunk) {

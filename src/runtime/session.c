@@ -33,9 +33,10 @@ vki_status vki_model_load(vki_context *ctx, const char *path, vki_model **out)
     for (int i = 0; i < g->n_inputs && !n_missing; i++) {
         const ir_value *v = &g->values[g->inputs[i]];
         if (!dtype_gpu_supported(v->dtype)) {
-            vki_model_destroy(m);
-            return vki_fail(VKI_ERROR_UNSUPPORTED, "%s: input '%s' has dtype %s, which vkinfer does not run", path, v->name,
-                            vki_dtype_name(v->dtype));
+            vki_fail(VKI_ERROR_UNSUPPORTED, "%s: input '%s' has dtype %s, which vkinfer does not run", path, v->name,
+                     vki_dtype_name(v->dtype));
+            vki_model_destroy(m); /* after the message: it names the model's strings */
+            return VKI_ERROR_UNSUPPORTED;
         }
     }
     if (n_missing) {
@@ -190,8 +191,13 @@ vki_status vki_session_set_input(vki_session *s, const char *name, vki_dtype dty
         for (int d = 0; ok && d < rank; d++) ok = v->dims[d] < 0 || v->dims[d] == dims[d];
         if (!ok) return vki_fail(VKI_ERROR_SHAPE, "input '%s' has shape %s, the model expects %s", name, got, sig);
     }
-    for (int d = 0; d < rank; d++)
+    int64_t numel = 1;
+    for (int d = 0; d < rank; d++) {
         if (dims[d] < 0) return vki_fail(VKI_ERROR_SHAPE, "input '%s' has a negative dimension in %s", name, got);
+        if (dims[d] > 0 && numel > ((int64_t)1 << 40) / dims[d])
+            return vki_fail(VKI_ERROR_SHAPE, "input '%s' of shape %s has more than 2^40 elements", name, got);
+        numel *= dims[d];
+    }
     size_t need = (size_t)shape_numel(dims, rank) * vki_dtype_size(dtype);
     if (bytes != need)
         return vki_fail(VKI_ERROR_SHAPE, "input '%s' of shape %s and dtype %s needs %zu bytes, %zu given", name, got,
