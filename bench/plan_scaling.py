@@ -14,6 +14,9 @@ import tempfile
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models"))
+from torch_export import export_onnx  # noqa: E402
+
 
 class Blocks(torch.nn.Module):
     def __init__(self, n):
@@ -43,10 +46,7 @@ def main():
             with torch.no_grad():
                 ref = model(x).numpy()
             path = os.path.join(tmp, f"blocks{n}.onnx")
-            try:
-                torch.onnx.export(model, x, path, input_names=["x"], output_names=["y"], opset_version=13, dynamo=False)
-            except TypeError:
-                torch.onnx.export(model, x, path, input_names=["x"], output_names=["y"], opset_version=13)
+            export_onnx(model, x, path, ["x"], ["y"], 13)
             import onnx
             nodes = len(onnx.load(path).graph.node)
             np.save(os.path.join(tmp, "x.npy"), x.numpy())

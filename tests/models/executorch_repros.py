@@ -15,6 +15,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from torch_export import export_onnx
+
 
 class Fn(nn.Module):
     def __init__(self, fn):
@@ -55,11 +57,7 @@ def main():
     names = [f"in{i}" for i in range(len(inputs))]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, f"{name}.onnx")
-        kwargs = dict(input_names=names, output_names=["out"], opset_version=14)
-        try:
-            torch.onnx.export(model, inputs, path, dynamo=False, **kwargs)
-        except TypeError:  # torch < 2.5 has no dynamo argument
-            torch.onnx.export(model, inputs, path, **kwargs)
+        export_onnx(model, inputs, path, names, ["out"], 14)
         cmd = [vkinfer, "run", path, "--output-dir", os.path.join(tmp, "out")]
         for n, t in zip(names, inputs):
             # numpy has no bfloat16: vkinfer takes float32 files for bfloat16 inputs

@@ -15,29 +15,17 @@ import numpy as np
 import torch
 import torchvision
 
+from torch_export import export_onnx, randomize_batchnorm
+
 
 def build(name):
     torch.manual_seed(0)
     model = getattr(torchvision.models, name)(weights=None)
-    # make BatchNorm non-trivial: random affine parameters and running statistics
-    gen = torch.Generator().manual_seed(1)
-    for m in model.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
-            c = m.num_features
-            m.weight.data = torch.rand(c, generator=gen) * 0.5 + 0.75
-            m.bias.data = torch.randn(c, generator=gen) * 0.1
-            m.running_mean = torch.randn(c, generator=gen) * 0.1
-            m.running_var = torch.rand(c, generator=gen) * 0.5 + 0.75
-    return model.eval()
+    return randomize_batchnorm(model).eval()
 
 
 def export(model, x, path):
-    """ONNX opset 13 through the TorchScript exporter (the same graph on torch 1.13 and 2.x)."""
-    kwargs = dict(input_names=["input"], output_names=["logits"], opset_version=13)
-    try:
-        torch.onnx.export(model, x, path, dynamo=False, **kwargs)
-    except TypeError:  # torch < 2.5 has no dynamo argument
-        torch.onnx.export(model, x, path, **kwargs)
+    export_onnx(model, x, path, ["input"], ["logits"], 13)
 
 
 def main():

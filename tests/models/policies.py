@@ -16,6 +16,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from torch_export import export_onnx
+
 
 class Transformer(nn.Module):
     def __init__(self):
@@ -76,11 +78,7 @@ def main():
     names = [f"in{i}" for i in range(len(inputs))]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, f"{name}.onnx")
-        kwargs = dict(input_names=names, output_names=["out"], opset_version=opset)
-        try:
-            torch.onnx.export(model, inputs, path, dynamo=False, **kwargs)
-        except TypeError:  # torch < 2.5 has no dynamo argument
-            torch.onnx.export(model, inputs, path, **kwargs)
+        export_onnx(model, inputs, path, names, ["out"], opset)
         cmd = [vkinfer, "run", path, "--output-dir", os.path.join(tmp, "out")]
         for n, t in zip(names, inputs):
             np.save(os.path.join(tmp, n + ".npy"), t.numpy())

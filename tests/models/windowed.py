@@ -16,6 +16,8 @@ import tempfile
 import numpy as np
 import torch
 
+from torch_export import export_onnx, randomize_batchnorm
+
 BATCH, CHANNELS, SIZE = 8, 16, 32
 # one image of the first activations (16 x 32 x 32 floats) is 64 KiB: at this limit the first
 # conv runs one image per dispatch and the later layers (16 x 16 x 16) four images per dispatch
@@ -52,16 +54,7 @@ class SmallCNN(torch.nn.Module):
 
 def build():
     torch.manual_seed(0)
-    model = SmallCNN()
-    gen = torch.Generator().manual_seed(1)
-    for m in model.modules():  # non-trivial BatchNorm statistics
-        if isinstance(m, torch.nn.BatchNorm2d):
-            c = m.num_features
-            m.weight.data = torch.rand(c, generator=gen) * 0.5 + 0.75
-            m.bias.data = torch.randn(c, generator=gen) * 0.1
-            m.running_mean = torch.randn(c, generator=gen) * 0.1
-            m.running_var = torch.rand(c, generator=gen) * 0.5 + 0.75
-    return model.eval()
+    return randomize_batchnorm(SmallCNN()).eval()
 
 
 def run(vkinfer, model_path, input_path, out_dir, limit):
@@ -88,11 +81,7 @@ def main():
         ref = model(x).numpy()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "small_cnn.onnx")
-        kwargs = dict(input_names=["input"], output_names=["probs"], opset_version=13)
-        try:
-            torch.onnx.export(model, x, path, dynamo=False, **kwargs)
-        except TypeError:  # torch < 2.5 has no dynamo argument
-            torch.onnx.export(model, x, path, **kwargs)
+        export_onnx(model, x, path, ["input"], ["probs"], 13)
         import onnx  # noqa: E402 (only to show what the export produced)
         print("ops:", sorted({n.op_type for n in onnx.load(path).graph.node}))
         input_path = os.path.join(tmp, "input.npy")

@@ -1,0 +1,26 @@
+"""What the model tests and benchmarks share: exporting a PyTorch model to ONNX the same way
+on torch 1.13 (Debian, CI) and torch 2.x (the GPU machine), and giving BatchNorm layers
+non-trivial seeded statistics."""
+import torch
+
+
+def export_onnx(model, inputs, path, input_names, output_names, opset=13):
+    """The TorchScript exporter on every torch version (2.x defaults to the dynamo one)."""
+    kwargs = dict(input_names=input_names, output_names=output_names, opset_version=opset)
+    try:
+        torch.onnx.export(model, inputs, path, dynamo=False, **kwargs)
+    except TypeError:  # torch < 2.5 has no dynamo argument
+        torch.onnx.export(model, inputs, path, **kwargs)
+
+
+def randomize_batchnorm(model, seed=1):
+    """Random affine parameters and running statistics, so that BatchNorm is not an identity."""
+    gen = torch.Generator().manual_seed(seed)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            c = m.num_features
+            m.weight.data = torch.rand(c, generator=gen) * 0.5 + 0.75
+            m.bias.data = torch.randn(c, generator=gen) * 0.1
+            m.running_mean = torch.randn(c, generator=gen) * 0.1
+            m.running_var = torch.rand(c, generator=gen) * 0.5 + 0.75
+    return model
