@@ -1,12 +1,12 @@
 /* Conv and ConvTranspose (1-D, 2-D, 3-D; groups, strides, dilations, pads, auto_pad). The
- * geometry is resolved here once; the dispatch picks a shader: an implicit GEMM for 1-D/2-D
- * Conv (split over K when a layer has too few tiles), a depthwise kernel when each group has
- * one input channel, and the direct N-d kernel (shaders/conv.comp) for everything else,
- * ConvTranspose included. */
+ * geometry is resolved here once; the dispatch picks a shader: on GPUs an implicit GEMM for
+ * 1-D/2-D Conv (split over K when a layer has too few tiles) and a depthwise kernel when each
+ * group has one input channel; on CPU devices (lavapipe) register-blocked conv2d_cpu* kernels
+ * over weights repacked at plan time; the direct N-d kernel (shaders/conv.comp) for everything
+ * else, ConvTranspose included. */
 #include "op.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,22 +129,55 @@ typedef struct fused_act {
  * there. */
 static bool cpu_device(const op_ctx *c) { return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU; }
 
-/* The CPU kernel's blocking: OCB output channels x PXB pixels per invocation, LX lanes. */
+/* The CPU kernels' blocking: OCB output channels x PXB pixels per invocation, LX lanes. */
 typedef struct cpu_tiling {
     uint32_t lx, ocb, pxb;
 } cpu_tiling;
 
 static cpu_tiling choose_cpu_tiling(const conv_geom *g)
 {
-    (void)g;
-    cpu_tiling t = {8, 8, 4};
-    const char *env = getenv("VKINFER_CONV_CPU_TILE");
-    if (env) sscanf(env, "%u,%u,%u", &t.lx, &t.ocb, &t.pxb);
+    /* measured on llvmpipe (2 cores, AVX2): an invocation's accumulators live in vector
+     * registers or spill to the stack, cheaply next to a per-lane load, so the blocks are large;
+     * layers of 64 channels or more take 32 at once. Depthwise convs block pixels only. */
+    int64_t cout_g = g->cout / g->groups;
+    cpu_tiling t = {8, cout_g >= 64 ? 32 : 16, 8};
+    if (cout_g <= 4) t.ocb = 4;
     return t;
 }
 
+/* Whether the CPU kernels' grids for `batch` images fit the device's workgroup counts. */
+static bool cpu_grid_fits(const conv_geom *g, int64_t batch)
+{
+    cpu_tiling t = choose_cpu_tiling(g);
+    uint64_t oh = g->nsp == 2 ? (uint64_t)g->out[0] : 1, ow = (uint64_t)g->out[g->nsp - 1];
+    uint64_t columns = (uint64_t)batch * oh * ((ow + t.pxb - 1) / t.pxb);
+    uint64_t cout_g = (uint64_t)(g->cout / g->groups);
+    uint64_t rows = g->cin == g->groups ? (uint64_t)g->cout : (cout_g + t.ocb - 1) / t.ocb;
+    return (columns + t.lx - 1) / t.lx <= 65535 && rows <= 65535 && g->groups <= 65535;
+}
+
+/* The packed CPU kernel reads W as [group][block of ocb channels][k][ocb], zero-padded past
+ * the last channel. Returns the packed value, or -1 when W is not a float32 constant (the
+ * plain CPU kernel then reads W as it is). */
+static int pack_cpu_weights(op_ctx *c, const conv_geom *g, uint32_t ocb)
+{
+    plan_value *w = op_in(c, 1);
+    if (!op_input_is_const(c, 1) || !w->host || w->dtype != VKI_DTYPE_FLOAT) return -1;
+    int64_t cout_g = g->cout / g->groups, blocks = (cout_g + ocb - 1) / ocb;
+    int64_t K = shape_numel(w->dims + 1, w->rank - 1);
+    int packed;
+    float *dst = op_temp_const(c, VKI_DTYPE_FLOAT, g->groups * blocks * K * ocb, &packed);
+    if (!dst) return -2;
+    const float *src = w->host;
+    for (int64_t gi = 0; gi < g->groups; gi++)
+        for (int64_t oc = 0; oc < cout_g; oc++)
+            for (int64_t k = 0; k < K; k++)
+                dst[((gi * blocks + oc / ocb) * K + k) * ocb + oc % ocb] = src[(gi * cout_g + oc) * K + k];
+    return packed;
+}
+
 static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const op_window *win, const int *values,
-                             const fused_act *act)
+                             int packed, const fused_act *act)
 {
     int64_t cin_g = g->cin / g->groups, cout_g = g->cout / g->groups;
     int last = g->nsp - 1;
@@ -154,27 +187,58 @@ static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const
     uint32_t sh = g->nsp == 2 ? (uint32_t)g->stride[0] : 1, sw = (uint32_t)g->stride[last];
     uint32_t dh = g->nsp == 2 ? (uint32_t)g->dil[0] : 1, dw = (uint32_t)g->dil[last];
     int32_t ph = g->nsp == 2 ? (int32_t)g->pad_begin[0] : 0, pw = (int32_t)g->pad_begin[last];
-    /* windows that never leave the input skip the bounds checks */
-    bool padded = ph > 0 || pw > 0 || (int64_t)(oh - 1) * sh + (int64_t)(kh - 1) * dh >= ih ||
-                  (int64_t)(ow - 1) * sw + (int64_t)(kw - 1) * dw >= iw;
     cpu_tiling t = choose_cpu_tiling(g);
-    uint64_t pixels = (uint64_t)batch * (uint64_t)oh * (uint64_t)ow;
-    uint32_t spec[12] = {t.lx, op_dtype_code(op_in(c, 0)->dtype), kh, kw, sh, sw, dh, dw, t.ocb, t.pxb, act->on, padded};
+    /* windows that never leave the input skip the bounds checks; the packed kernel loads
+     * whole row spans, which reach past OW to a multiple of pxb */
+    int64_t ow_span = packed >= 0 || cin_g == 1 ? ((int64_t)ow + t.pxb - 1) / t.pxb * t.pxb : ow;
+    bool padded = ph > 0 || pw > 0 || (int64_t)(oh - 1) * sh + (int64_t)(kh - 1) * dh >= ih ||
+                  (ow_span - 1) * sw + (int64_t)(kw - 1) * dw >= iw;
+    uint32_t dt = op_dtype_code(op_in(c, 0)->dtype);
+    uint32_t spec[12] = {t.lx, dt, kh, kw, sh, sw, dh, dw, t.ocb, t.pxb, act->on, padded};
+    uint64_t tiles_m = ((uint64_t)cout_g + t.ocb - 1) / t.ocb;
     struct {
-        uint32_t pixels, cin, cin_g, cout, cout_g, has_bias;
+        uint32_t work, cin, cin_g, cout, cout_g, has_bias;
         int32_t ih, iw, oh, ow, ph, pw;
         float lo, hi;
-    } push = {(uint32_t)pixels, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g,
+    } push = {0, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g,
               op_has_input(c, 2), ih, iw, oh, ow, ph, pw, act->lo, act->hi};
-    uint64_t tiles_n = (pixels + t.lx * t.pxb - 1) / (t.lx * t.pxb), tiles_m = ((uint64_t)cout_g + t.ocb - 1) / t.ocb;
-    return op_dispatch_windowed(c, getenv("XX") ? "conv2d_cpu_x" : "conv2d_cpu", spec, 12, &push, sizeof push, values, win, 4, (uint32_t)tiles_n,
+    if (cin_g == 1) {
+        /* depthwise: W as it is, one channel per workgroup row */
+        uint64_t columns = (uint64_t)batch * (uint64_t)oh * (((uint64_t)ow + t.pxb - 1) / t.pxb);
+        push.work = (uint32_t)columns;
+        return op_dispatch_windowed(c, "conv2d_cpu_depthwise", spec, 12, &push, sizeof push, values, win, 4,
+                                    (uint32_t)((columns + t.lx - 1) / t.lx), (uint32_t)g->cout, 1);
+    }
+    if (packed >= 0) {
+        /* the packed weights are bound whole, X and Y as the caller's windows */
+        int pvalues[4] = {values[0], packed, values[2], values[3]};
+        op_window pwin[4];
+        if (win) {
+            memcpy(pwin, win, sizeof pwin);
+            pwin[1] = (op_window){0, 0};
+        }
+        /* pointwise layers whose planes are whole vec4s read X and write Y 4 pixels at a time */
+        bool pointwise = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && oh == ih && ow == iw;
+        bool vec4_planes = pointwise && (int64_t)oh * ow % 4 == 0;
+        uint64_t plane4 = (uint64_t)oh * (uint64_t)ow / 4, px4 = t.pxb / 4;
+        uint64_t columns = vec4_planes ? (uint64_t)batch * ((plane4 + px4 - 1) / px4)
+                                       : (uint64_t)batch * (uint64_t)oh * (((uint64_t)ow + t.pxb - 1) / t.pxb);
+        push.work = (uint32_t)columns;
+        return op_dispatch_windowed(c, vec4_planes ? "conv2d_cpu_1x1" : "conv2d_cpu_packed", spec, 12, &push,
+                                    sizeof push, pvalues, win ? pwin : NULL, 4, (uint32_t)((columns + t.lx - 1) / t.lx),
+                                    (uint32_t)tiles_m, (uint32_t)g->groups);
+    }
+    uint64_t pixels = (uint64_t)batch * (uint64_t)oh * (uint64_t)ow;
+    push.work = (uint32_t)pixels;
+    uint64_t tiles_n = (pixels + t.lx * t.pxb - 1) / (t.lx * t.pxb);
+    return op_dispatch_windowed(c, "conv2d_cpu", spec, 12, &push, sizeof push, values, win, 4, (uint32_t)tiles_n,
                                 (uint32_t)tiles_m, (uint32_t)g->groups);
 }
 
 /* Records Y = conv(X, W) + B for `batch` images: bindings X and Y (and split-K's `partial`)
  * are windows of that many images, so the shaders see a batch of `batch`. */
 static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, int64_t batch, const op_window *win,
-                                const gemm_choice *gemm, int partial, const fused_act *act)
+                                const gemm_choice *gemm, int partial, bool cpu, int cpu_packed, const fused_act *act)
 {
     plan_value *x = op_in(c, 0);
     int64_t count = batch * g->cout;
@@ -196,6 +260,8 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
     uint32_t dh = g->nsp == 2 ? (uint32_t)g->dil[0] : 1, dw = (uint32_t)g->dil[last];
     int32_t ph = g->nsp == 2 ? (int32_t)g->pad_begin[0] : 0, pw = (int32_t)g->pad_begin[last];
 
+    if (fast && cpu && (cpu_packed >= 0 || cin_g == 1))
+        return record_cpu(c, g, batch, win, values, cpu_packed, act);
     if (fast && cin_g == 1) {
         uint32_t spec[9] = {128, dt, kh, kw, sh, sw, dh, dw, act->on};
         struct { uint32_t count, cin, cout, multiplier, has_bias; int32_t ih, iw, oh, ow, ph, pw; float lo, hi; } push = {
@@ -204,7 +270,7 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
         op_grid_1d((uint64_t)count, 128, &gx, &gy);
         return op_dispatch_windowed(c, "conv2d_depthwise", spec, 9, &push, sizeof push, values, win, 4, gx, gy, 1);
     }
-    if (fast && cpu_device(c)) return record_cpu(c, g, batch, win, values, act);
+    if (fast && cpu) return record_cpu(c, g, batch, win, values, -1, act);
     if (fast && gemm->usable) {
         uint64_t pixels = (uint64_t)batch * (uint64_t)oh * (uint64_t)ow;
         uint64_t K = (uint64_t)cin_g * kh * kw;
@@ -284,14 +350,20 @@ static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
     fused_act act = {false, -INFINITY, INFINITY};
     act.on = op_fuse_clamp(c, 0, &act.lo, &act.hi);
     int partial = -1;
-    bool gemm_path = fast_paths(g, transposed) && g->cin != g->groups && gemm.usable && !cpu_device(c);
+    bool cpu = fast_paths(g, transposed) && cpu_device(c) && cpu_grid_fits(g, chunk);
+    bool gemm_path = fast_paths(g, transposed) && g->cin != g->groups && gemm.usable && !cpu;
     if (gemm_path && gemm.splits > 1) VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, chunk * (count / g->batch) * (int64_t)gemm.splits, &partial));
-    if (chunk == g->batch) return record_images(c, g, transposed, g->batch, NULL, &gemm, partial, &act);
+    int cpu_packed = -1;
+    if (cpu && g->cin != g->groups) {
+        cpu_packed = pack_cpu_weights(c, g, choose_cpu_tiling(g).ocb);
+        if (cpu_packed == -2) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory repacking W");
+    }
+    if (chunk == g->batch) return record_images(c, g, transposed, g->batch, NULL, &gemm, partial, cpu, cpu_packed, &act);
     for (int64_t start = 0; start < g->batch; start += chunk) {
         int64_t n = g->batch - start < chunk ? g->batch - start : chunk;
         op_window win[4] = {{(uint64_t)start * x_image, (uint64_t)n * x_image}, {0, 0}, {0, 0},
                             {(uint64_t)start * y_image, (uint64_t)n * y_image}};
-        VKI_TRY(record_images(c, g, transposed, n, win, &gemm, partial, &act));
+        VKI_TRY(record_images(c, g, transposed, n, win, &gemm, partial, cpu, cpu_packed, &act));
     }
     return VKI_OK;
 }
