@@ -22,6 +22,7 @@ fails=0
 for t in "$BUILD"/tests/test_onnx_reader "$BUILD"/tests/test_runtime; do
     "$t" > "$OUT/$(basename "$t").log" 2>&1 && echo "PASS $(basename "$t")" || { echo "FAIL $(basename "$t")"; fails=$((fails+1)); }
 done | tee -a "$OUT/summary.txt"
+VKINFER_MAX_BINDING_BYTES=1024 "$BUILD/tests/test_runtime" > "$OUT/test_runtime_windowed.log" 2>&1 && echo "PASS test_runtime (1 KiB bindings)" | tee -a "$OUT/summary.txt" || echo "FAIL test_runtime (1 KiB bindings)" | tee -a "$OUT/summary.txt"
 DATA=${ONNX_TESTDATA:-$($PY -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend/test/data"))')}
 pass=0; fail=0; missing=0
 while read -r name; do
@@ -38,6 +39,13 @@ for m in mobilenet_v2 resnet18; do
     done
 done
 $PY tests/cli/test_cli.py "$BUILD/vkinfer" 2>&1 | tail -1 | sed 's/^/cli: /' | tee -a "$OUT/summary.txt"
+for c in transformer unet1d mlp; do
+    $PY tests/models/policies.py "$BUILD/vkinfer" $c 17 2>&1 | grep -E "max abs error|^FAIL" | tee -a "$OUT/summary.txt"
+done
+for c in linear_bf16 conv2d_batch2 elu mish var convtranspose1d index_put; do
+    $PY tests/models/executorch_repros.py "$BUILD/vkinfer" $c 2>&1 | grep -E "max abs error|^FAIL" | tee -a "$OUT/summary.txt"
+done
+"$BUILD/tests/test_hostile_models" "$DATA" 300 2>&1 | tail -2 | sed 's/^/hostile models: /' | tee -a "$OUT/summary.txt"
 $PY tests/models/windowed.py "$BUILD/vkinfer" 2>&1 | tail -2 | sed 's/^/windowed: /' | tee -a "$OUT/summary.txt"
 unset VKINFER_VALIDATION
 $PY bench/plan_scaling.py "$BUILD/vkinfer" --blocks 50,200,800 2>/dev/null | tee "$OUT/plan_scaling.md"
