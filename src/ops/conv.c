@@ -127,7 +127,15 @@ typedef struct fused_act {
 /* CPU Vulkan drivers (lavapipe) get register-blocked kernels without shared memory
  * (shaders/conv2d_cpu.comp): the GPU kernels' staging and barriers cost more than they save
  * there. */
-static bool cpu_device(const op_ctx *c) { return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU; }
+/* The CPU-device kernels run on CPU devices; VKINFER_CONV_KERNELS=gpu|cpu overrides, so that
+ * CI (on lavapipe) also tests the GPU kernels. */
+static bool cpu_device(const op_ctx *c)
+{
+    const char *force = getenv("VKINFER_CONV_KERNELS");
+    if (force && !strcmp(force, "gpu")) return false;
+    if (force && !strcmp(force, "cpu")) return true;
+    return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
 
 /* The CPU kernels' blocking: OCB output channels x PXB pixels per invocation, LX lanes. */
 typedef struct cpu_tiling {
@@ -176,35 +184,46 @@ static int pack_cpu_weights(op_ctx *c, const conv_geom *g, uint32_t ocb)
     return packed;
 }
 
+/* 1-D and 2-D convolutions as the 2-D kernels take them (a 1-D conv has height 1). */
+typedef struct conv2d_view {
+    int32_t ih, iw, oh, ow, ph, pw;
+    uint32_t kh, kw, sh, sw, dh, dw;
+} conv2d_view;
+
+static conv2d_view view_2d(const conv_geom *g)
+{
+    int last = g->nsp - 1;
+    bool two = g->nsp == 2;
+    conv2d_view v = {two ? (int32_t)g->in[0] : 1, (int32_t)g->in[last], two ? (int32_t)g->out[0] : 1,
+                     (int32_t)g->out[last], two ? (int32_t)g->pad_begin[0] : 0, (int32_t)g->pad_begin[last],
+                     two ? (uint32_t)g->kernel[0] : 1, (uint32_t)g->kernel[last], two ? (uint32_t)g->stride[0] : 1,
+                     (uint32_t)g->stride[last], two ? (uint32_t)g->dil[0] : 1, (uint32_t)g->dil[last]};
+    return v;
+}
+
 static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const op_window *win, const int *values,
                              int packed, const fused_act *act)
 {
     int64_t cin_g = g->cin / g->groups, cout_g = g->cout / g->groups;
-    int last = g->nsp - 1;
-    int32_t ih = g->nsp == 2 ? (int32_t)g->in[0] : 1, iw = (int32_t)g->in[last];
-    int32_t oh = g->nsp == 2 ? (int32_t)g->out[0] : 1, ow = (int32_t)g->out[last];
-    uint32_t kh = g->nsp == 2 ? (uint32_t)g->kernel[0] : 1, kw = (uint32_t)g->kernel[last];
-    uint32_t sh = g->nsp == 2 ? (uint32_t)g->stride[0] : 1, sw = (uint32_t)g->stride[last];
-    uint32_t dh = g->nsp == 2 ? (uint32_t)g->dil[0] : 1, dw = (uint32_t)g->dil[last];
-    int32_t ph = g->nsp == 2 ? (int32_t)g->pad_begin[0] : 0, pw = (int32_t)g->pad_begin[last];
+    const conv2d_view v = view_2d(g);
     cpu_tiling t = choose_cpu_tiling(g);
     /* windows that never leave the input skip the bounds checks; the packed kernel loads
      * whole row spans, which reach past OW to a multiple of pxb */
-    int64_t ow_span = packed >= 0 || cin_g == 1 ? ((int64_t)ow + t.pxb - 1) / t.pxb * t.pxb : ow;
-    bool padded = ph > 0 || pw > 0 || (int64_t)(oh - 1) * sh + (int64_t)(kh - 1) * dh >= ih ||
-                  (ow_span - 1) * sw + (int64_t)(kw - 1) * dw >= iw;
+    int64_t ow_span = packed >= 0 || cin_g == 1 ? ((int64_t)v.ow + t.pxb - 1) / t.pxb * t.pxb : v.ow;
+    bool padded = v.ph > 0 || v.pw > 0 || (int64_t)(v.oh - 1) * v.sh + (int64_t)(v.kh - 1) * v.dh >= v.ih ||
+                  (ow_span - 1) * v.sw + (int64_t)(v.kw - 1) * v.dw >= v.iw;
     uint32_t dt = op_dtype_code(op_in(c, 0)->dtype);
-    uint32_t spec[12] = {t.lx, dt, kh, kw, sh, sw, dh, dw, t.ocb, t.pxb, act->on, padded};
+    uint32_t spec[12] = {t.lx, dt, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, t.ocb, t.pxb, act->on, padded};
     uint64_t tiles_m = ((uint64_t)cout_g + t.ocb - 1) / t.ocb;
     struct {
         uint32_t work, cin, cin_g, cout, cout_g, has_bias;
         int32_t ih, iw, oh, ow, ph, pw;
         float lo, hi;
     } push = {0, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g,
-              op_has_input(c, 2), ih, iw, oh, ow, ph, pw, act->lo, act->hi};
+              op_has_input(c, 2), v.ih, v.iw, v.oh, v.ow, v.ph, v.pw, act->lo, act->hi};
     if (cin_g == 1) {
         /* depthwise: W as it is, one channel per workgroup row */
-        uint64_t columns = (uint64_t)batch * (uint64_t)oh * (((uint64_t)ow + t.pxb - 1) / t.pxb);
+        uint64_t columns = (uint64_t)batch * (uint64_t)v.oh * (((uint64_t)v.ow + t.pxb - 1) / t.pxb);
         push.work = (uint32_t)columns;
         return op_dispatch_windowed(c, "conv2d_cpu_depthwise", spec, 12, &push, sizeof push, values, win, 4,
                                     (uint32_t)((columns + t.lx - 1) / t.lx), (uint32_t)g->cout, 1);
@@ -218,17 +237,17 @@ static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const
             pwin[1] = (op_window){0, 0};
         }
         /* pointwise layers whose planes are whole vec4s read X and write Y 4 pixels at a time */
-        bool pointwise = kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && oh == ih && ow == iw;
-        bool vec4_planes = pointwise && (int64_t)oh * ow % 4 == 0;
-        uint64_t plane4 = (uint64_t)oh * (uint64_t)ow / 4, px4 = t.pxb / 4;
+        bool pointwise = v.kh == 1 && v.kw == 1 && v.sh == 1 && v.sw == 1 && v.ph == 0 && v.pw == 0 && v.oh == v.ih && v.ow == v.iw;
+        bool vec4_planes = pointwise && (int64_t)v.oh * v.ow % 4 == 0;
+        uint64_t plane4 = (uint64_t)v.oh * (uint64_t)v.ow / 4, px4 = t.pxb / 4;
         uint64_t columns = vec4_planes ? (uint64_t)batch * ((plane4 + px4 - 1) / px4)
-                                       : (uint64_t)batch * (uint64_t)oh * (((uint64_t)ow + t.pxb - 1) / t.pxb);
+                                       : (uint64_t)batch * (uint64_t)v.oh * (((uint64_t)v.ow + t.pxb - 1) / t.pxb);
         push.work = (uint32_t)columns;
         return op_dispatch_windowed(c, vec4_planes ? "conv2d_cpu_1x1" : "conv2d_cpu_packed", spec, 12, &push,
                                     sizeof push, pvalues, win ? pwin : NULL, 4, (uint32_t)((columns + t.lx - 1) / t.lx),
                                     (uint32_t)tiles_m, (uint32_t)g->groups);
     }
-    uint64_t pixels = (uint64_t)batch * (uint64_t)oh * (uint64_t)ow;
+    uint64_t pixels = (uint64_t)batch * (uint64_t)v.oh * (uint64_t)v.ow;
     push.work = (uint32_t)pixels;
     uint64_t tiles_n = (pixels + t.lx * t.pxb - 1) / (t.lx * t.pxb);
     return op_dispatch_windowed(c, "conv2d_cpu", spec, 12, &push, sizeof push, values, win, 4, (uint32_t)tiles_n,
@@ -251,40 +270,33 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
     uint32_t gx, gy;
     bool fast = fast_paths(g, transposed);
 
-    /* 1-D runs as 2-D with a height of 1 */
-    int last = g->nsp - 1;
-    int32_t ih = g->nsp == 2 ? (int32_t)g->in[0] : 1, iw = (int32_t)g->in[last];
-    int32_t oh = g->nsp == 2 ? (int32_t)g->out[0] : 1, ow = (int32_t)g->out[last];
-    uint32_t kh = g->nsp == 2 ? (uint32_t)g->kernel[0] : 1, kw = (uint32_t)g->kernel[last];
-    uint32_t sh = g->nsp == 2 ? (uint32_t)g->stride[0] : 1, sw = (uint32_t)g->stride[last];
-    uint32_t dh = g->nsp == 2 ? (uint32_t)g->dil[0] : 1, dw = (uint32_t)g->dil[last];
-    int32_t ph = g->nsp == 2 ? (int32_t)g->pad_begin[0] : 0, pw = (int32_t)g->pad_begin[last];
+    const conv2d_view v = view_2d(g);
 
     if (fast && cpu && (cpu_packed >= 0 || cin_g == 1))
         return record_cpu(c, g, batch, win, values, cpu_packed, act);
     if (fast && cin_g == 1) {
-        uint32_t spec[9] = {128, dt, kh, kw, sh, sw, dh, dw, act->on};
+        uint32_t spec[9] = {128, dt, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, act->on};
         struct { uint32_t count, cin, cout, multiplier, has_bias; int32_t ih, iw, oh, ow, ph, pw; float lo, hi; } push = {
-            (uint32_t)count, (uint32_t)g->cin, (uint32_t)g->cout, (uint32_t)cout_g, has_bias, ih, iw, oh, ow, ph, pw,
+            (uint32_t)count, (uint32_t)g->cin, (uint32_t)g->cout, (uint32_t)cout_g, has_bias, v.ih, v.iw, v.oh, v.ow, v.ph, v.pw,
             act->lo, act->hi};
         op_grid_1d((uint64_t)count, 128, &gx, &gy);
         return op_dispatch_windowed(c, "conv2d_depthwise", spec, 9, &push, sizeof push, values, win, 4, gx, gy, 1);
     }
     if (fast && cpu) return record_cpu(c, g, batch, win, values, -1, act);
     if (fast && gemm->usable) {
-        uint64_t pixels = (uint64_t)batch * (uint64_t)oh * (uint64_t)ow;
-        uint64_t K = (uint64_t)cin_g * kh * kw;
+        uint64_t pixels = (uint64_t)batch * (uint64_t)v.oh * (uint64_t)v.ow;
+        uint64_t K = (uint64_t)cin_g * v.kh * v.kw;
         uint32_t tm = gemm->tm, tn = gemm->tn, splits = gemm->splits;
         uint64_t tiles_n = (pixels + 16 * tn - 1) / (16 * tn), tiles_m = ((uint64_t)cout_g + 8 * tm - 1) / (8 * tm);
         uint32_t k_chunk = (uint32_t)(((K + splits - 1) / splits + 15) / 16 * 16);
-        uint32_t spec[12] = {128, dt, kh, kw, sh, sw, dh, dw, tm, tn, splits, act->on && splits == 1};
+        uint32_t spec[12] = {128, dt, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, tm, tn, splits, act->on && splits == 1};
         struct {
             uint32_t pixels, cin, cin_g, cout, cout_g, has_bias;
             int32_t ih, iw, oh, ow, ph, pw;
             uint32_t k_chunk;
             float lo, hi;
         } push = {(uint32_t)pixels, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g, has_bias,
-                  ih, iw, oh, ow, ph, pw, k_chunk, act->lo, act->hi};
+                  v.ih, v.iw, v.oh, v.ow, v.ph, v.pw, k_chunk, act->lo, act->hi};
         op_window gemm_win[4];
         if (win) memcpy(gemm_win, win, sizeof gemm_win);
         if (splits > 1) {
@@ -296,7 +308,7 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
         if (splits == 1) return VKI_OK;
         uint32_t rspec[3] = {128, dt, act->on};
         struct { uint32_t count, out_plane, cout, splits, has_bias; float lo, hi; } rpush = {
-            (uint32_t)count, (uint32_t)(oh * ow), (uint32_t)g->cout, splits, has_bias, act->lo, act->hi};
+            (uint32_t)count, (uint32_t)(v.oh * v.ow), (uint32_t)g->cout, splits, has_bias, act->lo, act->hi};
         int rvalues[3] = {partial, values[2], op_out_index(c, 0)};
         op_window rwin[3] = {{0, 0}, {0, 0}, win ? win[3] : (op_window){0, 0}};
         op_grid_1d((uint64_t)count, 128, &gx, &gy);
