@@ -7,6 +7,15 @@
 # 3. model parity at batch 1, 4 and 32, the CLI test and the windowed CNN, 4. the
 # side-by-side benchmark (bench/compare.py) and plan time against graph size.
 # Validation layers are on for 1-3 when VK_LAYER_KHRONOS_validation is installed.
+#
+# On the lent H200 machine (no Vulkan loader installed there): carry the build folder, the
+# listed test folders (copied from libonnx-testdata) and a folder of amd64 .debs — libvulkan1,
+# vulkan-validationlayers, libglvnd0, libglx0, libegl1, libgl1, libopengl0, libgles2 — then:
+#   for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
+#   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json \
+#          __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+#   ONNX_TESTDATA=$PWD/gpudata bench/gpu_suite.sh gpubuild $OUT
+# (libvulkan1 alone gives VK_ERROR_INCOMPATIBLE_DRIVER: the NVIDIA ICD needs the glvnd libraries.)
 set -u
 BUILD=${1:-build}
 OUT=${2:-/tmp/vkinfer-gpu}
