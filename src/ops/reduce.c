@@ -193,6 +193,7 @@ static vki_status plan_reduce(op_ctx *c)
         fold(c, kind, &l, select_last);
         return VKI_OK;
     }
+    if (l.out_count == 0) return VKI_OK; /* an empty output: nothing to compute */
     /* a workgroup per output when each output reads many elements; else an invocation each */
     bool rows = l.red_count >= 256 || (l.red_count >= 32 && l.out_count < 2048);
     uint32_t spec[6] = {128, kind, op_dtype_code(x->dtype), op_dtype_code(op_out(c, 0)->dtype), rows, select_last};

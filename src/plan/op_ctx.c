@@ -291,6 +291,7 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
 
 int64_t op_batch_chunk(const op_ctx *c, int64_t items, const uint64_t *item_bytes, int n)
 {
+    if (items <= 0) return 1; /* nothing to split: any chunk size does, and no loop runs */
     uint64_t range = op_max_binding_bytes(c), align = op_binding_alignment(c);
     int64_t chunk = items, step = 1;
     for (int i = 0; i < n; i++) {
