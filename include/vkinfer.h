@@ -176,7 +176,9 @@ typedef struct vki_session_stats {
     uint32_t folded_node_count;  /* nodes folded into constants at plan time */
     uint32_t aliased_node_count; /* nodes that are views (Reshape, Squeeze...) */
     uint32_t fused_node_count;   /* nodes done by their producer's kernel (Conv + Relu) */
-    uint64_t weight_bytes;       /* device bytes holding constants */
+    uint64_t weight_bytes;       /* device bytes holding the session's constants: initializers,
+                                    uploaded once and shared by all plans, plus each cached
+                                    plan's folded constants */
     uint64_t intermediate_bytes; /* device bytes of the liveness-shared intermediate arena */
     uint64_t intermediate_unshared_bytes; /* what the intermediates would take unshared */
     uint32_t plans_cached;

@@ -21,10 +21,11 @@ typedef struct plan_value {
     bool on_gpu;       /* needs device storage */
     int first_use, last_use; /* dispatch indices */
     int buffer;        /* PLAN_BUF_* */
+    int block;         /* PLAN_BUF_SHARED: the weight cache's block */
     uint64_t offset, bytes;
 } plan_value;
 
-enum { PLAN_BUF_NONE = 0, PLAN_BUF_WEIGHTS, PLAN_BUF_ARENA };
+enum { PLAN_BUF_NONE = 0, PLAN_BUF_WEIGHTS, PLAN_BUF_ARENA, PLAN_BUF_SHARED /* the session's weight cache */ };
 
 typedef struct plan plan;
 

@@ -64,7 +64,10 @@ vki_status plan_memory(plan *p)
         plan_value *pv = &p->values[v];
         if (!pv->on_gpu || pv->alias_of >= 0) continue;
         pv->bytes = device_bytes(pv);
-        if (pv->host) {
+        const ir_value *iv = v < g->n_values ? &g->values[v] : NULL;
+        if (pv->host && iv && iv->kind == VALUE_INITIALIZER && pv->host == iv->init.data) {
+            pv->buffer = PLAN_BUF_SHARED; /* placed by the session's weight cache (record.c) */
+        } else if (pv->host) {
             pv->buffer = PLAN_BUF_WEIGHTS;
             pv->offset = wbytes;
             wbytes = align_up(wbytes + pv->bytes, PLAN_ALIGN);

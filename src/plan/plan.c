@@ -96,7 +96,8 @@ static vki_status plan_node(plan *p, int n)
 }
 
 vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims, const void *const *data,
-                       const size_t *bytes, const bool *keyed, bool profiling, int *wanted_input, plan **out)
+                       const size_t *bytes, const bool *keyed, bool profiling, weight_cache *cache, int *wanted_input,
+                       plan **out)
 {
     double t0 = now_ms();
     plan *p = calloc(1, sizeof *p);
@@ -104,6 +105,7 @@ vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, cons
     p->vk = vk;
     p->graph = g;
     p->keyed = keyed;
+    p->cache = cache;
     p->profiling = profiling;
     p->wanted_input = -1;
     *wanted_input = -1;

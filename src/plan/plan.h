@@ -5,6 +5,19 @@
 
 #include "../ops/op.h"
 
+/* Initializers uploaded once per session and shared by all its plans (a plan for a new input
+ * shape uploads only those no earlier plan needed, as a new block). */
+typedef struct weight_cache {
+    vk_buffer *blocks;
+    int n_blocks;
+    int *block_of;       /* per graph value: its block, or -1 while not uploaded */
+    uint64_t *offset_of; /* per graph value: its offset in that block */
+    uint64_t bytes;
+} weight_cache;
+
+vki_status weight_cache_init(weight_cache *wc, int n_values);
+void weight_cache_free(vk_context *vk, weight_cache *wc);
+
 typedef struct plan_dispatch {
     vk_pipeline *pipeline;
     uint32_t groups[3];
@@ -19,6 +32,7 @@ typedef struct plan_dispatch {
 
 struct plan {
     vk_context *vk;
+    weight_cache *cache; /* the session's; unchanged initializers live there */
     const ir_graph *graph;
     plan_value *values;
     int n_values, cap_values;
@@ -59,7 +73,7 @@ struct plan {
  * can key it and plan again. */
 vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims,
                        const void *const *data, const size_t *bytes, const bool *keyed,
-                       bool profiling, int *wanted_input, plan **out);
+                       bool profiling, weight_cache *cache, int *wanted_input, plan **out);
 void plan_destroy(plan *p);
 
 /* Liveness placement of intermediates (src/plan/memory.c). */

@@ -9,19 +9,25 @@
 
 static vk_buffer *buffer_of(plan *p, const plan_value *v)
 {
-    return v->buffer == PLAN_BUF_WEIGHTS ? &p->weights : &p->intermediates;
+    switch (v->buffer) {
+    case PLAN_BUF_WEIGHTS: return &p->weights;
+    case PLAN_BUF_SHARED: return &p->cache->blocks[v->block];
+    default: return &p->intermediates;
+    }
 }
 
-static vki_status upload_weights(plan *p)
+/* Converts the constants that `pick` selects into a staging buffer at their offsets and
+ * copies them into `dst` (created here, `bytes` long), waiting for the copy. */
+static vki_status upload_constants(plan *p, vk_buffer *dst, uint64_t bytes, bool (*pick)(const plan *, int))
 {
     vk_context *vk = p->vk;
-    VKI_TRY(vk_buffer_create(vk, p->weight_bytes, VK_BUFFER_DEVICE, &p->weights));
-    if (!p->weight_bytes) return VKI_OK;
+    VKI_TRY(vk_buffer_create(vk, bytes, VK_BUFFER_DEVICE, dst));
+    if (!bytes) return VKI_OK;
     vk_buffer staging;
-    VKI_TRY(vk_buffer_create(vk, p->weight_bytes, VK_BUFFER_UPLOAD, &staging));
+    VKI_TRY(vk_buffer_create(vk, bytes, VK_BUFFER_UPLOAD, &staging));
     for (int v = 0; v < p->n_values; v++) {
         plan_value *pv = &p->values[v];
-        if (pv->buffer != PLAN_BUF_WEIGHTS || pv->alias_of >= 0) continue;
+        if (!pick(p, v)) continue;
         size_t count = (size_t)shape_numel(pv->dims, pv->rank), bad = 0;
         if (!dtype_gpu_supported(pv->dtype) ||
             !convert_to_gpu(pv->dtype, pv->host, (uint32_t *)((uint8_t *)staging.mapped + pv->offset), count, &bad)) {
@@ -45,8 +51,8 @@ static vki_status upload_weights(plan *p)
     }
     VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
     vk->f.vkBeginCommandBuffer(cmd, &bi);
-    VkBufferCopy copy = {0, 0, p->weight_bytes};
-    vk->f.vkCmdCopyBuffer(cmd, staging.buffer, p->weights.buffer, 1, &copy);
+    VkBufferCopy copy = {0, 0, bytes};
+    vk->f.vkCmdCopyBuffer(cmd, staging.buffer, dst->buffer, 1, &copy);
     vk->f.vkEndCommandBuffer(cmd);
     VkFenceCreateInfo fi = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence fence;
@@ -60,6 +66,76 @@ static vki_status upload_weights(plan *p)
     vk->f.vkFreeCommandBuffers(vk->device, vk->command_pool, 1, &cmd);
     vk_buffer_destroy(vk, &staging);
     return st;
+}
+
+static bool plan_local_constant(const plan *p, int v)
+{
+    return p->values[v].buffer == PLAN_BUF_WEIGHTS && p->values[v].alias_of < 0;
+}
+
+/* shared initializers that no earlier plan of the session uploaded */
+static bool new_shared_constant(const plan *p, int v)
+{
+    return p->values[v].buffer == PLAN_BUF_SHARED && p->cache->block_of[v] == p->cache->n_blocks;
+}
+
+/* Places the plan's initializers in the session's weight cache, uploading those it lacks as
+ * one new block. */
+static vki_status use_weight_cache(plan *p)
+{
+    weight_cache *wc = p->cache;
+    uint64_t bytes = 0;
+    for (int v = 0; v < p->n_values; v++) {
+        plan_value *pv = &p->values[v];
+        if (pv->buffer != PLAN_BUF_SHARED || wc->block_of[v] >= 0) continue;
+        wc->block_of[v] = wc->n_blocks; /* the block about to be made */
+        wc->offset_of[v] = bytes;
+        pv->offset = bytes;
+        bytes = (bytes + pv->bytes + 255) / 256 * 256;
+    }
+    if (bytes) {
+        vk_buffer *blocks = realloc(wc->blocks, (size_t)(wc->n_blocks + 1) * sizeof *blocks);
+        if (!blocks) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+        wc->blocks = blocks;
+        vki_status st = upload_constants(p, &wc->blocks[wc->n_blocks], bytes, new_shared_constant);
+        if (st != VKI_OK) { /* forget the half-made block */
+            for (int v = 0; v < p->n_values && v < p->graph->n_values; v++)
+                if (wc->block_of[v] == wc->n_blocks) wc->block_of[v] = -1;
+            vk_buffer_destroy(p->vk, &wc->blocks[wc->n_blocks]);
+            return st;
+        }
+        wc->n_blocks++;
+        wc->bytes += bytes;
+    }
+    for (int v = 0; v < p->n_values; v++)
+        if (p->values[v].buffer == PLAN_BUF_SHARED) {
+            p->values[v].block = wc->block_of[v];
+            p->values[v].offset = wc->offset_of[v];
+        }
+    return VKI_OK;
+}
+
+vki_status weight_cache_init(weight_cache *wc, int n_values)
+{
+    memset(wc, 0, sizeof *wc);
+    wc->block_of = malloc(((size_t)n_values + 1) * sizeof *wc->block_of);
+    wc->offset_of = calloc((size_t)n_values + 1, sizeof *wc->offset_of);
+    if (!wc->block_of || !wc->offset_of) {
+        free(wc->block_of);
+        free(wc->offset_of);
+        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    for (int v = 0; v <= n_values; v++) wc->block_of[v] = -1;
+    return VKI_OK;
+}
+
+void weight_cache_free(vk_context *vk, weight_cache *wc)
+{
+    for (int b = 0; b < wc->n_blocks; b++) vk_buffer_destroy(vk, &wc->blocks[b]);
+    free(wc->blocks);
+    free(wc->block_of);
+    free(wc->offset_of);
+    memset(wc, 0, sizeof *wc);
 }
 
 static vki_status make_descriptor_sets(plan *p, VkDescriptorSet *sets)
@@ -189,7 +265,8 @@ vki_status plan_record(plan *p)
 {
     vk_context *vk = p->vk;
     const ir_graph *g = p->graph;
-    VKI_TRY(upload_weights(p));
+    VKI_TRY(upload_constants(p, &p->weights, p->weight_bytes, plan_local_constant));
+    VKI_TRY(use_weight_cache(p));
     VKI_TRY(vk_buffer_create(vk, p->arena_bytes, VK_BUFFER_DEVICE, &p->intermediates));
     p->input_offsets = calloc((size_t)g->n_inputs + 1, sizeof(uint64_t));
     p->output_offsets = calloc((size_t)g->n_outputs + 1, sizeof(uint64_t));

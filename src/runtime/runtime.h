@@ -28,6 +28,7 @@ struct vki_session {
     vki_model *model;
     session_input *inputs;
     bool *keyed; /* inputs whose values plans depend on (found while planning) */
+    weight_cache weights; /* initializers on the device, shared by the plans */
     plan *plans[SESSION_MAX_PLANS];
     int n_plans;
     plan *last; /* the plan of the last run */

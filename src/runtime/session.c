@@ -101,7 +101,7 @@ vki_status vki_session_create(vki_model *m, vki_session **out)
         s->outputs = calloc((size_t)g->n_outputs + 1, sizeof *s->outputs);
         s->output_bytes = calloc((size_t)g->n_outputs + 1, sizeof *s->output_bytes);
     }
-    if (!s || !s->inputs || !s->keyed || !s->outputs || !s->output_bytes) {
+    if (!s || !s->inputs || !s->keyed || !s->outputs || !s->output_bytes || weight_cache_init(&s->weights, g->n_values)) {
         vki_session_destroy(s);
         return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
@@ -135,6 +135,7 @@ void vki_session_destroy(vki_session *s)
 {
     if (!s) return;
     for (int i = 0; i < s->n_plans; i++) plan_destroy(s->plans[i]);
+    if (s->model) weight_cache_free(&s->model->ctx->vk, &s->weights);
     if (s->model) {
         const ir_graph *g = &s->model->onnx.graph;
         for (int i = 0; s->inputs && i < g->n_inputs; i++) free(s->inputs[i].data);
@@ -263,7 +264,7 @@ static vki_status find_plan(vki_session *s, bool eager, plan **out)
      * on that input's values, and planning starts again: at most once per input */
     for (int attempt = 0; st == VKI_OK && attempt <= g->n_inputs; attempt++) {
         int wanted = -1;
-        st = plan_create(&s->model->ctx->vk, g, ranks, dims, data, bytes, s->keyed, s->profiling, &wanted, &p);
+        st = plan_create(&s->model->ctx->vk, g, ranks, dims, data, bytes, s->keyed, s->profiling, &s->weights, &wanted, &p);
         if (st == VKI_OK || wanted < 0 || s->keyed[wanted]) break;
         s->keyed[wanted] = true;
         if (eager) {
@@ -433,7 +434,8 @@ vki_status vki_session_stats_get(const vki_session *s, vki_session_stats *out)
     out->folded_node_count = p->folded_nodes;
     out->aliased_node_count = p->aliased_nodes;
     out->fused_node_count = p->fused_nodes;
-    out->weight_bytes = p->weight_bytes;
+    out->weight_bytes = s->weights.bytes; /* shared initializers + every cached plan's own constants */
+    for (int k = 0; k < s->n_plans; k++) out->weight_bytes += s->plans[k]->weight_bytes;
     out->intermediate_bytes = p->arena_bytes;
     out->intermediate_unshared_bytes = p->unshared_bytes;
     return VKI_OK;

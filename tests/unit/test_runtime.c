@@ -154,6 +154,59 @@ int main(void)
     vki_model_destroy(model);
     vki_context_destroy(ctx);
 
+    /* initializers are uploaded once per session and shared by the plans of every shape */
+    {
+        pbw graph = {0}, model_bytes = {0}, w = {0};
+        int64_t xdims[2] = {-1, 256};
+        static float wv[256];
+        for (int k = 0; k < 256; k++) wv[k] = (float)k;
+        pbw node = {0};
+        pbw_str(&node, 1, "x");
+        pbw_str(&node, 1, "w");
+        pbw_str(&node, 2, "y");
+        pbw_str(&node, 4, "Add");
+        pbw_msg(&graph, 1, &node);
+        pbw_int(&w, 1, 256);
+        pbw_int(&w, 2, 1);
+        pbw_str(&w, 8, "w");
+        pbw_len(&w, 9, wv, sizeof wv);
+        pbw_msg(&graph, 5, &w);
+        pbw_value_info(&graph, 11, "x", 1, xdims, 2);
+        pbw_value_info(&graph, 12, "y", 1, xdims, 2);
+        pbw_model(&model_bytes, &graph);
+        char add_path[600];
+        snprintf(add_path, sizeof add_path, "%s/add.onnx", dir);
+        FILE *f = fopen(add_path, "wb");
+        fwrite(model_bytes.data, 1, model_bytes.len, f);
+        fclose(f);
+        free(model_bytes.data);
+        vki_context *c2 = NULL;
+        vki_model *am;
+        vki_session *as;
+        if (vki_context_create(&copts, &c2) == VKI_OK && vki_model_load(c2, add_path, &am) == VKI_OK &&
+            vki_session_create(am, &as) == VKI_OK) {
+            float xs[3 * 256];
+            for (int k = 0; k < 3 * 256; k++) xs[k] = 1.0f;
+            int64_t d2[2] = {2, 256}, d3[2] = {3, 256};
+            vki_session_stats s2 = {0}, s3 = {0};
+            bool ok = vki_session_set_input(as, "x", VKI_DTYPE_FLOAT, d2, 2, xs, 2 * 256 * 4) == VKI_OK &&
+                      vki_session_run(as) == VKI_OK && vki_session_stats_get(as, &s2) == VKI_OK &&
+                      vki_session_set_input(as, "x", VKI_DTYPE_FLOAT, d3, 2, xs, 3 * 256 * 4) == VKI_OK &&
+                      vki_session_run(as) == VKI_OK && vki_session_stats_get(as, &s3) == VKI_OK;
+            const float *y = NULL;
+            vki_tensor_info info;
+            size_t bytes;
+            if (ok) vki_session_get_output(as, 0, &info, (const void **)&y, &bytes);
+            CHECK(ok && y && y[2 * 256 + 7] == 8.0f, "Add with an initializer at two shapes: %s", vki_last_error());
+            CHECK(s3.plans_cached == 2 && s2.weight_bytes == 1024 && s3.weight_bytes == 1024,
+                  "two plans share one upload of the initializer: %llu bytes after one plan, %llu after two",
+                  (unsigned long long)s2.weight_bytes, (unsigned long long)s3.weight_bytes);
+            vki_session_destroy(as);
+            vki_model_destroy(am);
+        }
+        vki_context_destroy(c2);
+    }
+
     /* a model whose inputs are fully declared plans at session creation: an op that cannot
      * run fails there, naming the node and op, before any data is set */
     {
