@@ -104,8 +104,37 @@ static void fold_on_host(op_ctx *c, const mm_problem *p)
     }
 }
 
+/* Element ranges that batches [z0, z0 + count) of one outer index touch in A, B and Y, as
+ * windows aligned for binding; false if one of them is larger than a binding may be. The
+ * shaders index from a_base/b_base/y_base, which the caller moves to the windows' starts
+ * (unsigned wrap-around keeps the sums right). */
+static bool batch_windows(op_ctx *c, const mm_problem *p, const int64_t *bd, const int64_t *sa, const int64_t *sb,
+                          const int64_t base[3], int64_t z0, int64_t count, op_window win[3])
+{
+    int64_t lo[3] = {INT64_MAX, INT64_MAX, INT64_MAX}, hi[3] = {0, 0, 0};
+    int64_t a_span = (p->M - 1) * p->sam + (p->K - 1) * p->sak, b_span = (p->K - 1) * p->sbk + (p->N - 1) * p->sbn;
+    for (int64_t z = z0; z < z0 + count; z++) {
+        int64_t i2 = z % bd[2], i1 = (z / bd[2]) % bd[1], i0 = z / (bd[2] * bd[1]);
+        int64_t off[3] = {base[0] + i0 * sa[0] + i1 * sa[1] + i2 * sa[2], base[1] + i0 * sb[0] + i1 * sb[1] + i2 * sb[2],
+                          base[2] + z * p->M * p->N};
+        int64_t span[3] = {a_span > 0 ? a_span : 0, b_span > 0 ? b_span : 0, p->M * p->N - 1};
+        for (int k = 0; k < 3; k++) {
+            if (off[k] < lo[k]) lo[k] = off[k];
+            if (off[k] + span[k] > hi[k]) hi[k] = off[k] + span[k];
+        }
+    }
+    uint64_t align = op_binding_alignment(c), range = op_max_binding_bytes(c);
+    for (int k = 0; k < 3; k++) {
+        uint64_t start = (uint64_t)lo[k] * 4 / align * align, end = (uint64_t)(hi[k] + 1) * 4;
+        win[k] = (op_window){start, end - start};
+        if (end - start > range) return false;
+    }
+    return true;
+}
+
 /* Records the dispatches of one product. Up to three batch dims go to the shader (z is
- * their flattened index); further outer dims, and z beyond the grid limit, are looped here. */
+ * their flattened index); further outer dims, and z beyond the grid limit, are looped here.
+ * Operands larger than one binding are bound as windows of consecutive batches. */
 static vki_status record(op_ctx *c, const mm_problem *p)
 {
     plan_value *a = op_in(c, 0), *b = op_in(c, 1), *y = op_out(c, 0);
@@ -151,8 +180,14 @@ static vki_status record(op_ctx *c, const mm_problem *p)
         .sa0 = (uint32_t)sa[0], .sa1 = (uint32_t)sa[1], .sa2 = (uint32_t)sa[2],
         .sb0 = (uint32_t)sb[0], .sb1 = (uint32_t)sb[1], .sb2 = (uint32_t)sb[2],
     };
+    uint64_t range = op_max_binding_bytes(c);
+    plan_value *cv = p->has_c ? op_in(c, 2) : NULL;
+    bool fits = (uint64_t)a_numel * 4 <= range && (uint64_t)b_numel * 4 <= range && (uint64_t)y_numel * 4 <= range;
+    if (cv && (uint64_t)shape_numel(cv->dims, cv->rank) * 4 > range)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "C is larger than the device's maxStorageBufferRange (%llu bytes); "
+                        "Gemm does not split its work into windows yet", (unsigned long long)range);
     int64_t groups = gx * gy * z_count;
-    if (!gemv && outer_count == 1 && groups < MM_SPLIT_BELOW && p->K >= 2 * MM_MIN_K_SLICE) {
+    if (fits && !gemv && outer_count == 1 && groups < MM_SPLIT_BELOW && p->K >= 2 * MM_MIN_K_SLICE) {
         int64_t slices = (MM_BUSY_GROUPS + groups - 1) / groups, max_slices = p->K / MM_MIN_K_SLICE;
         if (slices > max_slices) slices = max_slices;
         int64_t k_slice = ((p->K + slices - 1) / slices + 15) / 16 * 16;
@@ -183,18 +218,34 @@ static vki_status record(op_ctx *c, const mm_problem *p)
             a_base += i * p->sa[d];
             b_base += i * p->sb[d];
         }
-        push.a_base = (uint32_t)a_base;
-        push.b_base = (uint32_t)b_base;
-        push.y_base = (uint32_t)(outer * z_count * p->M * p->N);
-        for (int64_t z0 = 0; z0 < z_count; z0 += 65535) {
-            int64_t gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
+        int64_t base[3] = {a_base, b_base, outer * z_count * p->M * p->N};
+        for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
+            gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
+            op_window win[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+            if (!fits) { /* halve the batches until each operand's window fits one binding */
+                op_window w[3];
+                while (!batch_windows(c, p, bd, sa, sb, base, z0, gz, w) && gz > 1) gz = (gz + 1) / 2;
+                if (!batch_windows(c, p, bd, sa, sb, base, z0, gz, w))
+                    return op_error(c, VKI_ERROR_UNSUPPORTED, "one [%lld x %lld] x [%lld x %lld] product is larger than "
+                                    "the device's maxStorageBufferRange (%llu bytes); MatMul splits its work only along "
+                                    "batch dims", (long long)p->M, (long long)p->K, (long long)p->K, (long long)p->N,
+                                    (unsigned long long)range);
+                win[0] = w[0];
+                win[1] = w[1];
+                win[2] = p->has_c ? (op_window){0, 0} : w[0]; /* without C, binding 2 repeats A */
+                win[3] = w[2];
+            }
+            /* indices are taken from each window's start; unsigned wrap-around keeps them right */
+            push.a_base = (uint32_t)(base[0] - (int64_t)(win[0].offset / 4));
+            push.b_base = (uint32_t)(base[1] - (int64_t)(win[1].offset / 4));
+            push.y_base = (uint32_t)(base[2] - (int64_t)(win[3].offset / 4));
             push.batch_base = (uint32_t)z0;
             if (gemv)
-                VKI_TRY(op_dispatch(c, "matmul_gemv", spec_gemv, 7, &push, sizeof push, values, 4, (uint32_t)gx, 1,
-                                    (uint32_t)gz));
+                VKI_TRY(op_dispatch_windowed(c, "matmul_gemv", spec_gemv, 7, &push, sizeof push, values,
+                                             fits ? NULL : win, 4, (uint32_t)gx, 1, (uint32_t)gz));
             else
-                VKI_TRY(op_dispatch(c, "matmul_tiled", spec_tiled, 8, &push, sizeof push, values, 4, (uint32_t)gx,
-                                    (uint32_t)gy, (uint32_t)gz));
+                VKI_TRY(op_dispatch_windowed(c, "matmul_tiled", spec_tiled, 8, &push, sizeof push, values,
+                                             fits ? NULL : win, 4, (uint32_t)gx, (uint32_t)gy, (uint32_t)gz));
         }
     }
     return VKI_OK;
