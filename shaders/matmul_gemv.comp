@@ -13,6 +13,7 @@ layout(constant_id = 3) const uint ROWS = 1u;          // M, 1..8
 layout(constant_id = 4) const uint COLS = 4u;          // columns per workgroup, divides 128
 layout(constant_id = 5) const bool B_K_CONTIG = true;  // B(k+1,n) follows B(k,n)
 layout(constant_id = 6) const bool HAS_C = false;
+layout(constant_id = 7) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
 
 layout(std430, binding = 0) readonly buffer A { uint a[]; };
 layout(std430, binding = 1) readonly buffer B { uint b[]; };
@@ -26,6 +27,7 @@ layout(push_constant) uniform Push {
     uint bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2;
     uint a_base, b_base, y_base, batch_base;
     uint k_slice, z_count; // unused here
+    float lo, hi;          // CLAMP's bounds
 } pc;
 
 #define LOCAL 128u
@@ -79,7 +81,7 @@ void main()
             for (uint l = 0u; l < KSPLIT; l++) s += uintBitsToFloat(partial[r * LOCAL + lane_slot(c, l)]);
             float v = pc.alpha * s;
             if (HAS_C) v += pc.beta * uintBitsToFloat(cb[r * pc.scm + gn * pc.scn]);
-            y[y_off + r * pc.N + gn] = floatBitsToUint(round_to_dtype(OUT_DT, v));
+            y[y_off + r * pc.N + gn] = floatBitsToUint(round_to_dtype(OUT_DT, fused_clamp(CLAMP, v, pc.lo, pc.hi)));
         }
     }
 }

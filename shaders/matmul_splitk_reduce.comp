@@ -7,6 +7,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OUT_DT = 0u;
 layout(constant_id = 2) const bool IS_INT = false;
 layout(constant_id = 3) const bool HAS_C = false;
+layout(constant_id = 4) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
 
 layout(std430, binding = 0) readonly buffer Partial { uint partial[]; };
 layout(std430, binding = 1) readonly buffer C { uint cb[]; };
@@ -17,6 +18,7 @@ layout(push_constant) uniform Push {
     uint slices, M, N, scm, scn;
     float alpha, beta;
     uint y_base;
+    float lo, hi; // CLAMP's bounds
 } pc;
 
 void main()
@@ -36,5 +38,5 @@ void main()
         uint n = i % pc.N, m = (i / pc.N) % pc.M;
         v += pc.beta * uintBitsToFloat(cb[m * pc.scm + n * pc.scn]);
     }
-    y[pc.y_base + i] = floatBitsToUint(round_to_dtype(OUT_DT, v));
+    y[pc.y_base + i] = floatBitsToUint(round_to_dtype(OUT_DT, fused_clamp(CLAMP, v, pc.lo, pc.hi)));
 }

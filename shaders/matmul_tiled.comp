@@ -17,6 +17,7 @@ layout(constant_id = 6) const uint TILE = 64u; // 64 or 32
 // split K: z also picks a slice of K, and raw sums go to y as [slice][z][M][N] for
 // shaders/matmul_splitk_reduce.comp to add up and finish
 layout(constant_id = 7) const bool SPLIT_K = false;
+layout(constant_id = 8) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
 
 layout(std430, binding = 0) readonly buffer A { uint a[]; };
 layout(std430, binding = 1) readonly buffer B { uint b[]; };
@@ -30,6 +31,7 @@ layout(push_constant) uniform Push {
     uint bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2; // three batch dims (outermost size implied)
     uint a_base, b_base, y_base, batch_base;
     uint k_slice, z_count; // SPLIT_K: K per slice, batches per slice
+    float lo, hi;          // CLAMP's bounds
 } pc;
 
 #define TM TILE
@@ -111,7 +113,7 @@ void main()
             } else {
                 float v = pc.alpha * accf[i][j];
                 if (HAS_C) v += pc.beta * uintBitsToFloat(cb[m * pc.scm + n * pc.scn]);
-                y[y_off + m * pc.N + n] = floatBitsToUint(round_to_dtype(OUT_DT, v));
+                y[y_off + m * pc.N + n] = floatBitsToUint(round_to_dtype(OUT_DT, fused_clamp(CLAMP, v, pc.lo, pc.hi)));
             }
         }
     }

@@ -4,6 +4,7 @@
  * with smaller tiles and K split over workgroups when the tiles alone would leave the GPU idle. */
 #include "op.h"
 
+#include <math.h>
 #include <string.h>
 
 enum { MM_MAX_BATCH = VKI_MAX_RANK, MM_SHADER_BATCH_DIMS = 3, MM_GEMV_MAX_ROWS = 8 };
@@ -30,6 +31,7 @@ typedef struct mm_push {
     uint32_t bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2;
     uint32_t a_base, b_base, y_base, batch_base;
     uint32_t k_slice, z_count; /* split K only */
+    float lo, hi;              /* a fused Relu/Clip (op_fuse_clamp) */
 } mm_push;
 
 /* Keep in step with shaders/matmul_splitk_reduce.comp. */
@@ -37,6 +39,7 @@ typedef struct mm_reduce_push {
     uint32_t count, slices, M, N, scm, scn;
     float alpha, beta;
     uint32_t y_base;
+    float lo, hi;
 } mm_reduce_push;
 
 /* Merges adjacent batch dims that both operands walk contiguously (or both broadcast), so
@@ -157,8 +160,11 @@ static vki_status record(op_ctx *c, const mm_problem *p)
 
     bool is_int = !dtype_is_float(y->dtype);
     uint32_t out_dt = op_dtype_code(y->dtype);
-    uint32_t spec_tiled[8] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0};
-    uint32_t spec_gemv[7] = {MM_LOCAL, out_dt, is_int, (uint32_t)(p->M ? p->M : 1), gemv_cols, b_k_contig, p->has_c};
+    /* a following Relu/Clip is applied where the result is stored */
+    float lo = -INFINITY, hi = INFINITY;
+    bool clamp = !is_int && op_fuse_clamp(c, 0, &lo, &hi);
+    uint32_t spec_tiled[9] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0, clamp};
+    uint32_t spec_gemv[8] = {MM_LOCAL, out_dt, is_int, (uint32_t)(p->M ? p->M : 1), gemv_cols, b_k_contig, p->has_c, clamp};
     /* without C, binding 2 repeats A: the shaders never read it */
     int values[4] = {op_in_index(c, 0), op_in_index(c, 1), p->has_c ? op_in_index(c, 2) : op_in_index(c, 0),
                      op_out_index(c, 0)};
@@ -178,7 +184,7 @@ static vki_status record(op_ctx *c, const mm_problem *p)
         .sak = (uint32_t)p->sak, .sbk = (uint32_t)p->sbk, .sbn = (uint32_t)p->sbn, .scm = (uint32_t)p->scm,
         .scn = (uint32_t)p->scn, .alpha = p->alpha, .beta = p->beta, .bd1 = (uint32_t)bd[1], .bd2 = (uint32_t)bd[2],
         .sa0 = (uint32_t)sa[0], .sa1 = (uint32_t)sa[1], .sa2 = (uint32_t)sa[2],
-        .sb0 = (uint32_t)sb[0], .sb1 = (uint32_t)sb[1], .sb2 = (uint32_t)sb[2],
+        .sb0 = (uint32_t)sb[0], .sb1 = (uint32_t)sb[1], .sb2 = (uint32_t)sb[2], .lo = lo, .hi = hi,
     };
     uint64_t range = op_max_binding_bytes(c);
     plan_value *cv = p->has_c ? op_in(c, 2) : NULL;
@@ -196,18 +202,19 @@ static vki_status record(op_ctx *c, const mm_problem *p)
             int partial;
             VKI_TRY(op_temp(c, is_int ? VKI_DTYPE_INT32 : VKI_DTYPE_FLOAT, slices * y_numel, &partial));
             spec_tiled[7] = 1;
+            spec_tiled[8] = 0; /* the reduce pass clamps */
             push.k_slice = (uint32_t)k_slice;
             push.z_count = (uint32_t)z_count;
             int split_values[4] = {values[0], values[1], values[2], partial};
-            VKI_TRY(op_dispatch(c, "matmul_tiled", spec_tiled, 8, &push, sizeof push, split_values, 4, (uint32_t)gx,
+            VKI_TRY(op_dispatch(c, "matmul_tiled", spec_tiled, 9, &push, sizeof push, split_values, 4, (uint32_t)gx,
                                 (uint32_t)gy, (uint32_t)(z_count * slices)));
             mm_reduce_push rp = {(uint32_t)y_numel, (uint32_t)slices, (uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->scm,
-                                 (uint32_t)p->scn, p->alpha, p->beta, 0};
-            uint32_t spec_reduce[4] = {MM_LOCAL, out_dt, is_int, p->has_c};
+                                 (uint32_t)p->scn, p->alpha, p->beta, 0, lo, hi};
+            uint32_t spec_reduce[5] = {MM_LOCAL, out_dt, is_int, p->has_c, clamp};
             int reduce_values[3] = {partial, values[2], values[3]};
             uint32_t rgx, rgy;
             op_grid_1d((uint64_t)y_numel, MM_LOCAL, &rgx, &rgy);
-            return op_dispatch(c, "matmul_splitk_reduce", spec_reduce, 4, &rp, sizeof rp, reduce_values, 3, rgx, rgy, 1);
+            return op_dispatch(c, "matmul_splitk_reduce", spec_reduce, 5, &rp, sizeof rp, reduce_values, 3, rgx, rgy, 1);
         }
     }
     for (int64_t outer = 0; outer < outer_count; outer++) {
@@ -241,10 +248,10 @@ static vki_status record(op_ctx *c, const mm_problem *p)
             push.y_base = (uint32_t)(base[2] - (int64_t)(win[3].offset / 4));
             push.batch_base = (uint32_t)z0;
             if (gemv)
-                VKI_TRY(op_dispatch_windowed(c, "matmul_gemv", spec_gemv, 7, &push, sizeof push, values,
+                VKI_TRY(op_dispatch_windowed(c, "matmul_gemv", spec_gemv, 8, &push, sizeof push, values,
                                              fits ? NULL : win, 4, (uint32_t)gx, 1, (uint32_t)gz));
             else
-                VKI_TRY(op_dispatch_windowed(c, "matmul_tiled", spec_tiled, 8, &push, sizeof push, values,
+                VKI_TRY(op_dispatch_windowed(c, "matmul_tiled", spec_tiled, 9, &push, sizeof push, values,
                                              fits ? NULL : win, 4, (uint32_t)gx, (uint32_t)gy, (uint32_t)gz));
         }
     }

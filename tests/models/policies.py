@@ -3,7 +3,8 @@ exported to ONNX during the test, run with `vkinfer run`, compared with PyTorch 
 
     policies.py VKINFER CASE [OPSET]
 
-CASE: transformer (ACT-style encoder: attention, LayerNorm, GELU, Linear head), unet1d
+CASE: transformer (ACT-style encoder: attention, LayerNorm, GELU, Linear head), relu_mlp and
+relu_mlp_b2 (Linear + ReLU/ReLU6 at batch 16 and 2: fused into the matmul kernels), unet1d
 (Diffusion-Policy-style: Conv1d, GroupNorm, Mish, FiLM conditioning, ConvTranspose1d), mlp
 (TD-MPC-style: Linear, LayerNorm, Mish, ELU, softmax, var). Passes when max|vkinfer - eager|
 <= 1e-4 * max|eager| + 1e-5."""
@@ -57,6 +58,17 @@ class MLP(nn.Module):
         return torch.softmax(h, -1) + h.var(dim=-1, keepdim=True)
 
 
+class ReluMLP(nn.Module):
+    """Linear layers followed by ReLU / ReLU6, which the matmul kernels absorb (fusion)."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2, self.l3 = nn.Linear(1024, 64), nn.Linear(64, 256), nn.Linear(256, 10)
+
+    def forward(self, x):
+        return self.l3(nn.functional.relu6(self.l2(torch.relu(self.l1(x)))))
+
+
 def case(name):
     torch.manual_seed(0)
     if name == "transformer":
@@ -65,6 +77,10 @@ def case(name):
         return UNetBlock(), (torch.randn(2, 8, 16), torch.randn(2, 16))
     if name == "mlp":
         return MLP(), (torch.randn(4, 24),)
+    if name == "relu_mlp":  # batch 16: tiled kernel with K split over workgroups
+        return ReluMLP(), (torch.randn(16, 1024),)
+    if name == "relu_mlp_b2":  # batch 2: the GEMV-like kernel
+        return ReluMLP(), (torch.randn(2, 1024),)
     raise SystemExit(f"unknown case {name}")
 
 
@@ -92,6 +108,9 @@ def main():
     err = float(np.max(np.abs(got.astype(np.float64) - ref))) if got.shape == ref.shape else float("inf")
     bound = 1e-4 * float(np.max(np.abs(ref))) + 1e-5
     print(f"{name} opset {opset}: shape {got.shape}, max abs error {err:.3g} (bound {bound:.3g})")
+    if name.startswith("relu_mlp") and " 2 fused into their producer" not in run.stdout:
+        print(f"FAIL {name}: the ReLU and ReLU6 were not both fused into their Gemm")
+        return 1
     print(("PASS" if err <= bound else "FAIL") + f" {name} opset {opset}")
     return 0 if err <= bound else 1
 
