@@ -3,6 +3,7 @@
 #define VKI_TEST_PBWRITE_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,29 @@ static void pbw_node(pbw *graph, const char *op, const char *in, const char *out
     pbw_str(&node, 2, out);
     pbw_str(&node, 4, op);
     pbw_msg(graph, 1, &node);
+}
+
+/* A 1-D initializer `name` of elem_type holding `bytes` of raw data. */
+static inline void pbw_initializer(pbw *graph, const char *name, int elem_type, uint64_t dim, const void *data, size_t bytes)
+{
+    pbw t = {0};
+    pbw_int(&t, 1, dim);
+    pbw_int(&t, 2, (uint64_t)elem_type);
+    pbw_str(&t, 8, name);
+    pbw_len(&t, 9, data, bytes);
+    pbw_msg(graph, 5, &t);
+}
+
+/* Writes the bytes to `path` and frees them. */
+static inline void pbw_save(pbw *w, const char *path)
+{
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fwrite(w->data, 1, w->len, f);
+        fclose(f);
+    }
+    free(w->data);
+    memset(w, 0, sizeof *w);
 }
 
 /* ModelProto around a graph, opset 13. */

@@ -105,22 +105,16 @@ int main(void)
         pbw ext = {0};
         make_model(&ext, "../secret.bin", 0);
         snprintf(path, sizeof path, "%s/escape.onnx", dir);
-        FILE *f = fopen(path, "wb");
-        fwrite(ext.data, 1, ext.len, f);
-        fclose(f);
+        pbw_save(&ext, path);
         st = onnx_model_load(path, &m);
         CHECK(st == VKI_ERROR_MODEL && strstr(vki_last_error(), "leaves the model's folder"), "escape: %s", vki_last_error());
-        free(ext.data);
 
         pbw good = {0};
         make_model(&good, "weights.bin", 0);
         snprintf(path, sizeof path, "%s/good.onnx", dir);
-        f = fopen(path, "wb");
-        fwrite(good.data, 1, good.len, f);
-        fclose(f);
-        free(good.data);
+        pbw_save(&good, path);
         snprintf(path, sizeof path, "%s/weights.bin", dir);
-        f = fopen(path, "wb");
+        FILE *f = fopen(path, "wb");
         float wv[4] = {1, 2, 3, 4};
         fwrite(wv, 4, 3, f); /* 12 bytes: too short */
         fclose(f);

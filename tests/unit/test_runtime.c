@@ -25,10 +25,7 @@ static void write_chain_model(const char *path)
     pbw_value_info(&graph, 11, "x", 1, dims, 2);
     pbw_value_info(&graph, 12, "y", 1, dims, 2);
     pbw_model(&model, &graph);
-    FILE *f = fopen(path, "wb");
-    fwrite(model.data, 1, model.len, f);
-    fclose(f);
-    free(model.data);
+    pbw_save(&model, path);
 }
 
 static float expected(float x) { return sqrtf(1.0f / (1.0f + expf(-(x > 0 ? x : 0)))); }
@@ -156,7 +153,7 @@ int main(void)
 
     /* initializers are uploaded once per session and shared by the plans of every shape */
     {
-        pbw graph = {0}, model_bytes = {0}, w = {0};
+        pbw graph = {0}, model_bytes = {0};
         int64_t xdims[2] = {-1, 256};
         static float wv[256];
         for (int k = 0; k < 256; k++) wv[k] = (float)k;
@@ -166,20 +163,13 @@ int main(void)
         pbw_str(&node, 2, "y");
         pbw_str(&node, 4, "Add");
         pbw_msg(&graph, 1, &node);
-        pbw_int(&w, 1, 256);
-        pbw_int(&w, 2, 1);
-        pbw_str(&w, 8, "w");
-        pbw_len(&w, 9, wv, sizeof wv);
-        pbw_msg(&graph, 5, &w);
+        pbw_initializer(&graph, "w", 1, 256, wv, sizeof wv);
         pbw_value_info(&graph, 11, "x", 1, xdims, 2);
         pbw_value_info(&graph, 12, "y", 1, xdims, 2);
         pbw_model(&model_bytes, &graph);
         char add_path[600];
         snprintf(add_path, sizeof add_path, "%s/add.onnx", dir);
-        FILE *f = fopen(add_path, "wb");
-        fwrite(model_bytes.data, 1, model_bytes.len, f);
-        fclose(f);
-        free(model_bytes.data);
+        pbw_save(&model_bytes, add_path);
         vki_context *c2 = NULL;
         vki_model *am;
         vki_session *as;
@@ -210,7 +200,7 @@ int main(void)
     /* a model whose inputs are fully declared plans at session creation: an op that cannot
      * run fails there, naming the node and op, before any data is set */
     {
-        pbw graph = {0}, model_bytes = {0}, shape = {0};
+        pbw graph = {0}, model_bytes = {0};
         int64_t xdims[2] = {2, 4}, three = 3;
         pbw node = {0};
         pbw_str(&node, 1, "x");
@@ -219,20 +209,13 @@ int main(void)
         pbw_str(&node, 3, "bad_reshape");
         pbw_str(&node, 4, "Reshape");
         pbw_msg(&graph, 1, &node);
-        pbw_int(&shape, 1, 1);
-        pbw_int(&shape, 2, 7);
-        pbw_str(&shape, 8, "s");
-        pbw_len(&shape, 9, &three, 8);
-        pbw_msg(&graph, 5, &shape);
+        pbw_initializer(&graph, "s", 7, 1, &three, 8);
         pbw_value_info(&graph, 11, "x", 1, xdims, 2);
         pbw_value_info(&graph, 12, "y", 1, xdims, 0);
         pbw_model(&model_bytes, &graph);
         char bad_path[600];
         snprintf(bad_path, sizeof bad_path, "%s/bad.onnx", dir);
-        FILE *f = fopen(bad_path, "wb");
-        fwrite(model_bytes.data, 1, model_bytes.len, f);
-        fclose(f);
-        free(model_bytes.data);
+        pbw_save(&model_bytes, bad_path);
         vki_context *c2;
         vki_model *bad;
         vki_session *bs = NULL;
