@@ -6,8 +6,6 @@ vkinfer, compared with PyTorch eager.
 
 CASE: linear_bf16, conv2d_batch2, elu, mish, var, convtranspose1d, index_put. The bound is
 max|vkinfer - eager| <= 1e-4 * max|eager| + 1e-5 (bfloat16: one bfloat16 step, 2^-7 * max)."""
-import os
-import subprocess
 import sys
 import tempfile
 
@@ -15,7 +13,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from torch_export import export_onnx
+from torch_export import run_exported
 
 
 class Fn(nn.Module):
@@ -54,21 +52,12 @@ def main():
     model.eval()
     with torch.no_grad():
         ref = model(*inputs).float().numpy().astype(np.float64)
-    names = [f"in{i}" for i in range(len(inputs))]
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, f"{name}.onnx")
-        export_onnx(model, inputs, path, names, ["out"], 14)
-        cmd = [vkinfer, "run", path, "--output-dir", os.path.join(tmp, "out")]
-        for n, t in zip(names, inputs):
-            # numpy has no bfloat16: vkinfer takes float32 files for bfloat16 inputs
-            np.save(os.path.join(tmp, n + ".npy"), t.float().numpy() if t.dtype == torch.bfloat16 else t.numpy())
-            cmd += ["--input", f"{n}={os.path.join(tmp, n + '.npy')}"]
-        run = subprocess.run(cmd, capture_output=True, text=True)
-        print(run.stdout, run.stderr, sep="\n")
-        if run.returncode:
-            print(f"FAIL {name}: vkinfer exited {run.returncode}")
-            return 1
-        got = np.load(os.path.join(tmp, "out", "out.npy")).astype(np.float64)
+        run, got = run_exported(vkinfer, model, inputs, tmp, 14)
+    if got is None:
+        print(f"FAIL {name}: vkinfer exited {run.returncode}")
+        return 1
+    got = got.astype(np.float64)
     scale = float(np.max(np.abs(ref)))
     bound = 2.0 ** -7 * scale if name.endswith("bf16") else 1e-4 * scale + 1e-5
     err = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("inf")

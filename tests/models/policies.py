@@ -8,8 +8,6 @@ relu_mlp_b2 (Linear + ReLU/ReLU6 at batch 16 and 2: fused into the matmul kernel
 (Diffusion-Policy-style: Conv1d, GroupNorm, Mish, FiLM conditioning, ConvTranspose1d), mlp
 (TD-MPC-style: Linear, LayerNorm, Mish, ELU, softmax, var). Passes when max|vkinfer - eager|
 <= 1e-4 * max|eager| + 1e-5."""
-import os
-import subprocess
 import sys
 import tempfile
 
@@ -17,7 +15,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from torch_export import export_onnx
+from torch_export import run_exported
 
 
 class Transformer(nn.Module):
@@ -91,20 +89,11 @@ def main():
     model.eval()
     with torch.no_grad():
         ref = model(*inputs).numpy()
-    names = [f"in{i}" for i in range(len(inputs))]
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, f"{name}.onnx")
-        export_onnx(model, inputs, path, names, ["out"], opset)
-        cmd = [vkinfer, "run", path, "--output-dir", os.path.join(tmp, "out")]
-        for n, t in zip(names, inputs):
-            np.save(os.path.join(tmp, n + ".npy"), t.numpy())
-            cmd += ["--input", f"{n}={os.path.join(tmp, n + '.npy')}"]
-        run = subprocess.run(cmd, capture_output=True, text=True)
-        print(run.stdout, run.stderr, sep="\n")
-        if run.returncode:
-            print(f"FAIL {name} opset {opset}: vkinfer exited {run.returncode}")
-            return 1
-        got = np.load(os.path.join(tmp, "out", "out.npy"))
+        run, got = run_exported(vkinfer, model, inputs, tmp, opset)
+    if got is None:
+        print(f"FAIL {name} opset {opset}: vkinfer exited {run.returncode}")
+        return 1
     err = float(np.max(np.abs(got.astype(np.float64) - ref))) if got.shape == ref.shape else float("inf")
     bound = 1e-4 * float(np.max(np.abs(ref))) + 1e-5
     print(f"{name} opset {opset}: shape {got.shape}, max abs error {err:.3g} (bound {bound:.3g})")

@@ -1,6 +1,10 @@
 """What the model tests and benchmarks share: exporting a PyTorch model to ONNX the same way
 on torch 1.13 (Debian, CI) and torch 2.x (the GPU machine), and giving BatchNorm layers
 non-trivial seeded statistics."""
+import os
+import subprocess
+
+import numpy as np
 import torch
 
 
@@ -24,3 +28,20 @@ def randomize_batchnorm(model, seed=1):
             m.running_mean = torch.randn(c, generator=gen) * 0.1
             m.running_var = torch.rand(c, generator=gen) * 0.5 + 0.75
     return model
+
+
+def run_exported(vkinfer, model, inputs, tmp, opset):
+    """Exports `model` (inputs in0, in1..., output 'out') into folder `tmp`, runs `vkinfer run`
+    on the inputs and returns (process, output array or None). bfloat16 inputs are saved as
+    float32, which vkinfer takes for them (numpy has no bfloat16)."""
+    names = [f"in{i}" for i in range(len(inputs))]
+    path = os.path.join(tmp, "model.onnx")
+    export_onnx(model, inputs, path, names, ["out"], opset)
+    cmd = [vkinfer, "run", path, "--output-dir", os.path.join(tmp, "out")]
+    for n, t in zip(names, inputs):
+        np.save(os.path.join(tmp, n + ".npy"), t.float().numpy() if t.dtype == torch.bfloat16 else t.numpy())
+        cmd += ["--input", f"{n}={os.path.join(tmp, n + '.npy')}"]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    print(run.stdout, run.stderr, sep="\n")
+    got = np.load(os.path.join(tmp, "out", "out.npy")) if run.returncode == 0 else None
+    return run, got
