@@ -546,8 +546,8 @@ static vki_status plan_binary(op_ctx *c)
     return dispatch_elementwise(c, &e, shapes, &out_shape);
 }
 
-#define FLOATS "float32 float16 bfloat16"
-#define INTS "int8 int16 int32 int64 uint8 uint16"
+#define FLOATS OP_DTYPES_FLOAT
+#define INTS OP_DTYPES_INT
 #define BINARY(name_, dtypes_) const op_def op_##name_ = {#name_, "", dtypes_, "", plan_binary};
 BINARY(Add, FLOATS " " INTS) BINARY(Sub, FLOATS " " INTS) BINARY(Mul, FLOATS " " INTS) BINARY(Div, FLOATS " " INTS)
 BINARY(Mod, FLOATS " " INTS) BINARY(BitShift, "uint8 uint16") BINARY(BitwiseAnd, INTS) BINARY(BitwiseOr, INTS)

@@ -176,7 +176,7 @@ static vki_status plan_one_hot(op_ctx *c)
     return op_dispatch(c, "onehot", spec, 2, &push, sizeof push, values, 3, gx, gy, 1);
 }
 
-#define ALL_DTYPES "float32 float16 bfloat16 int8 int16 int32 int64 uint8 uint16 bool"
+#define ALL_DTYPES OP_DTYPES_ALL
 const op_def op_Gather = {"Gather", "", ALL_DTYPES, "", plan_gather};
 const op_def op_GatherElements = {"GatherElements", "", ALL_DTYPES, "", plan_gather_elements};
 const op_def op_OneHot = {"OneHot", "", ALL_DTYPES, "depth must be a plan-time constant", plan_one_hot};

@@ -210,7 +210,7 @@ static vki_status plan_maxunpool(op_ctx *c)
     return op_dispatch(c, "misc_maxunpool", spec, 2, &push, sizeof push, values, 3, gx, gy, 1);
 }
 
-#define NUMERIC "float32 float16 bfloat16 int8 int16 int32 int64 uint8 uint16"
+#define NUMERIC OP_DTYPES_NUMERIC
 const op_def op_Shrink = {"Shrink", "", NUMERIC, "", plan_shrink};
 const op_def op_CastLike = {"CastLike", "", NUMERIC " bool", "", plan_castlike};
 const op_def op_Det = {"Det", "", "float32 float16 bfloat16", "matrices up to 16x16", plan_det};

@@ -517,7 +517,7 @@ static vki_status plan_space_to_depth(op_ctx *c)
     return permuted_copy(c, view, 6, perm);
 }
 
-#define ALL_DTYPES "float32 float16 bfloat16 int8 int16 int32 int64 uint8 uint16 bool"
+#define ALL_DTYPES OP_DTYPES_ALL
 const op_def op_Transpose = {"Transpose", "", ALL_DTYPES, "", plan_transpose};
 const op_def op_Concat = {"Concat", "", ALL_DTYPES, "", plan_concat};
 const op_def op_Slice = {"Slice", "", ALL_DTYPES, "starts/ends/axes/steps must be plan-time constants", plan_slice};

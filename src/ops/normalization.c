@@ -389,7 +389,7 @@ static vki_status plan_lrn(op_ctx *c)
     return VKI_OK;
 }
 
-#define FLOATS "float32 float16 bfloat16"
+#define FLOATS OP_DTYPES_FLOAT
 const op_def op_BatchNormalization = {"BatchNormalization", "", FLOATS, "inference only (training_mode=0)", plan_batch_norm};
 const op_def op_InstanceNormalization = {"InstanceNormalization", "", FLOATS, "", plan_instance_norm};
 const op_def op_LayerNormalization = {"LayerNormalization", "", FLOATS,

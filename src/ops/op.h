@@ -37,6 +37,12 @@ typedef struct op_ctx {
     int64_t opset;
 } op_ctx;
 
+/* The dtypes an op runs, as `vkinfer ops` lists them. */
+#define OP_DTYPES_FLOAT "float32 float16 bfloat16"
+#define OP_DTYPES_INT "int8 int16 int32 int64 uint8 uint16"
+#define OP_DTYPES_NUMERIC OP_DTYPES_FLOAT " " OP_DTYPES_INT
+#define OP_DTYPES_ALL OP_DTYPES_NUMERIC " bool"
+
 typedef struct op_def {
     const char *name;   /* ONNX op_type */
     const char *domain; /* "" = ai.onnx */

@@ -157,6 +157,6 @@ static vki_status plan_trilu(op_ctx *c)
     return op_dispatch(c, "trilu", spec, 2, &push, sizeof push, values, 3, gx, gy, 1);
 }
 
-#define ALL_DTYPES "float32 float16 bfloat16 int8 int16 int32 int64 uint8 uint16 bool"
+#define ALL_DTYPES OP_DTYPES_ALL
 const op_def op_Pad = {"Pad", "", ALL_DTYPES, "pads, constant_value and axes must be plan-time constants", plan_pad};
 const op_def op_Trilu = {"Trilu", "", ALL_DTYPES, "k must be a plan-time constant", plan_trilu};

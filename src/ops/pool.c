@@ -232,7 +232,7 @@ static vki_status plan_global_pool(op_ctx *c)
     return VKI_OK;
 }
 
-#define FLOATS "float32 float16 bfloat16"
+#define FLOATS OP_DTYPES_FLOAT
 const op_def op_MaxPool = {"MaxPool", "", FLOATS " int8 uint8", "", plan_pool};
 const op_def op_AveragePool = {"AveragePool", "", FLOATS, "", plan_pool};
 const op_def op_LpPool = {"LpPool", "", FLOATS, "", plan_pool};

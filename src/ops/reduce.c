@@ -237,8 +237,8 @@ static vki_status plan_reduce(op_ctx *c)
     return VKI_OK;
 }
 
-#define FLOATS "float32 float16 bfloat16"
-#define INTS "int8 int16 int32 int64 uint8 uint16"
+#define FLOATS OP_DTYPES_FLOAT
+#define INTS OP_DTYPES_INT
 #define AXES_NOTE "an axes input (ReduceSum-13, opset 18) must be known at plan time"
 #define REDUCE(name_, dtypes_) const op_def op_##name_ = {#name_, "", dtypes_, AXES_NOTE, plan_reduce};
 REDUCE(ReduceSum, FLOATS " " INTS) REDUCE(ReduceMean, FLOATS " " INTS) REDUCE(ReduceMax, FLOATS " " INTS " bool")

@@ -160,7 +160,7 @@ static vki_status plan_scatter_nd(op_ctx *c)
     return gpu_scatter(c, "scatter_nd", (uint32_t)k, red, &push, sizeof push);
 }
 
-#define ALL_DTYPES "float32 float16 bfloat16 int8 int16 int32 int64 uint8 uint16 bool"
+#define ALL_DTYPES OP_DTYPES_ALL
 const op_def op_ScatterElements = {"ScatterElements", "", ALL_DTYPES, "", plan_scatter_elements};
 const op_def op_Scatter = {"Scatter", "", ALL_DTYPES, "", plan_scatter_elements};
 const op_def op_ScatterND = {"ScatterND", "", ALL_DTYPES, "", plan_scatter_nd};

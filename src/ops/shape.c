@@ -296,7 +296,7 @@ static vki_status plan_eye_like(op_ctx *c)
     return VKI_OK;
 }
 
-#define ALL_DTYPES "float32 float16 bfloat16 int8 int16 int32 int64 uint8 uint16 bool"
+#define ALL_DTYPES OP_DTYPES_ALL
 const op_def op_Shape = {"Shape", "", ALL_DTYPES, "", plan_shape};
 const op_def op_Size = {"Size", "", ALL_DTYPES, "", plan_size};
 const op_def op_Constant = {"Constant", "", ALL_DTYPES, "sparse_value and string values are not supported", plan_constant};

@@ -124,7 +124,7 @@ static vki_status plan_cumsum(op_ctx *c)
     return op_dispatch(c, "cumsum", spec, 2, &push, sizeof push, values, 3, gx, gy, 1);
 }
 
-#define FLOATS "float32 float16 bfloat16"
+#define FLOATS OP_DTYPES_FLOAT
 const op_def op_Softmax = {"Softmax", "", FLOATS, "", plan_softmax};
 const op_def op_LogSoftmax = {"LogSoftmax", "", FLOATS, "", plan_softmax};
 const op_def op_Hardmax = {"Hardmax", "", FLOATS, "", plan_softmax};

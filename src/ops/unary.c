@@ -198,8 +198,8 @@ static vki_status plan_unary(op_ctx *c)
 }
 
 #define UNARY(name_, dtypes_) const op_def op_##name_ = {#name_, "", dtypes_, "", plan_unary};
-#define FLOATS "float32 float16 bfloat16"
-#define NUMERIC "float32 float16 bfloat16 int8 int16 int32 int64 uint8 uint16"
+#define FLOATS OP_DTYPES_FLOAT
+#define NUMERIC OP_DTYPES_NUMERIC
 #define ALL NUMERIC " bool"
 UNARY(Relu, FLOATS " int8 int16 int32 int64")
 UNARY(Sigmoid, FLOATS) UNARY(Tanh, FLOATS) UNARY(Exp, FLOATS) UNARY(Log, FLOATS)
