@@ -153,6 +153,26 @@ typedef struct vki_session vki_session;
 vki_status vki_session_create(vki_model *model, vki_session **out);
 void vki_session_destroy(vki_session *session);
 
+/* How a session computes floating-point values. */
+typedef enum vki_precision {
+    VKI_PRECISION_DEFAULT = 0, /* as the model says: float32 in fp32, float16 in fp16... */
+    /* The fp16 execution mode (ExecuTorch's force_fp16, ncnn's default): float32 weights are
+     * converted to float16 once, when the session uploads them, and float32 activations are
+     * held as float16 on the GPU; matrix products, convolutions, reductions, normalisations
+     * and softmax accumulate in fp32. Inputs and outputs keep their float32 dtype (converted
+     * on the GPU). Halves the memory of weights and activations; results differ from fp32 by
+     * fp16 rounding (about 1e-3 relative). */
+    VKI_PRECISION_FP16 = 1
+} vki_precision;
+
+typedef struct vki_session_options {
+    vki_precision precision;
+} vki_session_options;
+
+/* vki_session_create with options; opts may be NULL (all defaults, as vki_session_create). */
+vki_status vki_session_create_with_options(vki_model *model, const vki_session_options *opts,
+                                           vki_session **out);
+
 /* Copies one input. dtype must be the model's dtype for that input; dims must fit the
  * model's declared dims (symbolic ones are free). */
 vki_status vki_session_set_input(vki_session *session, const char *name, vki_dtype dtype,

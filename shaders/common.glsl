@@ -2,6 +2,8 @@
 // The GPU holds every element in 32 bits: floats (fp32, fp16, bf16) as fp32 bits, integers
 // and bool as int32. Results are rounded (fp16, bf16) or wrapped (8/16-bit ints, bool) to the
 // output dtype so that values match what the dtype itself would hold.
+#ifndef COMMON_GLSL
+#define COMMON_GLSL
 
 #define DT_F32 0u
 #define DT_F16 1u
@@ -77,3 +79,5 @@ int mod_floor(int a, int n)
 // A fused Relu/Clip (op_fuse_clamp): applied only when the plan asked for it, so that NaN
 // passes through unfused kernels untouched (GLSL leaves min/max of NaN undefined).
 float fused_clamp(bool enabled, float v, float lo, float hi) { return enabled ? min(max(v, lo), hi) : v; }
+
+#endif

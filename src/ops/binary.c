@@ -1,12 +1,12 @@
 /* Element-wise ops of two or more inputs with numpy broadcasting: arithmetic, comparisons,
- * logic and bit ops, Max/Min/Sum/Mean, PRelu and Where (shaders/binary.comp, where.comp).
+ * logic and bit ops, Max/Min/Sum/Mean, PRelu and Where (shaders/binary.glsl, where.comp).
  * Constant inputs with small outputs are folded on the host (shape arithmetic). */
 #include "op.h"
 
 #include <math.h>
 #include <string.h>
 
-enum binary_code { /* keep in step with shaders/binary.comp */
+enum binary_code { /* keep in step with shaders/binary.glsl */
     B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MOD, B_FMOD, B_SHIFT_LEFT, B_SHIFT_RIGHT, B_BITAND, B_BITOR,
     B_BITXOR, B_AND, B_OR, B_XOR, B_EQUAL, B_LESS, B_LESS_EQUAL, B_GREATER, B_GREATER_EQUAL, B_MAX,
     B_MIN, B_PRELU, B_MEAN_LAST,
@@ -181,7 +181,7 @@ static vki_status check_dtypes(op_ctx *c, const binary_desc *d, int n)
     return VKI_OK;
 }
 
-/* ---- host folding (mirrors shaders/binary.comp, in 64 bits) ---- */
+/* ---- host folding (mirrors shaders/binary.glsl, in 64 bits) ---- */
 
 /* Element offset into `in` of output element `index`. */
 static size_t host_offset(const shape *in, const shape *out, int64_t index)
@@ -381,10 +381,13 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
         int values[3] = {partial, op_in_index(c, e->ins[k]), target};
         op_window pair_windows[3] = {partial_window, windows ? windows[k] : (op_window){0, 0},
                                      windows ? windows[n] : (op_window){0, 0}};
+        /* halves in, halves out, one binding each: the 16-bit variant (windows are in words) */
+        gpu_storage st = !windows && (e->codes[k] < B_EQUAL || e->codes[k] > B_GREATER_EQUAL) && dtype_is_float(out_dtype) ? op_half_storage(c, values, 3) : GPU_W32;
+        gpu_storage stores[3] = {st, st, st};
         uint32_t gx, gy;
         op_grid_1d(count, 128, &gx, &gy);
-        VKI_TRY(op_dispatch_windowed(c, "binary", spec, 6, &push, sizeof push, values, windows ? pair_windows : NULL, 3,
-                                     gx, gy, 1));
+        VKI_TRY(op_dispatch_stored(c, op_variant(c, "binary", st), spec, 6, &push, sizeof push, values,
+                                   windows ? pair_windows : NULL, stores, 3, gx, gy, 1));
         partial = target;
         partial_window = pair_windows[2];
         partial_dtype = out_dtype;

@@ -17,6 +17,7 @@ typedef struct plan_value {
     const void *host;  /* constant data in the dtype's host layout, or NULL */
     size_t host_bytes;
     int alias_of;      /* the value whose device storage this one views, or -1 */
+    gpu_storage storage; /* how its elements lie in device memory (a view: its root's) */
     /* memory planning */
     bool on_gpu;       /* needs device storage */
     int first_use, last_use; /* dispatch indices */
@@ -75,7 +76,7 @@ vki_status op_const_floats(op_ctx *c, int i, double *out, int max, int *count);
 void *op_output_host(op_ctx *c, int i);
 /* The output is the input's storage with a new shape (same element count). */
 vki_status op_output_alias(op_ctx *c, int out, int in);
-/* A scratch value live only during this node. */
+/* A scratch value live only during this node, held as 32-bit words (GPU_W32). */
 vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
 plan_value *op_value(op_ctx *c, int value_index);
 /* A scratch constant: zeroed host data (returned) that the caller fills; it is uploaded with
@@ -104,6 +105,30 @@ vki_status op_dispatch_windowed(op_ctx *c, const char *shader, const uint32_t *s
                                 const void *push, uint32_t push_bytes, const int *values,
                                 const op_window *windows, int n_values, uint32_t gx, uint32_t gy,
                                 uint32_t gz);
+/* Like op_dispatch_windowed for kernels that read or write 8- and 16-bit storages: stores[i]
+ * is the storage binding i's kernel expects (op_dispatch and op_dispatch_windowed expect
+ * GPU_W32 for every binding). A value held in another storage is converted first: on the
+ * host at plan time for constants, by a GPU dispatch otherwise (once per plan and value); an
+ * output held in another storage is written to a scratch copy in the kernel's storage and
+ * converted once the node's plan function returns. Windows are in the kernel's storage. */
+vki_status op_dispatch_stored(op_ctx *c, const char *shader, const uint32_t *spec, uint32_t n_spec,
+                              const void *push, uint32_t push_bytes, const int *values,
+                              const op_window *windows, const gpu_storage *stores, int n_values,
+                              uint32_t gx, uint32_t gy, uint32_t gz);
+/* The storage value_index is held in (its root's, for a view). */
+gpu_storage op_storage(op_ctx *c, int value_index);
+/* Whether kernels may declare 16-bit (8-bit) storage buffers on this device
+ * (storageBuffer16BitAccess / storageBuffer8BitAccess). Without them, 16- and 8-bit values are
+ * still held packed, and kernels see them through conversions to GPU_W32. */
+bool op_has_storage16(const op_ctx *c);
+bool op_has_storage8(const op_ctx *c);
+/* The 16-bit float storage (GPU_F16 or GPU_BF16) shared by every value in values[0..n), where
+ * the device lets kernels declare 16-bit buffers; GPU_W32 otherwise. A kernel that has
+ * `<name>_f16` / `<name>_bf16` variants (shaders/storage.glsl) then runs them on those values
+ * as they are held, with no conversion. Values < 0 are skipped. */
+gpu_storage op_half_storage(op_ctx *c, const int *values, int n);
+/* "<base>" for GPU_W32, "<base>_f16", "<base>_bf16": the kernel variant for that storage. */
+const char *op_variant(op_ctx *c, const char *base, gpu_storage s);
 uint64_t op_max_binding_bytes(const op_ctx *c);
 uint64_t op_binding_alignment(const op_ctx *c);
 /* The most items of a batch one dispatch may take so that every binding (item_bytes[i]

@@ -1,4 +1,4 @@
-/* Element-wise unary ops and Cast: one shader (shaders/unary.comp), the op picked by a
+/* Element-wise unary ops and Cast: one shader (shaders/unary.glsl), the op picked by a
  * specialization constant. Constant inputs are folded on the host. */
 #include "binary.h"
 #include "op.h"
@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-enum unary_code { /* keep in step with shaders/unary.comp */
+enum unary_code { /* keep in step with shaders/unary.glsl */
     U_IDENTITY, U_RELU, U_SIGMOID, U_TANH, U_EXP, U_LOG, U_NEG, U_ABS, U_SQRT, U_RECIPROCAL, U_CLIP,
     U_HARDSIGMOID, U_HARDSWISH, U_LEAKYRELU, U_FLOOR, U_CEIL, U_ROUND, U_SIN, U_COS, U_TAN, U_ASIN,
     U_ACOS, U_ATAN, U_SINH, U_COSH, U_ASINH, U_ACOSH, U_ATANH, U_ERF, U_SIGN, U_SOFTPLUS, U_SOFTSIGN,
@@ -180,19 +180,25 @@ static vki_status plan_unary(op_ctx *c)
         }
         return VKI_OK;
     }
+    /* float values held as halves run the 16-bit variant as they are; an op that changes the
+     * element's meaning (Cast, IsNaN...) reads and writes words */
+    int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
+    gpu_storage st = dtype_is_float(out_dtype) && out_dtype == x->dtype ? op_half_storage(c, values, 2) : GPU_W32;
+    gpu_storage stores[2] = {st, st};
+    uint64_t elem = storage_size(st);
     /* tensors larger than one binding run as several dispatches over windows */
-    uint64_t item_bytes[2] = {4, 4};
+    uint64_t item_bytes[2] = {elem, elem};
     int64_t chunk = op_batch_chunk(c, count, item_bytes, 2);
     if (chunk <= 0) return op_error(c, VKI_ERROR_UNSUPPORTED, "cannot split this tensor into bindings the device can address");
     uint32_t spec[4] = {128, d->code, op_dtype_code(x->dtype), op_dtype_code(out_dtype)};
-    int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
     for (int64_t start = 0; start < count; start += chunk) {
         int64_t n = count - start < chunk ? count - start : chunk;
         struct { uint32_t count; float a, b, g; } push = {(uint32_t)n, push_f[0], push_f[1], push_f[2]};
-        op_window win[2] = {{(uint64_t)start * 4, (uint64_t)n * 4}, {(uint64_t)start * 4, (uint64_t)n * 4}};
+        op_window win[2] = {{(uint64_t)start * elem, (uint64_t)n * elem}, {(uint64_t)start * elem, (uint64_t)n * elem}};
         uint32_t gx, gy;
         op_grid_1d((uint64_t)n, 128, &gx, &gy);
-        VKI_TRY(op_dispatch_windowed(c, "unary", spec, 4, &push, sizeof push, values, chunk == count ? NULL : win, 2, gx, gy, 1));
+        VKI_TRY(op_dispatch_stored(c, op_variant(c, "unary", st), spec, 4, &push, sizeof push, values,
+                                   chunk == count ? NULL : win, stores, 2, gx, gy, 1));
     }
     return VKI_OK;
 }

@@ -12,9 +12,9 @@
 
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
-static uint64_t device_bytes(const plan_value *v)
+uint64_t plan_value_bytes(const plan_value *v)
 {
-    uint64_t n = (uint64_t)shape_numel(v->dims, v->rank) * 4;
+    uint64_t n = ((uint64_t)shape_numel(v->dims, v->rank) * storage_size(v->storage) + 3) / 4 * 4;
     return n < 16 ? 16 : n;
 }
 
@@ -63,7 +63,7 @@ vki_status plan_memory(plan *p)
     for (int v = 0; v < p->n_values; v++) {
         plan_value *pv = &p->values[v];
         if (!pv->on_gpu || pv->alias_of >= 0) continue;
-        pv->bytes = device_bytes(pv);
+        pv->bytes = plan_value_bytes(pv);
         const ir_value *iv = v < g->n_values ? &g->values[v] : NULL;
         if (pv->host && iv && iv->kind == VALUE_INITIALIZER && pv->host == iv->init.data) {
             pv->buffer = PLAN_BUF_SHARED; /* placed by the session's weight cache (record.c) */

@@ -98,6 +98,7 @@ vki_status op_set_output(op_ctx *c, int i, vki_dtype dtype, int rank, const int6
     if (shape_numel(dims, rank) > (int64_t)1 << 40)
         return op_error(c, VKI_ERROR_SHAPE, "output %d would have more than 2^40 elements", i);
     v->dtype = dtype;
+    v->storage = plan_storage_for(c->plan, op_out_index(c, i), dtype);
     v->rank = rank;
     memset(v->dims, 0, sizeof v->dims);
     if (rank) memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
@@ -116,6 +117,8 @@ void *op_output_host(op_ctx *c, int i)
     return data;
 }
 
+static vki_status record_convert(op_ctx *c, int src, gpu_storage from, int dst, gpu_storage to, int64_t numel);
+
 vki_status op_output_alias(op_ctx *c, int out, int in)
 {
     plan_value *o = op_out(c, out), *i = op_in(c, in);
@@ -127,6 +130,10 @@ vki_status op_output_alias(op_ctx *c, int out, int in)
         o->host_bytes = i->host_bytes;
         return VKI_OK;
     }
+    int root = plan_root(c->plan, op_in_index(c, in));
+    if (c->plan->values[root].storage != o->storage) /* e.g. a graph output (host layout) viewing a half value */
+        return record_convert(c, root, c->plan->values[root].storage, op_out_index(c, out), o->storage,
+                              shape_numel(o->dims, o->rank));
     o->alias_of = op_in_index(c, in);
     return VKI_OK;
 }
@@ -141,6 +148,7 @@ vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)
     pv->alias_of = -1;
     pv->first_use = pv->last_use = -1;
     pv->dtype = dtype;
+    pv->storage = GPU_W32;
     pv->rank = 1;
     pv->dims[0] = numel;
     pv->shaped = true;
@@ -308,15 +316,10 @@ int64_t op_batch_chunk(const op_ctx *c, int64_t items, const uint64_t *item_byte
     return chunk;
 }
 
-vki_status op_dispatch(op_ctx *c, const char *shader_name, const uint32_t *spec, uint32_t n_spec, const void *push,
-                       uint32_t push_bytes, const int *values, int n_values, uint32_t gx, uint32_t gy, uint32_t gz)
-{
-    return op_dispatch_windowed(c, shader_name, spec, n_spec, push, push_bytes, values, NULL, n_values, gx, gy, gz);
-}
-
-vki_status op_dispatch_windowed(op_ctx *c, const char *shader_name, const uint32_t *spec, uint32_t n_spec,
+/* Appends one dispatch as given: no storage conversion. writes[i]: binding i is written. */
+static vki_status push_dispatch(op_ctx *c, const char *shader_name, const uint32_t *spec, uint32_t n_spec,
                                 const void *push, uint32_t push_bytes, const int *values, const op_window *windows,
-                                int n_values, uint32_t gx, uint32_t gy, uint32_t gz)
+                                const bool *writes, int n_values, uint32_t gx, uint32_t gy, uint32_t gz)
 {
     plan *p = c->plan;
     if (gx == 0 || gy == 0 || gz == 0) return VKI_OK;
@@ -357,13 +360,168 @@ vki_status op_dispatch_windowed(op_ctx *c, const char *shader_name, const uint32
                 return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: binding %d window offset %llu is not aligned", i,
                                 (unsigned long long)windows[i].offset);
         }
-        /* a binding is written if it is one of this node's outputs or a temp of it */
-        bool written = v >= p->graph->n_values;
-        for (int o = 0; o < c->node->n_outputs; o++) written |= c->node->outputs[o] == v;
-        d->writes[i] = written;
-        if (!p->values[v].host && !written && p->values[v].alias_of < 0 && !p->values[v].shaped)
+        d->writes[i] = writes[i];
+        if (!p->values[v].host && !writes[i] && p->values[v].alias_of < 0 && !p->values[v].shaped)
             return op_error(c, VKI_ERROR_SHAPE, "internal: binding %d reads an unshaped value", i);
     }
     p->n_dispatches++;
     return VKI_OK;
+}
+
+gpu_storage op_storage(op_ctx *c, int v) { return c->plan->values[plan_root(c->plan, v)].storage; }
+
+gpu_storage op_half_storage(op_ctx *c, const int *values, int n)
+{
+    if (!op_has_storage16(c)) return GPU_W32;
+    gpu_storage s = GPU_W32;
+    for (int i = 0; i < n; i++) {
+        if (values[i] < 0) continue;
+        gpu_storage v = op_storage(c, values[i]);
+        if ((v != GPU_F16 && v != GPU_BF16) || (s != GPU_W32 && v != s)) return GPU_W32;
+        s = v;
+    }
+    return s;
+}
+
+const char *op_variant(op_ctx *c, const char *base, gpu_storage s)
+{
+    if (s == GPU_W32) return base;
+    size_t n = strlen(base) + 8;
+    char *name = arena_alloc(&c->plan->arena, n);
+    if (!name) return base;
+    snprintf(name, n, "%s_%s", base, storage_name(s));
+    return name;
+}
+bool op_has_storage16(const op_ctx *c) { return c->plan->vk->caps.storage_16bit; }
+bool op_has_storage8(const op_ctx *c) { return c->plan->vk->caps.storage_8bit; }
+
+/* Converts numel elements of value `src` (held in storage `from`) into value `dst` (storage
+ * `to`) on the GPU, in windows that each fit one binding. shaders/convert.comp writes one
+ * 32-bit word of the destination per invocation, so no 8/16-bit storage feature is needed. */
+static vki_status record_convert(op_ctx *c, int src, gpu_storage from, int dst, gpu_storage to, int64_t numel)
+{
+    uint64_t align = op_binding_alignment(c), range = op_max_binding_bytes(c);
+    /* whole multiples of the alignment in elements keep both windows aligned */
+    int64_t chunk = (int64_t)(range / 4 / align * align);
+    if (chunk <= 0) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: the binding limit is below its alignment");
+    uint64_t src_bytes = plan_value_bytes(&c->plan->values[plan_root(c->plan, src)]);
+    uint64_t dst_bytes = plan_value_bytes(&c->plan->values[plan_root(c->plan, dst)]);
+    uint32_t spec[3] = {64, (uint32_t)from, (uint32_t)to};
+    int values[2] = {src, dst};
+    bool writes[2] = {false, true};
+    for (int64_t e0 = 0; e0 < numel; e0 += chunk) {
+        int64_t n = numel - e0 < chunk ? numel - e0 : chunk;
+        uint64_t so = (uint64_t)e0 * storage_size(from), dof = (uint64_t)e0 * storage_size(to);
+        uint64_t ss = ((uint64_t)n * storage_size(from) + 3) / 4 * 4, ds = ((uint64_t)n * storage_size(to) + 3) / 4 * 4;
+        if (so + ss > src_bytes) ss = src_bytes - so;
+        if (dof + ds > dst_bytes) ds = dst_bytes - dof;
+        op_window win[2] = {{so, ss}, {dof, ds}};
+        uint32_t words = (uint32_t)((uint64_t)n * storage_size(to) / 4 + ((uint64_t)n * storage_size(to) % 4 ? 1 : 0));
+        uint32_t push[2] = {(uint32_t)n, 0}, gx, gy;
+        op_grid_1d(words, 64, &gx, &gy);
+        VKI_TRY(push_dispatch(c, "convert", spec, 3, push, sizeof push, values, numel > chunk ? win : NULL, writes, 2, gx, gy, 1));
+    }
+    return VKI_OK;
+}
+
+/* The value to bind where a kernel reads value v in storage `want`. */
+static vki_status readable_as(op_ctx *c, int v, gpu_storage want, int *out)
+{
+    plan *p = c->plan;
+    int root = plan_root(p, v);
+    plan_value *rv = &p->values[root];
+    *out = v;
+    if (rv->storage == want) return VKI_OK;
+    int *slot = &p->converted[(size_t)root * GPU_STORAGE_COUNT + want];
+    if (*slot >= 0) {
+        *out = *slot;
+        return VKI_OK;
+    }
+    int64_t numel = shape_numel(rv->dims, rv->rank);
+    int t;
+    VKI_TRY(op_temp(c, rv->dtype, numel, &t));
+    plan_value *tv = &p->values[t];
+    tv->storage = want;
+    p->temp_owner[t] = -1; /* shared by later readers: not this node's scratch */
+    if (rv->host) { /* a constant: converted on the host when the plan uploads it */
+        tv->host = rv->host;
+        tv->host_bytes = rv->host_bytes;
+    } else {
+        VKI_TRY(record_convert(c, root, rv->storage, t, want, numel));
+    }
+    *slot = t;
+    *out = t;
+    return VKI_OK;
+}
+
+static bool is_node_output(const op_ctx *c, int v)
+{
+    for (int o = 0; o < c->node->n_outputs; o++)
+        if (c->node->outputs[o] == v) return true;
+    return false;
+}
+
+vki_status op_dispatch_stored(op_ctx *c, const char *shader_name, const uint32_t *spec, uint32_t n_spec,
+                              const void *push, uint32_t push_bytes, const int *values, const op_window *windows,
+                              const gpu_storage *stores, int n_values, uint32_t gx, uint32_t gy, uint32_t gz)
+{
+    plan *p = c->plan;
+    if (gx == 0 || gy == 0 || gz == 0) return VKI_OK;
+    if (n_values > 8) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: more than 8 bindings");
+    int bound[8];
+    bool writes[8];
+    for (int i = 0; i < n_values; i++) {
+        int v = values[i];
+        if (v < 0 || v >= p->n_values) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: binding %d has no value", i);
+        gpu_storage want = stores ? stores[i] : GPU_W32;
+        bool output = is_node_output(c, v);
+        /* a binding is written if it is one of this node's outputs or a scratch value of it */
+        writes[i] = output || (v >= p->graph->n_values && p->temp_owner[v] == c->node_index);
+        bound[i] = v;
+        if (output) {
+            if (p->values[v].alias_of >= 0 || p->values[v].storage == want) continue;
+            if (p->out_copy[v] < 0) { /* written in the kernel's storage, converted at the node's end */
+                int t;
+                VKI_TRY(op_temp(c, p->values[v].dtype, shape_numel(p->values[v].dims, p->values[v].rank), &t));
+                p->values[t].storage = want;
+                p->out_copy[v] = t;
+            }
+            if (p->values[p->out_copy[v]].storage != want)
+                return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: output %s bound in two storages", p->graph->values[v].name);
+            bound[i] = p->out_copy[v];
+        } else if (!writes[i]) {
+            VKI_TRY(readable_as(c, v, want, &bound[i]));
+        } else if (p->values[v].storage != want) {
+            return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: scratch binding %d is held as %s, the kernel writes %s", i,
+                            storage_name(p->values[v].storage), storage_name(want));
+        }
+    }
+    return push_dispatch(c, shader_name, spec, n_spec, push, push_bytes, bound, windows, writes, n_values, gx, gy, gz);
+}
+
+vki_status plan_finish_node(op_ctx *c)
+{
+    plan *p = c->plan;
+    for (int o = 0; o < c->node->n_outputs; o++) {
+        int v = c->node->outputs[o];
+        if (v < 0 || p->out_copy[v] < 0) continue;
+        int t = p->out_copy[v];
+        p->out_copy[v] = -1;
+        VKI_TRY(record_convert(c, t, p->values[t].storage, v, p->values[v].storage,
+                               shape_numel(p->values[v].dims, p->values[v].rank)));
+    }
+    return VKI_OK;
+}
+
+vki_status op_dispatch(op_ctx *c, const char *shader_name, const uint32_t *spec, uint32_t n_spec, const void *push,
+                       uint32_t push_bytes, const int *values, int n_values, uint32_t gx, uint32_t gy, uint32_t gz)
+{
+    return op_dispatch_stored(c, shader_name, spec, n_spec, push, push_bytes, values, NULL, NULL, n_values, gx, gy, gz);
+}
+
+vki_status op_dispatch_windowed(op_ctx *c, const char *shader_name, const uint32_t *spec, uint32_t n_spec,
+                                const void *push, uint32_t push_bytes, const int *values, const op_window *windows,
+                                int n_values, uint32_t gx, uint32_t gy, uint32_t gz)
+{
+    return op_dispatch_stored(c, shader_name, spec, n_spec, push, push_bytes, values, windows, NULL, n_values, gx, gy, gz);
 }

@@ -5,6 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+gpu_storage plan_storage_for(const plan *p, int v, vki_dtype t)
+{
+    const ir_graph *g = p->graph;
+    bool io = v >= 0 && v < g->n_values && (g->values[v].is_output || g->values[v].kind == VALUE_INPUT);
+    if (io) return t == VKI_DTYPE_INT64 ? GPU_W32 : storage_native(t); /* the user's bytes, copied as they are */
+    if (t == VKI_DTYPE_FLOAT && p->fp16_mode) return GPU_F16;
+    return storage_native(t);
+}
+
 int plan_root(const plan *p, int v)
 {
     while (p->values[v].alias_of >= 0) v = p->values[v].alias_of;
@@ -27,12 +36,14 @@ static vki_status init_values(plan *p, const int *ranks, const int64_t *dims)
             memcpy(pv->dims, iv->init.dims, sizeof pv->dims);
             pv->host = iv->init.data;
             pv->host_bytes = iv->init.bytes;
+            pv->storage = plan_storage_for(p, v, pv->dtype);
             pv->shaped = true;
         }
     }
     for (int i = 0; i < g->n_inputs; i++) {
         plan_value *pv = &p->values[g->inputs[i]];
         pv->dtype = g->values[g->inputs[i]].dtype;
+        pv->storage = plan_storage_for(p, g->inputs[i], pv->dtype);
         pv->rank = ranks[i];
         memcpy(pv->dims, dims + (size_t)i * VKI_MAX_RANK, sizeof pv->dims);
         pv->shaped = true;
@@ -80,6 +91,7 @@ static vki_status plan_node(plan *p, int n)
         return op_output_alias(&c, 0, 0);
     }
     VKI_TRY(def->plan(&c));
+    VKI_TRY(plan_finish_node(&c));
     bool folded = true, aliased = false;
     for (int o = 0; o < node->n_outputs; o++) {
         int v = node->outputs[o];
@@ -96,8 +108,8 @@ static vki_status plan_node(plan *p, int n)
 }
 
 vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims, const void *const *data,
-                       const size_t *bytes, const bool *keyed, bool profiling, weight_cache *cache, int *wanted_input,
-                       plan **out)
+                       const size_t *bytes, const bool *keyed, bool profiling, bool fp16_mode, weight_cache *cache,
+                       int *wanted_input, plan **out)
 {
     double t0 = now_ms();
     plan *p = calloc(1, sizeof *p);
@@ -107,6 +119,7 @@ vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, cons
     p->keyed = keyed;
     p->cache = cache;
     p->profiling = profiling;
+    p->fp16_mode = fp16_mode;
     p->wanted_input = -1;
     *wanted_input = -1;
     for (int i = 0; i < g->n_inputs; i++)
@@ -121,14 +134,21 @@ vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, cons
             memcpy(p->key_values + o, data[i], bytes[i]);
             o += bytes[i];
         }
-    p->cap_values = g->n_values + 4 * g->n_nodes + 64;
+    p->cap_values = g->n_values + 8 * g->n_nodes + 64;
     p->values = calloc((size_t)p->cap_values, sizeof *p->values);
+    p->converted = malloc((size_t)p->cap_values * GPU_STORAGE_COUNT * sizeof *p->converted);
+    p->out_copy = malloc((size_t)p->cap_values * sizeof *p->out_copy);
     p->temp_owner = calloc((size_t)p->cap_values, sizeof(int));
     p->n_values = g->n_values;
     p->input_dims = calloc((size_t)g->n_inputs * VKI_MAX_RANK + 1, sizeof(int64_t));
     bool *live = calloc((size_t)g->n_nodes + 1, 1);
     vki_status st = VKI_OK;
-    if (!p->values || !p->temp_owner || !p->input_dims || !live) st = vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!p->values || !p->temp_owner || !p->input_dims || !live || !p->converted || !p->out_copy)
+        st = vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (int v = 0; st == VKI_OK && v < p->cap_values; v++) {
+        p->out_copy[v] = -1;
+        for (int k = 0; k < GPU_STORAGE_COUNT; k++) p->converted[(size_t)v * GPU_STORAGE_COUNT + k] = -1;
+    }
     if (st == VKI_OK) {
         memcpy(p->input_dims, dims, (size_t)g->n_inputs * VKI_MAX_RANK * sizeof(int64_t));
         st = init_values(p, ranks, dims);
@@ -185,6 +205,8 @@ void plan_destroy(plan *p)
     arena_free(&p->arena);
     free(p->values);
     free(p->temp_owner);
+    free(p->converted);
+    free(p->out_copy);
     free(p->dispatches);
     free(p->input_offsets);
     free(p->output_offsets);

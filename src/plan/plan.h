@@ -61,6 +61,10 @@ struct plan {
     double plan_ms;
     uint32_t gpu_nodes, folded_nodes, aliased_nodes, fused_nodes;
     /* epilogue fusion: readers of each graph value, and nodes claimed by their producer */
+    /* storage: float32 values held as halves (the fp16 execution mode) */
+    bool fp16_mode;
+    int *converted; /* [root * GPU_STORAGE_COUNT + storage]: a copy of root in that storage, or -1 */
+    int *out_copy;  /* per value: this node's scratch copy of the output in its kernel's storage, or -1 */
     int *uses;     /* input slots of live nodes that read the value */
     int *reader;   /* the last live node that reads it */
     bool *fused;   /* per node: its work is done by its producer's kernel */
@@ -73,8 +77,16 @@ struct plan {
  * can key it and plan again. */
 vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims,
                        const void *const *data, const size_t *bytes, const bool *keyed,
-                       bool profiling, weight_cache *cache, int *wanted_input, plan **out);
+                       bool profiling, bool fp16_mode, weight_cache *cache, int *wanted_input, plan **out);
 void plan_destroy(plan *p);
+
+/* The storage a new value of dtype t is held in: its own width (float32 as halves in the fp16
+ * mode), except graph inputs and outputs, which keep their host layout (int64 narrowed). */
+gpu_storage plan_storage_for(const plan *p, int value_index, vki_dtype t);
+/* Records the conversions of outputs written through scratch copies (op_dispatch_stored). */
+vki_status plan_finish_node(op_ctx *c);
+/* Device bytes of a value in its storage (a multiple of 4, at least 16). */
+uint64_t plan_value_bytes(const plan_value *v);
 
 /* Liveness placement of intermediates (src/plan/memory.c). */
 vki_status plan_memory(plan *p);

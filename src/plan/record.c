@@ -29,8 +29,7 @@ static vki_status upload_constants(plan *p, vk_buffer *dst, uint64_t bytes, bool
         plan_value *pv = &p->values[v];
         if (!pick(p, v)) continue;
         size_t count = (size_t)shape_numel(pv->dims, pv->rank), bad = 0;
-        if (!dtype_gpu_supported(pv->dtype) ||
-            !convert_to_gpu(pv->dtype, pv->host, (uint32_t *)((uint8_t *)staging.mapped + pv->offset), count, &bad)) {
+        if (!host_to_storage(pv->dtype, pv->host, pv->storage, (uint8_t *)staging.mapped + pv->offset, count, &bad)) {
             vk_buffer_destroy(vk, &staging);
             const char *name = v < p->graph->n_values ? p->graph->values[v].name : "(scratch)";
             if (!dtype_gpu_supported(pv->dtype))
@@ -199,7 +198,7 @@ static vki_status record_commands(plan *p, const VkDescriptorSet *sets)
     vk->f.vkBeginCommandBuffer(cmd, &bi);
     for (int i = 0; i < g->n_inputs; i++) {
         plan_value *pv = &p->values[g->inputs[i]];
-        uint64_t bytes = (uint64_t)shape_numel(pv->dims, pv->rank) * 4;
+        uint64_t bytes = (uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage);
         if (!bytes || pv->buffer != PLAN_BUF_ARENA) continue;
         VkBufferCopy copy = {p->input_offsets[i], pv->offset, bytes};
         vk->f.vkCmdCopyBuffer(cmd, p->upload.buffer, p->intermediates.buffer, 1, &copy);
@@ -246,7 +245,7 @@ static vki_status record_commands(plan *p, const VkDescriptorSet *sets)
             VK_ACCESS_TRANSFER_READ_BIT);
     for (int i = 0; i < g->n_outputs; i++) {
         plan_value *pv = &p->values[plan_root(p, g->outputs[i])];
-        uint64_t bytes = (uint64_t)shape_numel(pv->dims, pv->rank) * 4;
+        uint64_t bytes = (uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage);
         if (!bytes || pv->host) continue;
         VkBufferCopy copy = {pv->offset, p->output_offsets[i], bytes};
         vk->f.vkCmdCopyBuffer(cmd, buffer_of(p, pv)->buffer, p->download.buffer, 1, &copy);
@@ -275,12 +274,12 @@ vki_status plan_record(plan *p)
     for (int i = 0; i < g->n_inputs; i++) {
         const plan_value *pv = &p->values[g->inputs[i]];
         p->input_offsets[i] = up;
-        up += ((uint64_t)shape_numel(pv->dims, pv->rank) * 4 + 15) / 16 * 16;
+        up += ((uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage) + 15) / 16 * 16;
     }
     for (int i = 0; i < g->n_outputs; i++) {
-        const plan_value *pv = &p->values[g->outputs[i]];
+        const plan_value *pv = &p->values[plan_root(p, g->outputs[i])];
         p->output_offsets[i] = down;
-        down += ((uint64_t)shape_numel(pv->dims, pv->rank) * 4 + 15) / 16 * 16;
+        down += ((uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage) + 15) / 16 * 16;
     }
     VKI_TRY(vk_buffer_create(vk, up, VK_BUFFER_UPLOAD, &p->upload));
     VKI_TRY(vk_buffer_create(vk, down, VK_BUFFER_DOWNLOAD, &p->download));

@@ -36,6 +36,7 @@ struct vki_session {
     size_t *output_bytes;
     double last_run_ms;
     bool profiling;
+    bool fp16_mode; /* VKI_PRECISION_FP16 */
     double *dispatch_ms; /* per dispatch of the last run's plan, when profiling */
     int n_dispatch_ms;
 };

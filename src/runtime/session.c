@@ -89,13 +89,20 @@ vki_status vki_model_output_info(const vki_model *m, uint32_t i, vki_tensor_info
 
 static vki_status find_plan(vki_session *s, bool eager, plan **out);
 
-vki_status vki_session_create(vki_model *m, vki_session **out)
+vki_status vki_session_create(vki_model *m, vki_session **out) { return vki_session_create_with_options(m, NULL, out); }
+
+vki_status vki_session_create_with_options(vki_model *m, const vki_session_options *opts, vki_session **out)
 {
     if (!m || !out) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_create: NULL argument");
+    *out = NULL;
+    vki_precision precision = opts ? opts->precision : VKI_PRECISION_DEFAULT;
+    if (precision != VKI_PRECISION_DEFAULT && precision != VKI_PRECISION_FP16)
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_create: unknown precision %d", (int)precision);
     vki_session *s = calloc(1, sizeof *s);
     const ir_graph *g = &m->onnx.graph;
     if (s) {
         s->model = m;
+        s->fp16_mode = precision == VKI_PRECISION_FP16;
         s->inputs = calloc((size_t)g->n_inputs + 1, sizeof *s->inputs);
         s->keyed = calloc((size_t)g->n_inputs + 1, sizeof *s->keyed);
         s->outputs = calloc((size_t)g->n_outputs + 1, sizeof *s->outputs);
@@ -264,7 +271,8 @@ static vki_status find_plan(vki_session *s, bool eager, plan **out)
      * on that input's values, and planning starts again: at most once per input */
     for (int attempt = 0; st == VKI_OK && attempt <= g->n_inputs; attempt++) {
         int wanted = -1;
-        st = plan_create(&s->model->ctx->vk, g, ranks, dims, data, bytes, s->keyed, s->profiling, &s->weights, &wanted, &p);
+        st = plan_create(&s->model->ctx->vk, g, ranks, dims, data, bytes, s->keyed, s->profiling, s->fp16_mode, &s->weights, &wanted,
+                         &p);
         if (st == VKI_OK || wanted < 0 || s->keyed[wanted]) break;
         s->keyed[wanted] = true;
         if (eager) {
@@ -369,8 +377,8 @@ vki_status vki_session_run(vki_session *s)
         const plan_value *pv = &p->values[g->inputs[i]];
         if (pv->buffer != PLAN_BUF_ARENA) continue;
         size_t count = (size_t)shape_numel(pv->dims, pv->rank), bad = 0;
-        if (!convert_to_gpu(pv->dtype, s->inputs[i].data, (uint32_t *)((uint8_t *)p->upload.mapped + p->input_offsets[i]),
-                            count, &bad))
+        if (!host_to_storage(pv->dtype, s->inputs[i].data, pv->storage, (uint8_t *)p->upload.mapped + p->input_offsets[i],
+                             count, &bad))
             return vki_fail(VKI_ERROR_UNSUPPORTED, "input '%s' (int64) holds %lld at index %zu, outside the int32 range "
                             "vkinfer narrows int64 to on the GPU", g->values[g->inputs[i]].name,
                             (long long)host_read_i64(pv->dtype, s->inputs[i].data, bad), bad);
@@ -393,8 +401,8 @@ vki_status vki_session_run(vki_session *s)
         if (root->host) /* known at plan time, in any dtype */
             memcpy(s->outputs[i], root->host, bytes);
         else
-            convert_from_gpu(pv->dtype, (const uint32_t *)((const uint8_t *)p->download.mapped + p->output_offsets[i]),
-                             s->outputs[i], count);
+            storage_to_host(pv->dtype, root->storage, (const uint8_t *)p->download.mapped + p->output_offsets[i],
+                            s->outputs[i], count);
     }
     s->last_run_ms = now_ms() - t0;
     s->last = p;

@@ -1,4 +1,4 @@
-/* Dtype facts and the host-side conversions between ONNX dtypes and the GPU's 4-byte form. */
+/* Dtype facts and the host-side conversions between ONNX dtypes and their GPU storages. */
 #include "util.h"
 
 #include <math.h>
@@ -216,6 +216,74 @@ void convert_from_gpu(vki_dtype t, const uint32_t *src, void *dst, size_t count)
         case VKI_DTYPE_UINT16: case VKI_DTYPE_INT16: { uint16_t v = (uint16_t)iv; memcpy(d + 2 * i, &v, 2); break; }
         default: break;
         }
+    }
+}
+
+gpu_storage storage_native(vki_dtype t)
+{
+    switch (t) {
+    case VKI_DTYPE_FLOAT16: return GPU_F16;
+    case VKI_DTYPE_BFLOAT16: return GPU_BF16;
+    case VKI_DTYPE_INT16: return GPU_I16;
+    case VKI_DTYPE_UINT16: return GPU_U16;
+    case VKI_DTYPE_INT8: return GPU_I8;
+    case VKI_DTYPE_UINT8: return GPU_U8;
+    case VKI_DTYPE_BOOL: return GPU_BOOL;
+    default: return GPU_W32;
+    }
+}
+
+uint32_t storage_size(gpu_storage s)
+{
+    switch (s) {
+    case GPU_W32: return 4;
+    case GPU_F16: case GPU_BF16: case GPU_I16: case GPU_U16: return 2;
+    default: return 1;
+    }
+}
+
+const char *storage_name(gpu_storage s)
+{
+    static const char *names[] = {"w32", "f16", "bf16", "i16", "u16", "i8", "u8", "bool"};
+    return (unsigned)s < GPU_STORAGE_COUNT ? names[s] : "?";
+}
+
+bool host_to_storage(vki_dtype t, const void *src, gpu_storage s, void *dst, size_t count, size_t *bad_index)
+{
+    if (!dtype_gpu_supported(t)) {
+        if (bad_index) *bad_index = 0;
+        return false;
+    }
+    if (s == GPU_W32) return convert_to_gpu(t, src, dst, count, bad_index);
+    if (s == storage_native(t)) { /* the dtype's own bytes: the hot path */
+        if (t == VKI_DTYPE_BOOL) { /* any non-zero byte is true; kernels see 0 or 1 */
+            const uint8_t *b = src;
+            uint8_t *d = dst;
+            for (size_t i = 0; i < count; i++) d[i] = b[i] != 0;
+        } else {
+            memcpy(dst, src, count * storage_size(s));
+        }
+        return true;
+    }
+    /* a float dtype narrowed (the fp16 execution mode holds float32 values as halves) */
+    uint16_t *d = dst;
+    for (size_t i = 0; i < count; i++) {
+        float f = (float)host_read_f64(t, src, i);
+        d[i] = s == GPU_F16 ? float_to_half(f) : float_to_bf16(f);
+    }
+    return true;
+}
+
+void storage_to_host(vki_dtype t, gpu_storage s, const void *src, void *dst, size_t count)
+{
+    if (s == GPU_W32) {
+        convert_from_gpu(t, src, dst, count);
+    } else if (s == storage_native(t)) {
+        memcpy(dst, src, count * storage_size(s));
+    } else { /* halves of a wider float dtype */
+        const uint16_t *h = src;
+        for (size_t i = 0; i < count; i++)
+            host_write_f64(t, dst, i, s == GPU_F16 ? half_to_float(h[i]) : bf16_to_float(h[i]));
     }
 }
 

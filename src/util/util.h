@@ -30,14 +30,39 @@ void *arena_alloc(vki_arena *arena, size_t bytes); /* zeroed, 16-byte aligned */
 char *arena_strndup(vki_arena *arena, const char *s, size_t n);
 void arena_free(vki_arena *arena);
 
-/* Dtype facts. The GPU holds every element in 4 bytes: floats (fp32, fp16, bf16) as fp32,
- * integers and bool as int32 (see docs/architecture.md, "Dtypes on the GPU"). */
+/* Dtype facts. On the GPU a value is held in a storage (docs/architecture.md, "Dtypes on the
+ * GPU"): its own width for 8- and 16-bit dtypes, or one 32-bit word per element. */
 bool dtype_is_float(vki_dtype t);
 bool dtype_is_int(vki_dtype t); /* integers and bool */
 bool dtype_gpu_supported(vki_dtype t);
 int64_t shape_numel(const int64_t *dims, int rank);
 /* "[1,3,224,224]" into buf. */
 const char *shape_str(const int64_t *dims, int rank, char *buf, size_t size);
+
+/* How a value's elements lie in device memory. GPU_W32 is the form every kernel can read: one
+ * 32-bit word per element, floats as fp32 bits, integers and bool as int32 (int64 narrowed).
+ * The others are a dtype's own bytes, packed (two halves or four bytes to a word). */
+typedef enum gpu_storage {
+    GPU_W32 = 0,
+    GPU_F16,
+    GPU_BF16,
+    GPU_I16,
+    GPU_U16,
+    GPU_I8,
+    GPU_U8,
+    GPU_BOOL,
+    GPU_STORAGE_COUNT
+} gpu_storage;
+/* The storage that holds dtype t in its own width (GPU_W32 for 32- and 64-bit dtypes). */
+gpu_storage storage_native(vki_dtype t);
+uint32_t storage_size(gpu_storage s); /* bytes per element */
+const char *storage_name(gpu_storage s);
+/* Host bytes of dtype t (count elements) into storage s. Fails (false, *bad_index set) for
+ * int64 values outside int32 and for dtypes the GPU does not hold. float32 into GPU_F16 (the
+ * fp16 execution mode) rounds to nearest even. */
+bool host_to_storage(vki_dtype t, const void *src, gpu_storage s, void *dst, size_t count, size_t *bad_index);
+/* Storage s back into host bytes of dtype t (count elements). */
+void storage_to_host(vki_dtype t, gpu_storage s, const void *src, void *dst, size_t count);
 
 /* Host conversions between a dtype's host bytes and the GPU's 4-byte form. count elements.
  * to_gpu fails (returns false, *bad_index set) for int64 values outside int32. */

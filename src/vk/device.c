@@ -303,6 +303,15 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     const char *max_binding = getenv("VKINFER_MAX_BINDING_BYTES");
     if (max_binding && strtoull(max_binding, NULL, 10) >= 256 && strtoull(max_binding, NULL, 10) < vk->caps.max_storage_buffer_range)
         vk->caps.max_storage_buffer_range = strtoull(max_binding, NULL, 10);
+    /* VKINFER_DISABLE_FEATURES=storage16,storage8,fp16,coopmat masks features off, so that
+     * tests run the paths of devices without them (packed storage through conversions) */
+    const char *disable = getenv("VKINFER_DISABLE_FEATURES");
+    if (disable) {
+        if (strstr(disable, "storage16")) vk->caps.storage_16bit = false;
+        if (strstr(disable, "storage8")) vk->caps.storage_8bit = false;
+        if (strstr(disable, "fp16")) vk->caps.fp16_arithmetic = false;
+        if (strstr(disable, "coopmat")) vk->caps.cooperative_matrix = false;
+    }
     vk->f.vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem_props);
     if (!has_compute_queue(vk, vk->phys, &vk->queue_family))
         return vki_fail(VKI_ERROR_NO_VULKAN, "device '%s' has no compute queue", vk->caps.props.deviceName);
@@ -311,7 +320,20 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     qci.queueFamilyIndex = vk->queue_family;
     qci.queueCount = 1;
     qci.pQueuePriorities = &prio;
+    /* the features kernels may use, as far as the device has them (and they are not masked) */
+    VkPhysicalDevice16BitStorageFeatures s16 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+    VkPhysicalDeviceShaderFloat16Int8Features f16 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+    VkPhysicalDevice8BitStorageFeatures s8 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+    s16.storageBuffer16BitAccess = vk->caps.storage_16bit;
+    void *features = &s16;
+    if (vk->caps.props.apiVersion >= VK_API_VERSION_1_2) {
+        f16.shaderFloat16 = vk->caps.fp16_arithmetic;
+        s8.storageBuffer8BitAccess = vk->caps.storage_8bit;
+        s16.pNext = &f16;
+        f16.pNext = &s8;
+    }
     VkDeviceCreateInfo dci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    dci.pNext = features;
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
     VkResult r = vk->f.vkCreateDevice(vk->phys, &dci, NULL, &vk->device);

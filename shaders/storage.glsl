@@ -1,0 +1,22 @@
+// Element access for kernels built in several storages. A variant file (e.g. unary_f16.comp)
+// enables GL_EXT_shader_16bit_storage, defines STORAGE_F16 or STORAGE_BF16 and includes the
+// kernel's body; the plain file defines neither. A kernel declares its tensor buffers as
+// `ELEM name[]` and reads and writes them through LOAD and STORE, which give and take the
+// 32-bit word form of common.glsl (fp32 bits for floats), so one body serves every storage.
+// Arithmetic stays fp32: halves are widened on load and rounded to nearest even on store.
+#if defined(STORAGE_F16)
+#define ELEM float16_t
+#define LOAD(buf, i) floatBitsToUint(float(buf[i]))
+#define STORE(buf, i, w) buf[i] = float16_t(uintBitsToFloat(w))
+#define STORAGE_DT DT_F16
+#elif defined(STORAGE_BF16)
+#define ELEM uint16_t
+#define LOAD(buf, i) (uint(buf[i]) << 16)
+#define STORE(buf, i, w) buf[i] = uint16_t(floatBitsToUint(round_to_dtype(DT_BF16, uintBitsToFloat(w))) >> 16)
+#define STORAGE_DT DT_BF16
+#else
+#define ELEM uint
+#define LOAD(buf, i) (buf[i])
+#define STORE(buf, i, w) buf[i] = (w)
+#define STORAGE_DT DT_F32
+#endif
