@@ -25,9 +25,10 @@ static const char usage_text[] =
     "      --seed N                         seed of --random-inputs (default 0)\n"
     "      --output-dir DIR                 write each output to DIR/<name>.npy\n"
     "      --device SPEC                    device index or name substring (see `vkinfer devices`)\n"
+    "      --precision fp32|fp16            fp16: float32 weights and activations held as float16 on the GPU\n"
     "  vkinfer bench MODEL.onnx [options]   time whole runs (upload + GPU + download)\n"
     "      --input NAME=FILE.npy | --random-inputs [--seed N]\n"
-    "      --warmup N (default 10)  --runs N (default 50)  --json  --device SPEC\n"
+    "      --warmup N (default 10)  --runs N (default 50)  --json  --device SPEC  --precision fp32|fp16\n"
     "      --profile                        then one run with GPU timestamps: time per op, slowest dispatches\n"
     "  vkinfer --version | help\n"
     "environment: VKINFER_DEVICE (default device), VKINFER_VALIDATION=1, VKINFER_CACHE_DIR\n";
@@ -150,7 +151,7 @@ typedef struct run_options {
     const char *model, *output_dir, *device;
     input_arg inputs[MAX_INPUT_ARGS];
     int n_inputs;
-    bool random_inputs, json, profile;
+    bool random_inputs, json, profile, fp16;
     uint64_t seed;
     long warmup, runs;
 } run_options;
@@ -187,7 +188,7 @@ static int parse_run_options(const char *cmd, int argc, char **argv, bool bench,
             continue;
         }
         bool takes_value = !strcmp(opt, "--input") || !strcmp(opt, "--output-dir") || !strcmp(opt, "--device") ||
-                           !strcmp(opt, "--seed") || (bench && (!strcmp(opt, "--warmup") || !strcmp(opt, "--runs")));
+                           !strcmp(opt, "--seed") || !strcmp(opt, "--precision") || (bench && (!strcmp(opt, "--warmup") || !strcmp(opt, "--runs")));
         if (takes_value && !value) {
             if (i + 1 >= argc) return usage_error("%s: %s needs a value", cmd, opt);
             value = argv[++i];
@@ -204,6 +205,10 @@ static int parse_run_options(const char *cmd, int argc, char **argv, bool bench,
             o->output_dir = value;
         } else if (!strcmp(opt, "--device")) {
             o->device = value;
+        } else if (!strcmp(opt, "--precision")) {
+            if (strcmp(value, "fp32") && strcmp(value, "fp16"))
+                return usage_error("%s: --precision takes fp32 or fp16, got '%s'", cmd, value);
+            o->fp16 = !strcmp(value, "fp16");
         } else if (!strcmp(opt, "--seed")) {
             char *end;
             errno = 0;
@@ -559,7 +564,8 @@ static int load(const run_options *o, loaded *l)
     if (vki_model_load(l->ctx, o->model, &l->model) != VKI_OK) return lib_error("loading the model");
     l->load_ms = now_ms() - t0;
     t0 = now_ms();
-    if (vki_session_create(l->model, &l->session) != VKI_OK) return lib_error("creating a session");
+    vki_session_options sopts = {o->fp16 ? VKI_PRECISION_FP16 : VKI_PRECISION_DEFAULT};
+    if (vki_session_create_with_options(l->model, &sopts, &l->session) != VKI_OK) return lib_error("creating a session");
     l->session_ms = now_ms() - t0;
     return 0;
 }
