@@ -46,7 +46,7 @@ typedef enum vki_status {
     VKI_ERROR_SHAPE = 6,            /* shapes or dtypes that do not fit the op or the model */
     VKI_ERROR_OUT_OF_MEMORY = 7,    /* host or device memory exhausted */
     VKI_ERROR_VULKAN = 8,           /* a Vulkan call failed */
-    VKI_ERROR_VALIDATION = 9,       /* the Vulkan validation layer reported a message */
+    VKI_ERROR_VALIDATION = 9        /* the Vulkan validation layer reported a message */
 } vki_status;
 
 /* Element types, numbered as ONNX's TensorProto.DataType. */
@@ -65,7 +65,7 @@ typedef enum vki_dtype {
     VKI_DTYPE_DOUBLE = 11,
     VKI_DTYPE_UINT32 = 12,
     VKI_DTYPE_UINT64 = 13,
-    VKI_DTYPE_BFLOAT16 = 16,
+    VKI_DTYPE_BFLOAT16 = 16 /* no trailing comma: C++98 -pedantic refuses it */
 } vki_dtype;
 
 /* The message of the last failed call on this thread ("" if none). Valid until the next
