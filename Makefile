@@ -3,12 +3,19 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 PYTHON ?= /usr/bin/python3
+PREFIX ?= /usr/local
+# -Werror for CI and developers only; a plain `cmake` build (users) keeps warnings as warnings
+DEV_FLAGS = -DVKINFER_WERROR=ON
 
 BUILD_PACKAGES = cmake make gcc libc6-dev libvulkan-dev glslc
 RUN_PACKAGES = libvulkan1 mesa-vulkan-drivers
-TEST_PACKAGES = vulkan-validationlayers python3-numpy python3-onnx python3-torch python3-torchvision libonnx-testdata
+# tests: pkgconf, g++ and clang (header and installed-library tests), python3-venv and
+# python3-setuptools (`pip install ./python` into a venv), python3-matplotlib (bench --plot)
+TEST_PACKAGES = vulkan-validationlayers python3-numpy python3-onnx python3-torch python3-torchvision libonnx-testdata \
+	pkgconf g++ clang python3-venv python3-setuptools python3-pip python3-matplotlib
+CROSS_PACKAGES = gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 
-.PHONY: all build test demo deps deps-test clean
+.PHONY: all build install test demo deps deps-test cross-check warnings-check clean
 
 all: build
 
@@ -22,8 +29,15 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: deps-test
+# installs the header, libvkinfer.a, libvkinfer.so.0, the program, vkinfer.pc and the CMake
+# package under PREFIX (no test packages needed)
+install: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(BUILD) -j $(JOBS) --target vkinfer vkinfer_static vkinfer_shared
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+test: deps-test
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(DEV_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 900
 	@cmake -DRESULTS=$(BUILD)/conformance-results -P tests/conformance/summary.cmake
@@ -32,6 +46,22 @@ demo: deps-test
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(BUILD) -j $(JOBS)
 	$(PYTHON) tools/demo.py $(BUILD)/vkinfer
+
+# The library and program built for 64-bit Arm Linux with Debian's cross compiler (not part of
+# `make test`: the toolchain is a large download). Checks the outputs are aarch64 ELF files.
+cross-check: deps
+	@scripts/install-packages.sh $(CROSS_PACKAGES)
+	cmake -S . -B $(BUILD)-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+		-DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF $(DEV_FLAGS)
+	cmake --build $(BUILD)-aarch64 -j $(JOBS)
+	file -L $(BUILD)-aarch64/libvkinfer.so $(BUILD)-aarch64/vkinfer | tee /dev/stderr | grep -c "ARM aarch64" | grep -qx 2
+
+# Release, RelWithDebInfo and Debug with gcc and clang, warnings as errors, tests off
+warnings-check: deps
+	@scripts/install-packages.sh clang
+	for cc in gcc clang; do for type in Release RelWithDebInfo Debug; do \
+		cmake -S . -B $(BUILD)-$$cc-$$type -DCMAKE_C_COMPILER=$$cc -DCMAKE_BUILD_TYPE=$$type -DBUILD_TESTING=OFF $(DEV_FLAGS) \
+		&& cmake --build $(BUILD)-$$cc-$$type -j $(JOBS) || exit 1; done; done
 
 clean:
 	rm -rf $(BUILD)

@@ -23,8 +23,17 @@
 extern "C" {
 #endif
 
+/* Marks the library's public functions: the shared library is built with
+ * -fvisibility=hidden, so only these are exported (internal helpers stay private). */
+#if defined(__GNUC__) || defined(__clang__)
+#define VKI_API __attribute__((visibility("default")))
+#else
+#define VKI_API
+#endif
+
 #define VKI_VERSION_MAJOR 0
 #define VKI_VERSION_MINOR 1
+#define VKI_VERSION_PATCH 0
 #define VKI_MAX_RANK 8
 
 typedef enum vki_status {
@@ -37,7 +46,7 @@ typedef enum vki_status {
     VKI_ERROR_SHAPE = 6,            /* shapes or dtypes that do not fit the op or the model */
     VKI_ERROR_OUT_OF_MEMORY = 7,    /* host or device memory exhausted */
     VKI_ERROR_VULKAN = 8,           /* a Vulkan call failed */
-    VKI_ERROR_VALIDATION = 9,       /* the Vulkan validation layer reported a message */
+    VKI_ERROR_VALIDATION = 9        /* the Vulkan validation layer reported a message */
 } vki_status;
 
 /* Element types, numbered as ONNX's TensorProto.DataType. */
@@ -56,24 +65,28 @@ typedef enum vki_dtype {
     VKI_DTYPE_DOUBLE = 11,
     VKI_DTYPE_UINT32 = 12,
     VKI_DTYPE_UINT64 = 13,
-    VKI_DTYPE_BFLOAT16 = 16,
+    VKI_DTYPE_BFLOAT16 = 16 /* no trailing comma: C++98 -pedantic refuses it */
 } vki_dtype;
 
 /* The message of the last failed call on this thread ("" if none). Valid until the next
  * failing call on the same thread. */
-const char *vki_last_error(void);
+VKI_API const char *vki_last_error(void);
+
+/* The library's version, "MAJOR.MINOR.PATCH" (the shared library's, which may be newer than
+ * the VKI_VERSION_* macros a program was compiled with). */
+VKI_API const char *vki_version(void);
 
 /* Name of a dtype ("float32", "int64", ...), "unknown" for values outside the enum. */
-const char *vki_dtype_name(vki_dtype dtype);
+VKI_API const char *vki_dtype_name(vki_dtype dtype);
 
 /* Bytes per element of a dtype as stored on the host (0 for strings and unknown types). */
-size_t vki_dtype_size(vki_dtype dtype);
+VKI_API size_t vki_dtype_size(vki_dtype dtype);
 
 /* ---- Devices ------------------------------------------------------------------------- */
 
 /* 1 if libvulkan.so.1 can be opened and at least one device answers, 0 otherwise. Never
  * crashes, whatever the machine has. */
-int vki_vulkan_available(void);
+VKI_API int vki_vulkan_available(void);
 
 typedef struct vki_device_info {
     uint32_t index;        /* position in vki_device_list's order, what VKINFER_DEVICE takes */
@@ -97,7 +110,7 @@ typedef struct vki_device_info {
 
 /* Lists the Vulkan devices. Writes at most `capacity` entries and sets *count to the number
  * of devices (call with capacity 0 to count). */
-vki_status vki_device_list(vki_device_info *infos, uint32_t capacity, uint32_t *count);
+VKI_API vki_status vki_device_list(vki_device_info *infos, uint32_t capacity, uint32_t *count);
 
 /* ---- Context: one Vulkan device ------------------------------------------------------ */
 
@@ -116,9 +129,9 @@ typedef struct vki_context_options {
 } vki_context_options;
 
 /* Opens a device. opts may be NULL (all defaults). */
-vki_status vki_context_create(const vki_context_options *opts, vki_context **out);
-void vki_context_destroy(vki_context *ctx);
-vki_status vki_context_device_info(const vki_context *ctx, vki_device_info *out);
+VKI_API vki_status vki_context_create(const vki_context_options *opts, vki_context **out);
+VKI_API void vki_context_destroy(vki_context *ctx);
+VKI_API vki_status vki_context_device_info(const vki_context *ctx, vki_device_info *out);
 
 /* ---- Models ---------------------------------------------------------------------------- */
 
@@ -136,12 +149,48 @@ typedef struct vki_tensor_info {
  * files must lie inside the model's folder. Checks every length and offset; a malformed
  * file is VKI_ERROR_MODEL, an op vkinfer does not know is VKI_ERROR_UNSUPPORTED naming it.
  * The context must outlive the model. */
-vki_status vki_model_load(vki_context *ctx, const char *path, vki_model **out);
-void vki_model_destroy(vki_model *model);
-uint32_t vki_model_input_count(const vki_model *model);
-uint32_t vki_model_output_count(const vki_model *model);
-vki_status vki_model_input_info(const vki_model *model, uint32_t index, vki_tensor_info *out);
-vki_status vki_model_output_info(const vki_model *model, uint32_t index, vki_tensor_info *out);
+VKI_API vki_status vki_model_load(vki_context *ctx, const char *path, vki_model **out);
+VKI_API void vki_model_destroy(vki_model *model);
+VKI_API uint32_t vki_model_input_count(const vki_model *model);
+VKI_API uint32_t vki_model_output_count(const vki_model *model);
+VKI_API vki_status vki_model_input_info(const vki_model *model, uint32_t index, vki_tensor_info *out);
+VKI_API vki_status vki_model_output_info(const vki_model *model, uint32_t index, vki_tensor_info *out);
+
+/* ---- Inspecting a model file without a device ------------------------------------------- */
+
+/* What `vkinfer info` shows. Unlike vki_model_load, inspection needs no Vulkan device and
+ * accepts models with ops vkinfer does not run, so that it can say which ones those are. */
+typedef struct vki_model_report vki_model_report;
+
+typedef struct vki_model_summary {
+    int64_t ir_version;
+    int64_t opset;              /* version of the default (ai.onnx) domain */
+    uint32_t input_count;       /* graph inputs that are not initializers */
+    uint32_t output_count;
+    uint32_t node_count;
+    uint32_t initializer_count;
+    uint64_t weight_bytes;      /* bytes of initializer data as stored in the file(s) */
+    uint32_t op_type_count;     /* distinct (domain, op_type) pairs, see vki_model_report_op */
+    uint32_t unsupported_node_count; /* nodes whose op vkinfer does not implement */
+} vki_model_summary;
+
+typedef struct vki_model_op_use {
+    const char *op;       /* ONNX op_type */
+    const char *domain;   /* "" for the default ONNX domain */
+    uint32_t node_count;  /* nodes of the model using it */
+    int supported;        /* 1 if vkinfer implements it (see vki_op_get), else 0 */
+} vki_model_op_use;
+
+/* Reads an ONNX file as vki_model_load does (same checks, external data included). */
+VKI_API vki_status vki_model_inspect(const char *path, vki_model_report **out);
+VKI_API void vki_model_report_destroy(vki_model_report *report);
+VKI_API vki_status vki_model_report_summary(const vki_model_report *report, vki_model_summary *out);
+/* Ops in order of first use in the graph; index < summary.op_type_count. */
+VKI_API vki_status vki_model_report_op(const vki_model_report *report, uint32_t index, vki_model_op_use *out);
+/* Inputs and outputs as vki_model_input_info / vki_model_output_info describe them. Strings
+ * stay valid until the report is destroyed. */
+VKI_API vki_status vki_model_report_input(const vki_model_report *report, uint32_t index, vki_tensor_info *out);
+VKI_API vki_status vki_model_report_output(const vki_model_report *report, uint32_t index, vki_tensor_info *out);
 
 /* ---- Sessions: plan once per input shapes, replay per run ------------------------------ */
 
@@ -150,8 +199,8 @@ typedef struct vki_session vki_session;
 /* When every input's shape is fully declared by the model, the session plans now, so a model
  * that cannot run fails here with the node, op, dtypes and shapes; otherwise the first run
  * with a new shape plans. */
-vki_status vki_session_create(vki_model *model, vki_session **out);
-void vki_session_destroy(vki_session *session);
+VKI_API vki_status vki_session_create(vki_model *model, vki_session **out);
+VKI_API void vki_session_destroy(vki_session *session);
 
 /* How a session computes floating-point values. */
 typedef enum vki_precision {
@@ -170,22 +219,22 @@ typedef struct vki_session_options {
 } vki_session_options;
 
 /* vki_session_create with options; opts may be NULL (all defaults, as vki_session_create). */
-vki_status vki_session_create_with_options(vki_model *model, const vki_session_options *opts,
+VKI_API vki_status vki_session_create_with_options(vki_model *model, const vki_session_options *opts,
                                            vki_session **out);
 
 /* Copies one input. dtype must be the model's dtype for that input; dims must fit the
  * model's declared dims (symbolic ones are free). */
-vki_status vki_session_set_input(vki_session *session, const char *name, vki_dtype dtype,
+VKI_API vki_status vki_session_set_input(vki_session *session, const char *name, vki_dtype dtype,
                                  const int64_t *dims, int32_t rank, const void *data,
                                  size_t bytes);
 
 /* Runs the model. The first run with a set of input shapes plans (shape inference,
  * constant folding, kernel choice, memory planning, command recording); plans are kept per
  * input shapes, so later runs with known shapes only upload, submit and download. */
-vki_status vki_session_run(vki_session *session);
+VKI_API vki_status vki_session_run(vki_session *session);
 
 /* Output `index` of the last run. *data stays valid until the next run or destroy. */
-vki_status vki_session_get_output(vki_session *session, uint32_t index, vki_tensor_info *info,
+VKI_API vki_status vki_session_get_output(vki_session *session, uint32_t index, vki_tensor_info *info,
                                   const void **data, size_t *bytes);
 
 typedef struct vki_session_stats {
@@ -204,13 +253,13 @@ typedef struct vki_session_stats {
     uint32_t plans_cached;
 } vki_session_stats;
 
-vki_status vki_session_stats_get(const vki_session *session, vki_session_stats *out);
+VKI_API vki_status vki_session_stats_get(const vki_session *session, vki_session_stats *out);
 
 /* ---- Profiling: GPU time of every dispatch, no fixed limit ------------------------------- */
 
 /* Turns per-dispatch GPU timestamps on or off for plans made after this call (plans made
  * earlier are dropped). Off by default: timestamps cost a little on every run. */
-vki_status vki_session_set_profiling(vki_session *session, int enabled);
+VKI_API vki_status vki_session_set_profiling(vki_session *session, int enabled);
 
 typedef struct vki_dispatch_profile {
     const char *node;    /* ONNX node name */
@@ -221,7 +270,7 @@ typedef struct vki_dispatch_profile {
 
 /* Per-dispatch GPU times of the last run (profiling on). Writes at most `capacity` entries
  * and sets *count to the number of dispatches. */
-vki_status vki_session_profile(const vki_session *session, vki_dispatch_profile *out,
+VKI_API vki_status vki_session_profile(const vki_session *session, vki_dispatch_profile *out,
                                uint32_t capacity, uint32_t *count);
 
 /* ---- Operators --------------------------------------------------------------------------- */
@@ -233,8 +282,8 @@ typedef struct vki_op_info {
     const char *notes;  /* what it does not support yet, or "" */
 } vki_op_info;
 
-uint32_t vki_op_count(void);
-vki_status vki_op_get(uint32_t index, vki_op_info *out);
+VKI_API uint32_t vki_op_count(void);
+VKI_API vki_status vki_op_get(uint32_t index, vki_op_info *out);
 
 #ifdef __cplusplus
 }

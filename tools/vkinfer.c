@@ -1,5 +1,7 @@
 /* The vkinfer command: list devices and ops, run a model on .npy inputs, and benchmark it.
  * Other programs call it, so its options, output files and --json fields are an interface. */
+#include "cli.h"
+#include "cli_bench.h"
 #include "npy.h"
 #include "vkinfer.h"
 
@@ -12,37 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-
-#define EXIT_USAGE 2
-
-static const char usage_text[] =
-    "usage:\n"
-    "  vkinfer devices                      list the Vulkan devices ('*' marks the default)\n"
-    "  vkinfer ops [--markdown]             list the ops vkinfer runs\n"
-    "  vkinfer run MODEL.onnx [options]     run the model once, print and save its outputs\n"
-    "      --input NAME=FILE.npy            an input (repeat for each input; a bfloat16 input takes float32)\n"
-    "      --random-inputs                  fill inputs not given with seeded random data\n"
-    "      --seed N                         seed of --random-inputs (default 0)\n"
-    "      --output-dir DIR                 write each output to DIR/<name>.npy\n"
-    "      --device SPEC                    device index or name substring (see `vkinfer devices`)\n"
-    "      --precision fp32|fp16            fp16: float32 weights and activations held as float16 on the GPU\n"
-    "  vkinfer bench MODEL.onnx [options]   time whole runs (upload + GPU + download)\n"
-    "      --input NAME=FILE.npy | --random-inputs [--seed N]\n"
-    "      --warmup N (default 10)  --runs N (default 50)  --json  --device SPEC  --precision fp32|fp16\n"
-    "      --profile                        then one run with GPU timestamps: time per op, slowest dispatches\n"
-    "  vkinfer --version | help\n"
-    "environment: VKINFER_DEVICE (default device), VKINFER_VALIDATION=1, VKINFER_CACHE_DIR\n";
-
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "vkinfer: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n\n%s", usage_text);
-    va_end(ap);
-    return EXIT_USAGE;
-}
+#include <unistd.h>
 
 static int lib_error(const char *what)
 {
@@ -113,7 +85,7 @@ static int cmd_ops(int argc, char **argv)
     bool markdown = false;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--markdown")) markdown = true;
-        else return usage_error("ops: unknown option '%s'", argv[i]);
+        else return cli_usage_error("ops", "unknown option '%s'", argv[i]);
     }
     uint32_t n = vki_op_count();
     if (markdown) printf("| Op | Dtypes | Notes |\n|---|---|---|\n");
@@ -147,14 +119,39 @@ typedef struct input_arg {
     const char *name, *path;
 } input_arg;
 
+typedef struct shape_arg {
+    const char *name;
+    int rank;
+    int64_t dims[VKI_MAX_RANK];
+} shape_arg;
+
 typedef struct run_options {
-    const char *model, *output_dir, *device;
+    const char *model, *output_dir, *device, *plot;
     input_arg inputs[MAX_INPUT_ARGS];
     int n_inputs;
+    shape_arg shapes[MAX_INPUT_ARGS];
+    int n_shapes;
     bool random_inputs, json, profile, fp16;
     uint64_t seed;
     long warmup, runs;
+    double duration_s; /* > 0: time runs for this long instead of `runs` */
 } run_options;
+
+/* "1x3x224x224" (a scalar: "" is not accepted, use a rank-0 .npy input instead) */
+static bool parse_dims(const char *s, shape_arg *out)
+{
+    out->rank = 0;
+    while (*s) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (errno || end == s || v < 0 || out->rank == VKI_MAX_RANK || (*end && *end != 'x')) return false;
+        out->dims[out->rank++] = v;
+        s = *end ? end + 1 : end;
+        if (*end && !*s) return false;
+    }
+    return out->rank > 0;
+}
 
 static bool parse_count(const char *s, long min, long *out)
 {
@@ -178,42 +175,63 @@ static int parse_run_options(const char *cmd, int argc, char **argv, bool bench,
         if (!strncmp(arg, "--", 2)) {
             char *eq = strchr(arg, '=');
             size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-            if (len >= sizeof opt) return usage_error("%s: unknown option '%s'", cmd, arg);
+            if (len >= sizeof opt) return cli_usage_error(cmd, "unknown option '%s'", arg);
             memcpy(opt, arg, len);
             opt[len] = 0;
             if (eq) value = eq + 1;
         } else {
-            if (o->model) return usage_error("%s: unexpected argument '%s' (one model only)", cmd, arg);
+            if (o->model) return cli_usage_error(cmd, "unexpected argument '%s' (one model only)", arg);
             o->model = arg;
             continue;
         }
         bool takes_value = !strcmp(opt, "--input") || !strcmp(opt, "--output-dir") || !strcmp(opt, "--device") ||
-                           !strcmp(opt, "--seed") || !strcmp(opt, "--precision") || (bench && (!strcmp(opt, "--warmup") || !strcmp(opt, "--runs")));
+                           !strcmp(opt, "--seed") || !strcmp(opt, "--shape") || !strcmp(opt, "--precision") ||
+                           (bench && (!strcmp(opt, "--warmup") || !strcmp(opt, "--runs") || !strcmp(opt, "--duration") ||
+                                      !strcmp(opt, "--plot")));
         if (takes_value && !value) {
-            if (i + 1 >= argc) return usage_error("%s: %s needs a value", cmd, opt);
+            if (i + 1 >= argc) return cli_usage_error(cmd, "%s needs a value", opt);
             value = argv[++i];
         } else if (!takes_value && value) {
-            return usage_error("%s: %s takes no value", cmd, opt);
+            return cli_usage_error(cmd, "%s takes no value", opt);
         }
         if (!strcmp(opt, "--input")) {
             char *eq = strchr(value, '=');
-            if (!eq || eq == value || !eq[1]) return usage_error("%s: --input takes NAME=FILE.npy, got '%s'", cmd, value);
-            if (o->n_inputs == MAX_INPUT_ARGS) return usage_error("%s: more than %d --input options", cmd, MAX_INPUT_ARGS);
+            if (!eq || eq == value || !eq[1]) return cli_usage_error(cmd, "--input takes NAME=FILE.npy, got '%s'", value);
+            if (o->n_inputs == MAX_INPUT_ARGS) return cli_usage_error(cmd, "more than %d --input options", MAX_INPUT_ARGS);
             *eq = 0;
             o->inputs[o->n_inputs++] = (input_arg){value, eq + 1};
+        } else if (!strcmp(opt, "--shape")) {
+            char *eq = strchr(value, '=');
+            if (!eq || eq == value) return cli_usage_error(cmd, "--shape takes NAME=DIMS (e.g. x=1x3x224x224), got '%s'", value);
+            if (o->n_shapes == MAX_INPUT_ARGS) return cli_usage_error(cmd, "more than %d --shape options", MAX_INPUT_ARGS);
+            *eq = 0;
+            shape_arg *sh = &o->shapes[o->n_shapes++];
+            sh->name = value;
+            if (!parse_dims(eq + 1, sh))
+                return cli_usage_error(cmd, "--shape %s=%s: dimensions are non-negative integers joined by 'x' (at most %d)",
+                                       value, eq + 1, VKI_MAX_RANK);
+        } else if (bench && !strcmp(opt, "--duration")) {
+            char *end;
+            errno = 0;
+            o->duration_s = strtod(value, &end);
+            if (errno || end == value || *end || !(o->duration_s > 0) || o->duration_s > 1e6)
+                return cli_usage_error(cmd, "--duration takes a number of seconds > 0");
+        } else if (bench && !strcmp(opt, "--plot")) {
+            o->plot = value;
+            o->profile = true;
         } else if (!strcmp(opt, "--output-dir") && !bench) {
             o->output_dir = value;
         } else if (!strcmp(opt, "--device")) {
             o->device = value;
         } else if (!strcmp(opt, "--precision")) {
             if (strcmp(value, "fp32") && strcmp(value, "fp16"))
-                return usage_error("%s: --precision takes fp32 or fp16, got '%s'", cmd, value);
+                return cli_usage_error(cmd, "--precision takes fp32 or fp16, got '%s'", value);
             o->fp16 = !strcmp(value, "fp16");
         } else if (!strcmp(opt, "--seed")) {
             char *end;
             errno = 0;
             o->seed = strtoull(value, &end, 10);
-            if (errno || end == value || *end) return usage_error("%s: --seed takes a non-negative integer", cmd);
+            if (errno || end == value || *end) return cli_usage_error(cmd, "--seed takes a non-negative integer");
         } else if (!strcmp(opt, "--random-inputs")) {
             o->random_inputs = true;
         } else if (bench && !strcmp(opt, "--json")) {
@@ -221,14 +239,22 @@ static int parse_run_options(const char *cmd, int argc, char **argv, bool bench,
         } else if (bench && !strcmp(opt, "--profile")) {
             o->profile = true;
         } else if (bench && !strcmp(opt, "--warmup")) {
-            if (!parse_count(value, 0, &o->warmup)) return usage_error("%s: --warmup takes an integer >= 0", cmd);
+            if (!parse_count(value, 0, &o->warmup)) return cli_usage_error(cmd, "--warmup takes an integer >= 0");
         } else if (bench && !strcmp(opt, "--runs")) {
-            if (!parse_count(value, 1, &o->runs)) return usage_error("%s: --runs takes an integer >= 1", cmd);
+            if (!parse_count(value, 1, &o->runs)) return cli_usage_error(cmd, "--runs takes an integer >= 1");
         } else {
-            return usage_error("%s: unknown option '%s'", cmd, arg);
+            return cli_usage_error(cmd, "unknown option '%s'", arg);
         }
     }
-    if (!o->model) return usage_error("%s: no model given", cmd);
+    if (!o->model) return cli_usage_error(cmd, "no model given");
+    for (int a = 0; a < o->n_shapes; a++) {
+        for (int b = 0; b < a; b++)
+            if (!strcmp(o->shapes[a].name, o->shapes[b].name)) return cli_usage_error(cmd, "--shape %s is given twice", o->shapes[a].name);
+        for (int b = 0; b < o->n_inputs; b++)
+            if (!strcmp(o->shapes[a].name, o->inputs[b].name))
+                return cli_usage_error(cmd, "input '%s' has both --input and --shape (the file's shape is used)", o->shapes[a].name);
+    }
+    if (o->n_shapes && !o->random_inputs) return cli_usage_error(cmd, "--shape sets the shape of random inputs: add --random-inputs");
     return 0;
 }
 
@@ -330,16 +356,18 @@ static uint16_t float_to_bf16(float f)
     return (uint16_t)(x >> 16);
 }
 
-/* Uniform floats in [-1,1), integers in [0,10), random bools; symbolic dims are 1. */
-static int make_random_input(const vki_tensor_info *t, uint64_t *rng, npy_array *out)
+/* Uniform floats in [-1,1), integers in [0,10), random bools, of the shape --shape gives
+ * (checked against the model before) or the declared one with symbolic dims 1. */
+static int make_random_input(const vki_tensor_info *t, const shape_arg *shape, uint64_t *rng, npy_array *out)
 {
     memset(out, 0, sizeof *out);
-    if (t->rank < 0) return -1;
+    if (t->rank < 0 && !shape) return -1;
     out->dtype = t->dtype;
-    out->rank = t->rank;
+    out->rank = shape ? shape->rank : t->rank;
     size_t count = 1, item = vki_dtype_size(t->dtype);
-    for (int d = 0; d < t->rank; d++) {
-        out->dims[d] = t->dims[d] >= 0 ? t->dims[d] : 1;
+    for (int d = 0; d < out->rank; d++) {
+        out->dims[d] = shape ? shape->dims[d] : t->dims[d] >= 0 ? t->dims[d] : 1;
+        if (out->dims[d] > 0 && count > ((size_t)1 << 40) / (size_t)out->dims[d]) return -1;
         count *= (size_t)out->dims[d];
     }
     out->bytes = count * item;
@@ -367,8 +395,10 @@ static int make_random_input(const vki_tensor_info *t, uint64_t *rng, npy_array 
 
 /* Reads the --input files, makes random inputs if asked, checks them against the model's
  * inputs and sets them on the session. */
-static int set_inputs(vki_model *m, vki_session *s, const run_options *o, bool quiet)
+/* *batch: the first dimension of the first input as given (1 for a scalar), bench's "items". */
+static int set_inputs(vki_model *m, vki_session *s, const run_options *o, bool quiet, int64_t *batch)
 {
+    *batch = 1;
     uint32_t n = vki_model_input_count(m);
     for (int a = 0; a < o->n_inputs; a++) {
         for (int b = 0; b < a; b++)
@@ -380,6 +410,20 @@ static int set_inputs(vki_model *m, vki_session *s, const run_options *o, bool q
             if (vki_model_input_info(m, i, &t) == VKI_OK && !strcmp(t.name, o->inputs[a].name)) known = true;
         }
         if (!known) return input_error(m, "the model has no input '%s'", o->inputs[a].name);
+    }
+    for (int a = 0; a < o->n_shapes; a++) {
+        const shape_arg *sh = &o->shapes[a];
+        vki_tensor_info t;
+        bool found = false;
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = vki_model_input_info(m, i, &t) == VKI_OK && !strcmp(t.name, sh->name);
+        if (!found) return input_error(m, "--shape: the model has no input '%s'", sh->name);
+        bool fits = t.rank < 0 || t.rank == sh->rank;
+        for (int d = 0; fits && t.rank >= 0 && d < sh->rank; d++) fits = t.dims[d] < 0 || t.dims[d] == sh->dims[d];
+        char want[512], got[512];
+        format_shape(&t, want, sizeof want);
+        format_dims(sh->dims, sh->rank, got, sizeof got);
+        if (!fits) return input_error(m, "--shape %s=%s does not fit the model's %s", sh->name, got, want);
     }
     uint64_t rng = o->seed ^ 0x5eed5eed5eedull;
     for (uint32_t i = 0; i < n; i++) {
@@ -395,7 +439,18 @@ static int set_inputs(vki_model *m, vki_session *s, const run_options *o, bool q
             char err[1024];
             if (npy_read(given->path, &arr, err, sizeof err)) return input_error(m, "input '%s': %s", t.name, err);
         } else if (o->random_inputs) {
-            if (make_random_input(&t, &rng, &arr))
+            const shape_arg *shape = NULL;
+            for (int a = 0; a < o->n_shapes; a++)
+                if (!strcmp(o->shapes[a].name, t.name)) shape = &o->shapes[a];
+            if (!shape)
+                for (int d = 0; d < t.rank; d++)
+                    if (t.dims[d] < 0) {
+                        /* said aloud: a dynamic-batch model silently timed at batch 1 misleads */
+                        fprintf(stderr, "vkinfer: input '%s' has symbolic dimensions, set to 1 (choose with --shape %s=...)\n",
+                                t.name, t.name);
+                        break;
+                    }
+            if (make_random_input(&t, shape, &rng, &arr))
                 return input_error(m, "cannot make a random input '%s' (%s %s): give it with --input", t.name,
                                    vki_dtype_name(t.dtype), want);
             if (!quiet) {
@@ -427,6 +482,7 @@ static int set_inputs(vki_model *m, vki_session *s, const run_options *o, bool q
             npy_free(&arr);
             return input_error(m, "input '%s' has shape %s, the model expects %s", t.name, got, want);
         }
+        if (i == 0 && arr.rank > 0) *batch = arr.dims[0];
         vki_status st = vki_session_set_input(s, t.name, arr.dtype, arr.dims, arr.rank, arr.data, arr.bytes);
         npy_free(&arr);
         if (st != VKI_OK) return input_error(m, "input '%s': %s", t.name, vki_last_error());
@@ -570,13 +626,48 @@ static int load(const run_options *o, loaded *l)
     return 0;
 }
 
+/* Creates DIR (and missing parents) and checks it is writable, before any inference, so that a
+ * long run does not end in "cannot write". */
+static int prepare_output_dir(const char *dir)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        fprintf(stderr, "vkinfer: --output-dir: path too long\n");
+        return 1;
+    }
+    for (char *p = path + 1;; p++) {
+        if (*p != '/' && *p) continue;
+        char saved = *p;
+        *p = 0;
+        struct stat st;
+        if (stat(path, &st) != 0) {
+            if (mkdir(path, 0777) != 0) {
+                fprintf(stderr, "vkinfer: cannot create the output directory %s: %s\n", path, strerror(errno));
+                return 1;
+            }
+        } else if (!S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "vkinfer: --output-dir %s: %s is not a directory\n", dir, path);
+            return 1;
+        }
+        *p = saved;
+        if (!saved) break;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "vkinfer: cannot write into the output directory %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     run_options o;
     if (parse_run_options("run", argc, argv, false, &o)) return EXIT_USAGE;
+    if (o.output_dir && prepare_output_dir(o.output_dir)) return 1;
     loaded l;
     int rc = load(&o, &l);
-    if (!rc) rc = set_inputs(l.model, l.session, &o, false);
+    int64_t batch;
+    if (!rc) rc = set_inputs(l.model, l.session, &o, false, &batch);
     double first_ms = 0;
     if (!rc) {
         double t0 = now_ms();
@@ -631,84 +722,75 @@ static double percentile(const double *sorted, long n, double q)
     return sorted[lo] + (sorted[lo + 1] - sorted[lo]) * (pos - (double)lo);
 }
 
-static void print_json_string(const char *s)
+/* Timed runs: `runs` of them, or as many as fit in duration_s. A progress line on stderr when it
+ * is a terminal. Returns the times (ms, in run order) and their count, or NULL after an error. */
+static double *timed_runs(vki_session *s, const run_options *o, long *count)
 {
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20) printf("\\u%04x", c);
-        else putchar(c);
+    long cap = o->duration_s > 0 ? 1024 : o->runs, n = 0;
+    double *times = malloc((size_t)cap * sizeof *times);
+    if (!times) {
+        lib_error("out of memory");
+        return NULL;
     }
-    putchar('"');
-}
-
-typedef struct op_time {
-    const char *op;
-    double ms;
-    int count;
-} op_time;
-
-static int compare_op_time(const void *a, const void *b)
-{
-    double x = ((const op_time *)a)->ms, y = ((const op_time *)b)->ms;
-    return (x < y) - (x > y);
-}
-
-static int compare_dispatch_time(const void *a, const void *b)
-{
-    double x = ((const vki_dispatch_profile *)a)->gpu_ms, y = ((const vki_dispatch_profile *)b)->gpu_ms;
-    return (x < y) - (x > y);
-}
-
-/* One more run with per-dispatch GPU timestamps (after the timed runs, which it does not
- * touch): GPU time per op type and the slowest dispatches. */
-static int print_profile(vki_session *s, bool json)
-{
-    uint32_t n = 0;
-    if (vki_session_set_profiling(s, 1) != VKI_OK || vki_session_run(s) != VKI_OK || vki_session_run(s) != VKI_OK ||
-        vki_session_profile(s, NULL, 0, &n) != VKI_OK)
-        return lib_error("profiling");
-    vki_dispatch_profile *d = calloc(n + 1, sizeof *d);
-    op_time *ops = calloc(n + 1, sizeof *ops);
-    if (!d || !ops) {
-        free(d);
-        free(ops);
-        return lib_error("out of memory");
-    }
-    vki_session_profile(s, d, n, &n);
-    int n_ops = 0;
-    double total = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        total += d[i].gpu_ms;
-        int k = 0;
-        while (k < n_ops && strcmp(ops[k].op, d[i].op)) k++;
-        if (k == n_ops) ops[n_ops++] = (op_time){d[i].op, 0, 0};
-        ops[k].ms += d[i].gpu_ms;
-        ops[k].count++;
-    }
-    qsort(ops, (size_t)n_ops, sizeof *ops, compare_op_time);
-    qsort(d, n, sizeof *d, compare_dispatch_time);
-    if (json) {
-        printf(", \"gpu_total_ms\": %.4f, \"gpu_ms_by_op\": {", total);
-        for (int k = 0; k < n_ops; k++) {
-            printf("%s", k ? ", " : "");
-            print_json_string(ops[k].op);
-            printf(": %.4f", ops[k].ms);
+    bool progress = isatty(STDERR_FILENO);
+    double start = now_ms(), last_progress = 0;
+    for (;;) {
+        double elapsed = now_ms() - start;
+        if (o->duration_s > 0 ? n > 0 && elapsed >= o->duration_s * 1e3 : n >= o->runs) break;
+        if (n == cap) {
+            double *grown = realloc(times, (size_t)cap * 2 * sizeof *times);
+            if (!grown) {
+                free(times);
+                lib_error("out of memory");
+                return NULL;
+            }
+            times = grown;
+            cap *= 2;
         }
-        printf("}");
-    } else {
-        printf("GPU time:  %.3f ms in %u dispatches (timestamps after each dispatch)\n", total, n);
-        for (int k = 0; k < n_ops; k++)
-            printf("  %-24s %9.3f ms %5.1f%%  %d dispatches\n", ops[k].op, ops[k].ms, total > 0 ? 100 * ops[k].ms / total : 0,
-                   ops[k].count);
-        printf("slowest dispatches:\n");
-        for (uint32_t i = 0; i < n && i < 15; i++)
-            printf("  %9.3f ms  %-22s %-18s %s\n", d[i].gpu_ms, d[i].shader, d[i].op, d[i].node);
+        double t0 = now_ms();
+        if (vki_session_run(s) != VKI_OK) {
+            free(times);
+            lib_error("running the model");
+            return NULL;
+        }
+        times[n++] = now_ms() - t0;
+        if (progress && now_ms() - last_progress > 100) {
+            last_progress = now_ms();
+            if (o->duration_s > 0)
+                fprintf(stderr, "\rbench: %ld runs, %.1f / %.1f s, last %.3f ms   ", n, elapsed / 1e3, o->duration_s, times[n - 1]);
+            else fprintf(stderr, "\rbench: run %ld / %ld, last %.3f ms   ", n, o->runs, times[n - 1]);
+        }
     }
-    free(d);
-    free(ops);
-    return 0;
+    if (progress) fprintf(stderr, "\r%60s\r", "");
+    *count = n;
+    return times;
+}
+
+typedef struct latency {
+    double min, mean, median, p10, p90, p99, max, items_per_s;
+    int64_t batch;
+} latency;
+
+
+static void write_bench_json(FILE *f, const run_options *o, const loaded *l, const vki_session_stats *st,
+                             const vki_device_info *dev, double first_ms, const double *times, long n,
+                             const latency *lat, const profile_result *pr)
+{
+    fprintf(f, "{\"model\": ");
+    cli_fprint_json_string(f, o->model);
+    fprintf(f, ", \"device\": ");
+    cli_fprint_json_string(f, dev->name);
+    fprintf(f, ", \"load_ms\": %.4f, \"session_ms\": %.4f, \"plan_ms\": %.4f, \"first_run_ms\": %.4f, "
+               "\"min_ms\": %.4f, \"mean_ms\": %.4f, \"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, "
+               "\"p99_ms\": %.4f, \"max_ms\": %.4f, \"batch\": %lld, \"items_per_s\": %.4f, \"runs\": %ld, \"warmup\": %ld, "
+               "\"duration_s\": %.4f, \"dispatches\": %u, \"weight_bytes\": %llu, \"intermediate_bytes\": %llu, \"times_ms\": [",
+            l->load_ms, l->session_ms, st->plan_ms, first_ms, lat->min, lat->mean, lat->median, lat->p10, lat->p90, lat->p99,
+            lat->max, (long long)lat->batch, lat->items_per_s, n, o->warmup, o->duration_s, st->dispatch_count,
+            (unsigned long long)st->weight_bytes, (unsigned long long)st->intermediate_bytes);
+    for (long i = 0; i < n; i++) fprintf(f, "%s%.4f", i ? ", " : "", times[i]);
+    fprintf(f, "]");
+    if (pr) cli_profile_json(f, pr);
+    fprintf(f, "}\n");
 }
 
 static int cmd_bench(int argc, char **argv)
@@ -717,10 +799,10 @@ static int cmd_bench(int argc, char **argv)
     if (parse_run_options("bench", argc, argv, true, &o)) return EXIT_USAGE;
     loaded l;
     int rc = load(&o, &l);
-    if (!rc) rc = set_inputs(l.model, l.session, &o, o.json);
-    double *times = calloc((size_t)o.runs, sizeof *times);
-    if (!rc && !times) rc = lib_error("out of memory");
-    double first_ms = 0;
+    int64_t batch = 1;
+    if (!rc) rc = set_inputs(l.model, l.session, &o, o.json, &batch);
+    double first_ms = 0, *times = NULL;
+    long n = 0;
     if (!rc) {
         double t0 = now_ms();
         if (vki_session_run(l.session) != VKI_OK) rc = lib_error("running the model");
@@ -728,43 +810,60 @@ static int cmd_bench(int argc, char **argv)
     }
     for (long i = 0; !rc && i < o.warmup; i++)
         if (vki_session_run(l.session) != VKI_OK) rc = lib_error("running the model");
-    for (long i = 0; !rc && i < o.runs; i++) {
-        double t0 = now_ms();
-        if (vki_session_run(l.session) != VKI_OK) rc = lib_error("running the model");
-        times[i] = now_ms() - t0;
-    }
+    if (!rc && !(times = timed_runs(l.session, &o, &n))) rc = 1;
     vki_session_stats stats = {0};
     vki_device_info dev = {0};
     if (!rc && vki_session_stats_get(l.session, &stats) != VKI_OK) rc = lib_error("reading stats");
     if (!rc && vki_context_device_info(l.ctx, &dev) != VKI_OK) rc = lib_error("reading the device");
+    profile_result pr = {0};
+    if (!rc && o.profile && cli_profile_collect(l.session, &pr)) rc = lib_error("profiling");
     if (!rc) {
-        qsort(times, (size_t)o.runs, sizeof *times, compare_doubles);
-        double median = percentile(times, o.runs, 0.5), p10 = percentile(times, o.runs, 0.1),
-               p90 = percentile(times, o.runs, 0.9);
+        double *sorted = malloc((size_t)n * sizeof *sorted);
+        if (!sorted) {
+            rc = lib_error("out of memory");
+            goto done;
+        }
+        memcpy(sorted, times, (size_t)n * sizeof *sorted);
+        qsort(sorted, (size_t)n, sizeof *sorted, compare_doubles);
+        latency lat = {.min = sorted[0], .max = sorted[n - 1], .median = percentile(sorted, n, 0.5),
+                       .p10 = percentile(sorted, n, 0.1), .p90 = percentile(sorted, n, 0.9),
+                       .p99 = percentile(sorted, n, 0.99), .batch = batch};
+        double sum = 0;
+        for (long i = 0; i < n; i++) sum += sorted[i];
+        lat.mean = sum / (double)n;
+        lat.items_per_s = lat.mean > 0 ? (double)lat.batch * 1e3 / lat.mean : 0;
+        free(sorted);
         if (o.json) {
-            printf("{\"model\": ");
-            print_json_string(o.model);
-            printf(", \"device\": ");
-            print_json_string(dev.name);
-            printf(", \"load_ms\": %.4f, \"session_ms\": %.4f, \"plan_ms\": %.4f, \"first_run_ms\": %.4f, \"median_ms\": %.4f, "
-                   "\"p10_ms\": %.4f, \"p90_ms\": %.4f, \"runs\": %ld, \"warmup\": %ld, \"dispatches\": %u, "
-                   "\"weight_bytes\": %llu, \"intermediate_bytes\": %llu",
-                   l.load_ms, l.session_ms, stats.plan_ms, first_ms, median, p10, p90, o.runs, o.warmup, stats.dispatch_count,
-                   (unsigned long long)stats.weight_bytes, (unsigned long long)stats.intermediate_bytes);
-            if (o.profile) rc = print_profile(l.session, true);
-            printf("}\n");
+            write_bench_json(stdout, &o, &l, &stats, &dev, first_ms, times, n, &lat, o.profile ? &pr : NULL);
         } else {
-            printf("model:     %s\ndevice:    %s\n", o.model, dev.name);
-            printf("load:      %.2f ms\nsession:   %.2f ms\nplan:      %.2f ms (with the session when every input shape is "
-                   "declared, else in the first run)\nfirst run: %.2f ms\n", l.load_ms, l.session_ms, stats.plan_ms, first_ms);
-            printf("run:       median %.3f ms, p10 %.3f ms, p90 %.3f ms over %ld runs after %ld warm-up runs\n"
-                   "           (whole vki_session_run calls: input upload + GPU + output download)\n",
-                   median, p10, p90, o.runs, o.warmup);
-            printf("plan:      %u dispatches; weights %.2f MiB, intermediates %.2f MiB\n", stats.dispatch_count,
+            printf("model:      %s\ndevice:     %s\n", o.model, dev.name);
+            printf("load:       %.2f ms\nsession:    %.2f ms (creation; includes the plan when every input shape is "
+                   "declared)\nplan:       %.2f ms\nfirst run:  %.2f ms\n", l.load_ms, l.session_ms, stats.plan_ms, first_ms);
+            printf("runs:       %ld timed after %ld warm-up (whole vki_session_run calls: upload + GPU + download)\n", n,
+                   o.warmup);
+            printf("latency:    min %.3f  mean %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f ms\n", lat.min, lat.mean,
+                   lat.median, lat.p90, lat.p99, lat.max);
+            printf("throughput: %.1f items/s (batch %lld, from the mean)\n", lat.items_per_s, (long long)lat.batch);
+            printf("plan:       %u dispatches; weights %.2f MiB, intermediates %.2f MiB\n", stats.dispatch_count,
                    (double)stats.weight_bytes / 1048576.0, (double)stats.intermediate_bytes / 1048576.0);
-            if (o.profile) rc = print_profile(l.session, false);
+            if (o.profile) cli_profile_text(stdout, &pr);
+        }
+        if (o.plot) {
+            char json_path[] = "/tmp/vkinfer-bench-XXXXXX";
+            int fd = mkstemp(json_path);
+            FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+            if (!f) {
+                fprintf(stderr, "vkinfer: --plot: cannot create a temporary file: %s\n", strerror(errno));
+                rc = 1;
+            } else {
+                write_bench_json(f, &o, &l, &stats, &dev, first_ms, times, n, &lat, &pr);
+                rc = fclose(f) != 0 ? 1 : cli_plot(json_path, o.plot);
+                unlink(json_path);
+            }
         }
     }
+done:
+    cli_profile_free(&pr);
     free(times);
     unload(&l);
     return rc;
@@ -772,19 +871,34 @@ static int cmd_bench(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) return usage_error("no command given");
+    if (argc < 2) {
+        fputs(cli_overview, stderr);
+        return EXIT_USAGE;
+    }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-        printf("vkinfer %d.%d\n", VKI_VERSION_MAJOR, VKI_VERSION_MINOR);
+        printf("vkinfer %s\n", vki_version());
         return 0;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
-        fputs(usage_text, stdout);
+        if (argc == 2) {
+            fputs(cli_overview, stdout);
+            return 0;
+        }
+        const char *page = cli_command_help(argv[2]);
+        if (!page) return cli_usage_error(NULL, "help: no command '%s'", argv[2]);
+        fputs(page, stdout);
         return 0;
     }
-    if (!strcmp(cmd, "devices")) return argc == 2 ? cmd_devices() : usage_error("devices takes no arguments");
+    const char *page = cli_command_help(cmd);
+    if (page && cli_wants_help(argc - 2, argv + 2)) {
+        fputs(page, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "devices")) return argc == 2 ? cmd_devices() : cli_usage_error("devices", "takes no arguments");
     if (!strcmp(cmd, "ops")) return cmd_ops(argc - 2, argv + 2);
+    if (!strcmp(cmd, "info") || !strcmp(cmd, "inspect")) return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);
-    return usage_error("unknown command '%s'", cmd);
+    return cli_usage_error(NULL, "unknown command '%s'", cmd);
 }

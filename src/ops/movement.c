@@ -483,7 +483,7 @@ static vki_status plan_depth_to_space(op_ctx *c)
 {
     VKI_TRY(op_require_inputs(c, 1, 1));
     plan_value *x = op_in(c, 0);
-    int64_t b;
+    int64_t b = 1; /* block_size sets it or fails; gcc -O3 cannot see that (maybe-uninitialized) */
     VKI_TRY(block_size(c, &b));
     const char *mode = ir_attr_string(c->node, "mode", "DCR");
     bool crd = !strcmp(mode, "CRD");
@@ -506,7 +506,7 @@ static vki_status plan_space_to_depth(op_ctx *c)
 {
     VKI_TRY(op_require_inputs(c, 1, 1));
     plan_value *x = op_in(c, 0);
-    int64_t b;
+    int64_t b = 1; /* block_size sets it or fails; gcc -O3 cannot see that (maybe-uninitialized) */
     VKI_TRY(block_size(c, &b));
     int64_t n = x->dims[0], ch = x->dims[1], h = x->dims[2], w = x->dims[3];
     if (h % b || w % b) return op_error(c, VKI_ERROR_SHAPE, "height and width must be multiples of blocksize %lld", (long long)b);

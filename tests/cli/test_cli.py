@@ -7,6 +7,7 @@ compares with numpy. Prints one line per check and 'N passed, N failed' last.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -317,6 +318,139 @@ def run_all():
     check("bench --runs 0 is a usage error", rc == 2, f"rc={rc}")
     rc, out, err = vk("bench", relu, "--json")
     check("bench with a missing input: exit 1, lists inputs", rc == 1 and expects_inputs_listed(err, "x"), f"rc={rc}\n{err}")
+
+    run_help_info_shape_bench(relu, names)
+
+
+def run_help_info_shape_bench(relu, names):
+    # ---- help: an overview, a page with an example per command, one-line errors ----
+    for cmd in ["devices", "ops", "info", "run", "bench"]:
+        pages = [vk("help", cmd), vk(cmd, "--help"), vk(cmd, "-h")]
+        check(f"help {cmd} / {cmd} --help / {cmd} -h: the same page, with an example",
+              all(rc == 0 for rc, _, _ in pages) and len({out for _, out, _ in pages}) == 1
+              and f"usage: vkinfer {cmd}" in pages[0][1] and "example" in pages[0][1], pages[0])
+    rc, out, err = vk("help", "inspect")
+    check("help inspect is info's page", rc == 0 and "vkinfer info" in out, out)
+    rc, out, err = vk("help", "nosuch")
+    check("help of an unknown command: exit 2", rc == 2 and "nosuch" in err, err)
+    rc, out, err = vk("run", relu, "--bogus")
+    check("an error is one line pointing to --help, not the whole usage",
+          rc == 2 and err.count("\n") == 1 and "--bogus" in err and "vkinfer run --help" in err, err)
+    rc, out, err = vk("frobnicate")
+    check("unknown command: one line, exit 2", rc == 2 and err.count("\n") == 1 and "frobnicate" in err, err)
+
+    # ---- info ----
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Relu", ["r"], ["r2"]),
+         helper.make_node("Add", ["r2", "w"], ["a"]), helper.make_node("StringNormalizer", ["a"], ["y"])], "info",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor("w", TensorProto.FLOAT, [4], [1, 2, 3, 4])])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)])
+    model.ir_version = 8
+    info_model = path("info.onnx")
+    onnx.save(model, info_model)
+    rc, out, err = vk("info", info_model)
+    check("info: inputs with symbolic dims, opset, nodes, ops marked, weight bytes",
+          rc == 0 and "x: float32 [batch,4]" in out and "y: float32 [batch,4]" in out and "opset 15" in out
+          and "4 nodes" in out and "16 bytes" in out and re.search(r"Relu +2 nodes +supported", out)
+          and re.search(r"StringNormalizer +1 node +NO", out), out + err)
+    rc, out, err = vk("inspect", info_model, "--json")
+    try:
+        j = json.loads(out)
+        ok = (j["opset"] == 15 and j["ir_version"] == 8 and j["node_count"] == 4 and j["weight_bytes"] == 16
+              and j["initializer_count"] == 1 and j["unsupported_node_count"] == 1
+              and j["inputs"] == [{"name": "x", "dtype": "float32", "shape": ["batch", 4]}]
+              and {"op": "StringNormalizer", "domain": "", "nodes": 1, "supported": False} in j["ops"]
+              and {"op": "Relu", "domain": "", "nodes": 2, "supported": True} in j["ops"])
+    except ValueError as e:
+        ok, j = False, e
+    check("inspect --json", rc == 0 and ok, f"{out}\n{err}")
+    rc, out, err = vk("info", path("nonexistent.onnx"))
+    check("info of a missing file: exit 1 naming it", rc == 1 and "nonexistent.onnx" in err, err)
+
+    # ---- --shape picks symbolic dims of random inputs ----
+    od = path("out_shape")
+    rc, out, err = vk("run", names, "--random-inputs", "--shape", "in:0=5x4", "--output-dir", od)
+    got = load_npy(os.path.join(od, "out_relu_0.npy"))
+    check("run --shape NAME=5x4 sets the symbolic batch", rc == 0 and isinstance(got, np.ndarray) and got.shape == (5, 4),
+          f"rc={rc} {err} {got}")
+    rc, out, err = vk("run", names, "--random-inputs")
+    check("a symbolic dim left to 1 is said on stderr", rc == 0 and "--shape in:0=" in err, err)
+    rc, out, err = vk("run", names, "--random-inputs", "--shape", "in:0=5x3")
+    check("--shape that does not fit the model: exit 1", rc == 1 and "does not fit" in err, err)
+    rc, out, err = vk("run", names, "--random-inputs", "--shape", "nope=5x4")
+    check("--shape of an unknown input: exit 1", rc == 1 and "nope" in err, err)
+    for bad in ["in:0=5x", "in:0=", "in:0=-1x4", "in:0=axb", "5x4"]:
+        rc, out, err = vk("run", names, "--random-inputs", "--shape", bad)
+        check(f"--shape {bad!r}: usage error", rc == 2, f"rc={rc} {err}")
+    rc, out, err = vk("run", names, "--shape", "in:0=5x4")
+    check("--shape without --random-inputs: usage error", rc == 2 and "--random-inputs" in err, err)
+
+    # ---- run checks --output-dir before running ----
+    od = path("nested/deeper/out")
+    rc, out, err = vk("run", relu, "--random-inputs", "--output-dir", od)
+    check("--output-dir created with its parents", rc == 0 and os.path.exists(os.path.join(od, "y.npy")), err)
+    open(path("a_file"), "w").close()
+    rc, out, err = vk("run", relu, "--random-inputs", "--output-dir", path("a_file/out"))
+    check("--output-dir under a file: exit 1 before running (no outputs printed)",
+          rc == 1 and "not a directory" in err and "output y" not in out, out + err)
+    if os.geteuid() != 0:  # root may write anywhere
+        os.mkdir(path("readonly"), 0o555)
+        rc, out, err = vk("run", relu, "--random-inputs", "--output-dir", path("readonly"))
+        check("read-only --output-dir: exit 1 before running", rc == 1 and "output y" not in out, out + err)
+
+    # ---- bench statistics, --duration, --shape, --plot ----
+    rc, out, err = vk("bench", names, "--random-inputs", "--shape", "in:0=6x4", "--warmup", "1", "--runs", "7", "--json",
+                      "--profile")
+    try:
+        j = json.loads(out)
+        stats = [j[k] for k in ["min_ms", "p10_ms", "median_ms", "p90_ms", "p99_ms", "max_ms"]]
+        ok = (stats == sorted(stats) and j["min_ms"] <= j["mean_ms"] <= j["max_ms"] and j["runs"] == 7
+              and len(j["times_ms"]) == 7 and j["batch"] == 6
+              and abs(j["items_per_s"] - 6e3 / j["mean_ms"]) <= 1e-3 * j["items_per_s"] + 1e-3
+              and j["session_ms"] >= 0 and "gpu_ms_by_op" in j and "Relu" in j["gpu_ms_by_op"])
+    except (ValueError, KeyError) as e:
+        ok, j = False, e
+    check("bench --json: min <= p10 <= median <= p90 <= p99 <= max, mean, throughput of batch 6, times, profile",
+          rc == 0 and ok, f"rc={rc}\n{out}\n{err}")
+    rc, out, err = vk("bench", relu, "--random-inputs", "--warmup", "0", "--duration", "0.3", "--json")
+    try:
+        j = json.loads(out)
+        ok = j["runs"] >= 1 and len(j["times_ms"]) == j["runs"] and j["duration_s"] == 0.3
+        ok = ok and sum(j["times_ms"]) <= 300 + 2 * j["max_ms"]
+    except (ValueError, KeyError) as e:
+        ok, j = False, e
+    check("bench --duration 0.3: runs for about that long", rc == 0 and ok, f"{out}\n{err}")
+    check("no progress line when stderr is not a terminal", "\r" not in err, repr(err))
+    rc, out, err = vk("bench", relu, "--random-inputs", "--runs", "3", "--warmup", "0")
+    check("bench text: every statistic and throughput",
+          rc == 0 and all(w in out for w in ["min", "mean", "median", "p90", "p99", "max", "items/s"]), out)
+    for bad in [["--duration", "0"], ["--duration", "abc"]]:
+        rc, out, err = vk("bench", relu, "--random-inputs", *bad)
+        check(f"bench {' '.join(bad)}: usage error", rc == 2, err)
+    png = path("bench.png")
+    env = dict(os.environ, VKINFER_PYTHON="/usr/bin/python3")
+    p = subprocess.run([VKINFER, "bench", relu, "--random-inputs", "--runs", "5", "--warmup", "0", "--plot", png],
+                       capture_output=True, text=True, env=env, timeout=300)
+    try:
+        import matplotlib  # noqa: F401
+        have_mpl = True
+    except ImportError:
+        have_mpl = False
+    if have_mpl:
+        with open(png, "rb") if os.path.exists(png) else open(os.devnull, "rb") as f:
+            magic = f.read(8)
+        check("bench --plot FILE.png draws a PNG (matplotlib)", p.returncode == 0 and magic == b"\x89PNG\r\n\x1a\n",
+              p.stdout + p.stderr)
+    else:
+        check("bench --plot without matplotlib: exit 1 and says how to install it",
+              p.returncode == 1 and "python3-matplotlib" in p.stderr, p.stderr)
+    env = dict(os.environ, VKINFER_PYTHON=path("no-such-python"))
+    p = subprocess.run([VKINFER, "bench", relu, "--random-inputs", "--runs", "2", "--warmup", "0", "--plot",
+                        path("never.png")], capture_output=True, text=True, env=env, timeout=300)
+    check("bench --plot with no python: exit 1 and a clear message", p.returncode == 1 and "--plot needs" in p.stderr,
+          p.stderr)
 
 
 if __name__ == "__main__":

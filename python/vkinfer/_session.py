@@ -1,0 +1,278 @@
+"""Session: one model on one Vulkan device, NumPy arrays in and out."""
+import ctypes
+import os
+from collections import namedtuple
+
+import numpy as np
+
+from . import _dtypes
+from ._lib import (ContextOptions, DeviceInfo, DispatchProfile, ModelOpUse, ModelSummary, OpInfo,
+                   PRECISION_DEFAULT, PRECISION_FP16, SessionOptions, SessionStats, TensorInfo,
+                   VkinferError, check, lib, text)
+
+TensorSpec = namedtuple("TensorSpec", "name shape dtype")
+TensorSpec.__doc__ = """An input or output as the model declares it. shape: a tuple of ints, with
+the symbol's name (a str, e.g. "batch") for a symbolic dimension and None for an unnamed one; None
+for the whole shape when the model declares none. dtype: the library's name ("float32",
+"bfloat16"...); TensorSpec.numpy_dtype is the dtype run() returns."""
+TensorSpec.numpy_dtype = property(lambda t: _dtypes.numpy_dtype(_DTYPE_CODES[t.dtype]))
+
+_DTYPE_CODES = {}  # "float32" -> 1, filled from vki_dtype_name
+
+
+def dtype_name(code):
+    """vki_dtype_name: the name of a vki_dtype (ONNX TensorProto.DataType) number."""
+    return text(lib().vki_dtype_name(int(code)))
+
+
+def dtype_size(code):
+    """vki_dtype_size: bytes per element as the library stores it on the host."""
+    return int(lib().vki_dtype_size(int(code)))
+
+
+def _spec(info):
+    name, dtype = text(info.name), dtype_name(info.dtype)
+    _DTYPE_CODES[dtype] = info.dtype
+    if info.rank < 0:
+        return TensorSpec(name, None, dtype)
+    shape = tuple(int(info.dims[d]) if info.dims[d] >= 0 else text(info.dim_names[d]) for d in range(info.rank))
+    return TensorSpec(name, shape, dtype)
+
+
+def _device_dict(d):
+    return {
+        "index": d.index, "name": text(d.name), "type": text(d.type), "driver_name": text(d.driver_name),
+        "driver_info": text(d.driver_info), "vendor_id": d.vendor_id, "device_id": d.device_id,
+        "api_version": "%d.%d.%d" % (d.api_version >> 22, (d.api_version >> 12) & 0x3FF, d.api_version & 0xFFF),
+        "device_local_bytes": d.device_local_bytes, "max_storage_buffer_range": d.max_storage_buffer_range,
+        "max_workgroup_invocations": d.max_workgroup_invocations,
+        "max_shared_memory_bytes": d.max_shared_memory_bytes, "subgroup_size": d.subgroup_size,
+        "fp16_arithmetic": bool(d.fp16_arithmetic), "storage_16bit": bool(d.storage_16bit),
+        "storage_8bit": bool(d.storage_8bit), "cooperative_matrix": bool(d.cooperative_matrix),
+        "is_default": bool(d.is_default),
+    }
+
+
+def is_available():
+    """True when the library loads and a Vulkan device answers (vki_vulkan_available). Never raises."""
+    try:
+        return bool(lib().vki_vulkan_available())
+    except (OSError, VkinferError):
+        return False
+
+
+def devices():
+    """The Vulkan devices (vki_device_list) as dicts; 'is_default' marks the one used by default."""
+    n = ctypes.c_uint32(0)
+    check(lib().vki_device_list(None, 0, ctypes.byref(n)))
+    infos = (DeviceInfo * max(n.value, 1))()
+    check(lib().vki_device_list(infos, n.value, ctypes.byref(n)))
+    return [_device_dict(infos[i]) for i in range(n.value)]
+
+
+def ops():
+    """The operators vkinfer runs (vki_op_count, vki_op_get): dicts of name, domain, dtypes, notes."""
+    out = []
+    for i in range(lib().vki_op_count()):
+        info = OpInfo()
+        check(lib().vki_op_get(i, ctypes.byref(info)))
+        out.append({"name": text(info.name), "domain": text(info.domain) or "",
+                    "dtypes": (text(info.dtypes) or "").split(), "notes": text(info.notes) or ""})
+    return out
+
+
+def library_version():
+    """vki_version: the loaded library's version (vkinfer.__version__ is this package's)."""
+    return text(lib().vki_version())
+
+
+def inspect(path):
+    """What a model file holds, without a device (vki_model_inspect): a dict with ir_version,
+    opset, node_count, initializer_count, weight_bytes, inputs, outputs (TensorSpecs) and ops
+    (name, domain, nodes, supported), including ops vkinfer does not run."""
+    r = ctypes.c_void_p()
+    check(lib().vki_model_inspect(os.fsencode(path), ctypes.byref(r)))
+    try:
+        s = ModelSummary()
+        check(lib().vki_model_report_summary(r, ctypes.byref(s)))
+        info = TensorInfo()
+        inputs, outputs, used = [], [], []
+        for i in range(s.input_count):
+            check(lib().vki_model_report_input(r, i, ctypes.byref(info)))
+            inputs.append(_spec(info))
+        for i in range(s.output_count):
+            check(lib().vki_model_report_output(r, i, ctypes.byref(info)))
+            outputs.append(_spec(info))
+        for i in range(s.op_type_count):
+            u = ModelOpUse()
+            check(lib().vki_model_report_op(r, i, ctypes.byref(u)))
+            used.append({"name": text(u.op), "domain": text(u.domain), "nodes": u.node_count,
+                         "supported": bool(u.supported)})
+        return {"ir_version": s.ir_version, "opset": s.opset, "node_count": s.node_count,
+                "initializer_count": s.initializer_count, "weight_bytes": s.weight_bytes,
+                "unsupported_node_count": s.unsupported_node_count, "inputs": inputs, "outputs": outputs,
+                "ops": used}
+    finally:
+        lib().vki_model_report_destroy(r)
+
+
+class Session:
+    """A model loaded on a Vulkan device, ready to run.
+
+    Session(path, device=None, precision="fp32", validation=None, cache_dir=None)
+      device: index or name substring as `vkinfer devices` lists (None: VKINFER_DEVICE, else the
+        best device); precision: "fp32" (the model's own dtypes) or "fp16" (the fp16 execution
+        mode, when the library has it); validation: True/False for the Khronos validation layer
+        (None: VKINFER_VALIDATION decides); cache_dir: the pipeline cache folder ("" for none).
+    Use it as a context manager or call close(); the handles are freed when it is collected too.
+    """
+
+    def __init__(self, path, device=None, precision="fp32", validation=None, cache_dir=None):
+        self._ctx = ctypes.c_void_p()
+        self._model = ctypes.c_void_p()
+        self._session = ctypes.c_void_p()
+        if precision not in ("fp32", "fp16"):
+            raise ValueError(f"precision must be 'fp32' or 'fp16', not {precision!r}")
+        self.precision = precision
+        L = lib()
+        if precision == "fp16" and not hasattr(L, "vki_session_create_with_options"):
+            raise VkinferError(f"precision='fp16' needs vki_session_create_with_options, which the library at "
+                               f"{L.vkinfer_path} (version {library_version()}) does not have", 5)
+        opts = ContextOptions(device=None if device is None else str(device).encode(),
+                              validation=-1 if validation is None else int(bool(validation)),
+                              cache_dir=None if cache_dir is None else os.fsencode(cache_dir))
+        try:
+            check(L.vki_context_create(ctypes.byref(opts), ctypes.byref(self._ctx)))
+            check(L.vki_model_load(self._ctx, os.fsencode(path), ctypes.byref(self._model)))
+            if precision == "fp32":
+                check(L.vki_session_create(self._model, ctypes.byref(self._session)))
+            else:
+                options = SessionOptions(precision=PRECISION_FP16)
+                check(L.vki_session_create_with_options(self._model, ctypes.byref(options), ctypes.byref(self._session)))
+        except BaseException:
+            self.close()
+            raise
+        self.path = os.fspath(path)
+        info = TensorInfo()
+        self._inputs, self._codes = [], {}
+        for i in range(L.vki_model_input_count(self._model)):
+            check(L.vki_model_input_info(self._model, i, ctypes.byref(info)))
+            self._inputs.append(_spec(info))
+            self._codes[text(info.name)] = info.dtype
+        self._outputs = []
+        for i in range(L.vki_model_output_count(self._model)):
+            check(L.vki_model_output_info(self._model, i, ctypes.byref(info)))
+            self._outputs.append(_spec(info))
+
+    @property
+    def inputs(self):
+        """The model's inputs (TensorSpec: name, shape with symbolic dims named, dtype)."""
+        return list(self._inputs)
+
+    @property
+    def outputs(self):
+        """The model's outputs as declared (a run's arrays carry the actual shapes)."""
+        return list(self._outputs)
+
+    # Device-resident tensors (vki_tensor handles, outputs kept on the GPU) will be added here
+    # by the storage rework: run(..., outputs_on_device=True) returning vkinfer.Tensor objects,
+    # and Tensor accepted as an input value. run() below is the host-array path.
+
+    def run(self, inputs, output_names=None):
+        """Runs the model. inputs: {name: array-like}, every model input (see .inputs). Arrays
+        are converted with NumPy 'same_kind' casts (float64 -> float32 is fine, float -> int is
+        not); bfloat16 inputs take float arrays (see docs/python.md). Returns {output name:
+        NumPy array} (arrays own their memory), only those in output_names if given."""
+        L = lib()
+        self._check_open()
+        unknown = set(inputs) - set(self._codes)
+        if unknown:
+            raise VkinferError(f"the model has no input {sorted(unknown)[0]!r}; it expects "
+                               + ", ".join(f"{s.name}: {s.dtype} {list(s.shape) if s.shape else '?'}"
+                                           for s in self.inputs), 1)
+        for spec in self.inputs:
+            if spec.name not in inputs:
+                raise VkinferError(f"input {spec.name!r} was not given ({spec.dtype} "
+                                   f"{list(spec.shape) if spec.shape else 'any shape'})", 1)
+            a = _dtypes.to_host_bytes(spec.name, inputs[spec.name], self._codes[spec.name])
+            dims = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
+            check(L.vki_session_set_input(self._session, spec.name.encode(), self._codes[spec.name], dims, a.ndim,
+                                          a.ctypes.data_as(ctypes.c_void_p), a.nbytes))
+        check(L.vki_session_run(self._session))
+        out = {}
+        info, data, nbytes = TensorInfo(), ctypes.c_void_p(), ctypes.c_size_t()
+        for i in range(len(self.outputs)):
+            check(L.vki_session_get_output(self._session, i, ctypes.byref(info), ctypes.byref(data),
+                                           ctypes.byref(nbytes)))
+            name = text(info.name)
+            if output_names is not None and name not in output_names:
+                continue
+            raw = ctypes.string_at(data, nbytes.value) if nbytes.value else b""
+            out[name] = _dtypes.from_host_bytes(raw, info.dtype, tuple(info.dims[d] for d in range(info.rank)))
+        return out
+
+    def __call__(self, **inputs):
+        """s(x=array) is s.run({"x": array})."""
+        return self.run(inputs)
+
+    @property
+    def device(self):
+        """The device this session runs on (vki_context_device_info), as devices() lists it."""
+        self._check_open()
+        d = DeviceInfo()
+        check(lib().vki_context_device_info(self._ctx, ctypes.byref(d)))
+        return _device_dict(d)
+
+    def stats(self):
+        """vki_session_stats of the last run: plan_ms, last_run_ms, dispatch_count, weight_bytes..."""
+        self._check_open()
+        s = SessionStats()
+        check(lib().vki_session_stats_get(self._session, ctypes.byref(s)))
+        return {name: getattr(s, name) for name, _ in SessionStats._fields_}
+
+    def set_profiling(self, enabled):
+        """Per-dispatch GPU timestamps for runs after this call (vki_session_set_profiling)."""
+        self._check_open()
+        check(lib().vki_session_set_profiling(self._session, int(bool(enabled))))
+
+    def profile(self):
+        """GPU time per dispatch of the last run (profiling on): dicts of node, op, shader, gpu_ms."""
+        self._check_open()
+        n = ctypes.c_uint32(0)
+        check(lib().vki_session_profile(self._session, None, 0, ctypes.byref(n)))
+        rows = (DispatchProfile * max(n.value, 1))()
+        check(lib().vki_session_profile(self._session, rows, n.value, ctypes.byref(n)))
+        return [{"node": text(r.node), "op": text(r.op), "shader": text(r.shader), "gpu_ms": r.gpu_ms}
+                for r in rows[:n.value]]
+
+    def close(self):
+        """Frees the session, model and device context (vki_*_destroy); later calls raise."""
+        L = lib()
+        if self._session:
+            L.vki_session_destroy(self._session)
+            self._session = ctypes.c_void_p()
+        if self._model:
+            L.vki_model_destroy(self._model)
+            self._model = ctypes.c_void_p()
+        if self._ctx:
+            L.vki_context_destroy(self._ctx)
+            self._ctx = ctypes.c_void_p()
+
+    def _check_open(self):
+        if not self._session:
+            raise VkinferError("the session is closed", 1)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown may have unloaded modules
+            pass
+
+    def __repr__(self):
+        return f"vkinfer.Session({self.path!r}, inputs={self.inputs}, outputs={self.outputs})"

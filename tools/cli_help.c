@@ -1,0 +1,120 @@
+/* The vkinfer program's help: an overview, and one page per command with an example each. */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char cli_overview[] =
+    "usage: vkinfer COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  devices              list the Vulkan devices ('*' marks the default)\n"
+    "  ops [--markdown]     list the ops vkinfer runs\n"
+    "  info MODEL.onnx      inputs, outputs, opset, ops used and whether each runs, weights (alias: inspect)\n"
+    "  run MODEL.onnx       run the model once, print and save its outputs\n"
+    "  bench MODEL.onnx     time whole runs (upload + GPU + download)\n"
+    "  help COMMAND         the options of COMMAND, with an example (also: vkinfer COMMAND --help)\n"
+    "  --version            the version\n"
+    "\n"
+    "environment: VKINFER_DEVICE (default device), VKINFER_VALIDATION=1, VKINFER_CACHE_DIR (docs/environment.md)\n";
+
+static const struct {
+    const char *name, *text;
+} pages[] = {
+    {"devices",
+     "usage: vkinfer devices\n"
+     "\n"
+     "Lists the Vulkan devices with their driver, memory, limits and features. '*' marks the one used\n"
+     "when neither --device nor VKINFER_DEVICE chooses (discrete, integrated, virtual GPU, then CPU).\n"
+     "\n"
+     "example:\n"
+     "  vkinfer devices\n"},
+    {"ops",
+     "usage: vkinfer ops [--markdown]\n"
+     "\n"
+     "Lists the ONNX ops vkinfer runs, the dtypes of each and what it does not support yet.\n"
+     "  --markdown    as a Markdown table (the README's)\n"
+     "\n"
+     "example:\n"
+     "  vkinfer ops | grep Conv\n"},
+    {"info",
+     "usage: vkinfer info MODEL.onnx [--json]     (alias: inspect)\n"
+     "\n"
+     "What the model file holds, without running it or needing a GPU: inputs and outputs with dtypes\n"
+     "and shapes (symbolic dimensions by name), IR version and opset, node count, the ops used with\n"
+     "their node counts and whether vkinfer runs each, and the bytes of weights (initializers).\n"
+     "Exits 0 even when some ops are not supported (they are marked); 1 if the file cannot be read.\n"
+     "  --json        one JSON object instead of text\n"
+     "\n"
+     "example:\n"
+     "  vkinfer info resnet18.onnx\n"},
+    {"run",
+     "usage: vkinfer run MODEL.onnx [options]\n"
+     "\n"
+     "Runs the model once and prints a summary of each output (min, max, mean, first values).\n"
+     "  --input NAME=FILE.npy     an input (repeat for each input; a bfloat16 input takes float32)\n"
+     "  --random-inputs           fill inputs not given with seeded random data (floats in [-1,1),\n"
+     "                            integers in [0,10)); symbolic dims are 1 unless --shape sets them\n"
+     "  --shape NAME=1x3x224x224  the shape of a random input (repeatable; fixed dims must match)\n"
+     "  --seed N                  seed of --random-inputs (default 0)\n"
+     "  --output-dir DIR          write each output to DIR/<name>.npy (DIR is created if missing and\n"
+     "                            checked before the model runs; bfloat16 is written as float32)\n"
+     "  --device SPEC             device index or name substring (see `vkinfer devices`)\n"
+     "  --precision fp32|fp16     fp16: the fp16 execution mode (float32 weights and activations held\n"
+     "                            as float16 on the GPU, fp32 accumulation; inputs, outputs float32)\n"
+     "\n"
+     "example:\n"
+     "  vkinfer run resnet18.onnx --input input=x.npy --output-dir out    # writes out/<output>.npy\n"
+     "  vkinfer run model.onnx --random-inputs --shape x=8x3x224x224\n"},
+    {"bench",
+     "usage: vkinfer bench MODEL.onnx [options]\n"
+     "\n"
+     "Times whole vki_session_run calls (input upload + GPU + output download) after warm-up runs,\n"
+     "and prints min, mean, median, p90, p99, max and throughput (items per second, the batch being\n"
+     "the first dimension of the first input). A progress line goes to stderr on a terminal.\n"
+     "  --input NAME=FILE.npy | --random-inputs [--shape NAME=DIMS] [--seed N]   as for run\n"
+     "  --warmup N                untimed runs first (default 10)\n"
+     "  --runs N                  timed runs (default 50)\n"
+     "  --duration SECONDS        time runs for this long instead of --runs (at least one run)\n"
+     "  --json                    one JSON object: every statistic, session creation and plan times,\n"
+     "                            the run times (times_ms) and, with --profile, GPU time per op type\n"
+     "  --profile                 then one run with GPU timestamps: time per op, slowest dispatches\n"
+     "  --plot FILE.png           a latency histogram and GPU time per op type (implies --profile;\n"
+     "                            drawn by python3 with matplotlib, see docs/environment.md)\n"
+     "  --device SPEC             device index or name substring\n"
+     "  --precision fp32|fp16     as for run\n"
+     "\n"
+     "example:\n"
+     "  vkinfer bench resnet18.onnx --random-inputs --shape input=8x3x224x224 --duration 10 --json\n"},
+};
+
+const char *cli_command_help(const char *cmd)
+{
+    if (!strcmp(cmd, "inspect")) cmd = "info";
+    for (size_t i = 0; i < sizeof pages / sizeof *pages; i++)
+        if (!strcmp(pages[i].name, cmd)) return pages[i].text;
+    return NULL;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "vkinfer: ");
+    if (cmd) fprintf(stderr, "%s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    if (cmd && cli_command_help(cmd)) fprintf(stderr, " (see `vkinfer %s --help`)\n", cmd);
+    else fprintf(stderr, " (see `vkinfer --help`)\n");
+    return EXIT_USAGE;
+}
+
+bool cli_wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) return false;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return true;
+    }
+    return false;
+}
