@@ -12,6 +12,16 @@
  *   vki_session_set_input(s, "x", VKI_DTYPE_FLOAT, dims, 4, data, bytes);
  *   vki_session_run(s);                      // plans on first run / new shapes, then replays
  *   vki_session_get_output(s, 0, &info, &ptr, &bytes);
+ *
+ * Threads: a context and the models loaded on it may be shared by any number of threads;
+ * sessions of one context may be created, run and destroyed on several threads at once (the
+ * library serialises queue submission and planning per context, so runs of different
+ * sessions overlap on the GPU but plans are made one at a time). A session is one thread's at
+ * a time: a call that changes it (set_input, run, set_profiling) while another thread is
+ * inside one fails with VKI_ERROR_INVALID_ARGUMENT saying so; give each thread its own
+ * session (they share nothing but the context and the model). Destroying a context, model or
+ * session while another thread uses it is undefined, as in any C library. vki_last_error()
+ * is per thread.
  */
 #ifndef VKINFER_H
 #define VKINFER_H

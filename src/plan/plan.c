@@ -107,7 +107,7 @@ static vki_status plan_node(plan *p, int n)
     return VKI_OK;
 }
 
-vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims, const void *const *data,
+static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims, const void *const *data,
                        const size_t *bytes, const bool *keyed, bool profiling, bool fp16_mode, weight_cache *cache,
                        int *wanted_input, plan **out)
 {
@@ -115,6 +115,7 @@ vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, cons
     plan *p = calloc(1, sizeof *p);
     if (!p) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     p->vk = vk;
+    p->building = true; /* plan_destroy on failure below: plan_create holds the lock */
     p->graph = g;
     p->keyed = keyed;
     p->cache = cache;
@@ -184,14 +185,29 @@ vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, cons
         return st;
     }
     p->plan_ms = now_ms() - t0;
+    p->building = false;
     *out = p;
     return VKI_OK;
+}
+
+/* Planning records into command buffers of the context's pool and creates pipelines: one
+ * thread at a time per context (vk_context.plan_lock). */
+vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims, const void *const *data,
+                       const size_t *bytes, const bool *keyed, bool profiling, bool fp16_mode, weight_cache *cache,
+                       int *wanted_input, plan **out)
+{
+    pthread_mutex_lock(&vk->plan_lock);
+    vki_status st = plan_build(vk, g, ranks, dims, data, bytes, keyed, profiling, fp16_mode, cache, wanted_input, out);
+    pthread_mutex_unlock(&vk->plan_lock);
+    return st;
 }
 
 void plan_destroy(plan *p)
 {
     if (!p) return;
     vk_context *vk = p->vk;
+    bool locked = vk && vk->locks_ready && !p->building;
+    if (locked) pthread_mutex_lock(&vk->plan_lock);
     if (vk && vk->device) {
         if (p->fence) vk->f.vkDestroyFence(vk->device, p->fence, NULL);
         if (p->cmd) vk->f.vkFreeCommandBuffers(vk->device, vk->command_pool, 1, &p->cmd);
@@ -216,4 +232,5 @@ void plan_destroy(plan *p)
     free(p->reader);
     free(p->fused);
     free(p);
+    if (locked) pthread_mutex_unlock(&vk->plan_lock);
 }

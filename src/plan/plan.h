@@ -63,6 +63,7 @@ struct plan {
     /* epilogue fusion: readers of each graph value, and nodes claimed by their producer */
     /* storage: float32 values held as halves (the fp16 execution mode) */
     bool fp16_mode;
+    bool building; /* inside plan_create, which holds the context's plan lock */
     int *converted; /* [root * GPU_STORAGE_COUNT + storage]: a copy of root in that storage, or -1 */
     int *out_copy;  /* per value: this node's scratch copy of the output in its kernel's storage, or -1 */
     int *uses;     /* input slots of live nodes that read the value */

@@ -65,7 +65,12 @@ vki_status vki_context_create(const vki_context_options *opts, vki_context **out
     int validation = opts ? opts->validation : -1;
     bool val = validation < 0 ? env_flag("VKINFER_VALIDATION") : validation > 0;
     const char *spec = opts && opts->device ? opts->device : getenv("VKINFER_DEVICE");
-    vki_status st = vk_instance_create(&ctx->vk, val);
+    vki_status st = vk_context_init_locks(&ctx->vk);
+    if (st != VKI_OK) {
+        free(ctx);
+        return st;
+    }
+    st = vk_instance_create(&ctx->vk, val);
     if (st == VKI_OK) st = vk_device_open(&ctx->vk, spec, opts ? opts->cache_dir : NULL);
     if (st == VKI_OK) st = vk_check_validation(&ctx->vk);
     if (st != VKI_OK) {

@@ -37,6 +37,7 @@ struct vki_session {
     double last_run_ms;
     bool profiling;
     bool fp16_mode; /* VKI_PRECISION_FP16 */
+    atomic_int busy; /* a thread is inside a call that changes the session */
     double *dispatch_ms; /* per dispatch of the last run's plan, when profiling */
     int n_dispatch_ms;
 };

@@ -168,8 +168,35 @@ static void input_signature(const ir_value *v, char *buf, size_t size)
     snprintf(buf + o, size - o, "%s", shape);
 }
 
+/* One session is one thread's at a time (include/vkinfer.h, "Threads"): a call that changes
+ * it while another thread is inside one is refused rather than left to corrupt it. */
+static vki_status session_enter(vki_session *s, const char *fn)
+{
+    if (atomic_exchange(&s->busy, 1))
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "%s: the session is in use by another thread (a session is one "
+                        "thread's at a time; give each thread its own session)", fn);
+    return VKI_OK;
+}
+
+static vki_status session_leave(vki_session *s, vki_status st)
+{
+    atomic_store(&s->busy, 0);
+    return st;
+}
+
+static vki_status set_input(vki_session *s, const char *name, vki_dtype dtype, const int64_t *dims, int32_t rank,
+                            const void *data, size_t bytes);
+
 vki_status vki_session_set_input(vki_session *s, const char *name, vki_dtype dtype, const int64_t *dims, int32_t rank,
                                  const void *data, size_t bytes)
+{
+    if (!s) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_set_input: NULL argument");
+    VKI_TRY(session_enter(s, "vki_session_set_input"));
+    return session_leave(s, set_input(s, name, dtype, dims, rank, data, bytes));
+}
+
+static vki_status set_input(vki_session *s, const char *name, vki_dtype dtype, const int64_t *dims, int32_t rank,
+                            const void *data, size_t bytes)
 {
     if (!s || !name || (rank > 0 && !dims) || (bytes && !data))
         return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_set_input: NULL argument");
@@ -333,13 +360,14 @@ static vki_status read_timestamps(vki_session *s, const plan *p)
 vki_status vki_session_set_profiling(vki_session *s, int enabled)
 {
     if (!s) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_set_profiling: NULL session");
-    if (s->profiling == (enabled != 0)) return VKI_OK;
+    VKI_TRY(session_enter(s, "vki_session_set_profiling"));
+    if (s->profiling == (enabled != 0)) return session_leave(s, VKI_OK);
     s->profiling = enabled != 0;
     for (int k = 0; k < s->n_plans; k++) plan_destroy(s->plans[k]);
     s->n_plans = 0;
     s->last = NULL;
     s->n_dispatch_ms = 0;
-    return VKI_OK;
+    return session_leave(s, VKI_OK);
 }
 
 vki_status vki_session_profile(const vki_session *s, vki_dispatch_profile *out, uint32_t capacity, uint32_t *count)
@@ -357,9 +385,17 @@ vki_status vki_session_profile(const vki_session *s, vki_dispatch_profile *out, 
     return VKI_OK;
 }
 
+static vki_status session_run(vki_session *s);
+
 vki_status vki_session_run(vki_session *s)
 {
     if (!s) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_run: NULL session");
+    VKI_TRY(session_enter(s, "vki_session_run"));
+    return session_leave(s, session_run(s));
+}
+
+static vki_status session_run(vki_session *s)
+{
     const ir_graph *g = &s->model->onnx.graph;
     vk_context *vk = &s->model->ctx->vk;
     for (int i = 0; i < g->n_inputs; i++)

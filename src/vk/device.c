@@ -33,7 +33,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
     (void)severity;
     (void)types;
     vk_context *vk = user;
-    if (vk->validation_messages++ == 0)
+    if (atomic_fetch_add(&vk->validation_messages, 1) == 0)
         snprintf(vk->first_validation_message, sizeof vk->first_validation_message, "%s",
                  data && data->pMessage ? data->pMessage : "(no text)");
     return VK_FALSE;
@@ -41,9 +41,8 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
 
 vki_status vk_check_validation(vk_context *vk)
 {
-    if (!vk->validation_messages) return VKI_OK;
-    int n = vk->validation_messages;
-    vk->validation_messages = 0;
+    if (!atomic_load(&vk->validation_messages)) return VKI_OK;
+    int n = atomic_exchange(&vk->validation_messages, 0);
     return vki_fail(VKI_ERROR_VALIDATION, "Vulkan validation layer reported %d message(s); first: %s", n,
                     vk->first_validation_message);
 }
@@ -364,6 +363,17 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
 
 void vk_pipelines_destroy(vk_context *vk);
 
+vki_status vk_context_init_locks(vk_context *vk)
+{
+    if (pthread_mutex_init(&vk->queue_lock, NULL)) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "cannot create a mutex");
+    if (pthread_mutex_init(&vk->plan_lock, NULL)) {
+        pthread_mutex_destroy(&vk->queue_lock);
+        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "cannot create a mutex");
+    }
+    vk->locks_ready = true;
+    return VKI_OK;
+}
+
 void vk_context_destroy(vk_context *vk)
 {
     if (vk->device) {
@@ -376,5 +386,9 @@ void vk_context_destroy(vk_context *vk)
     if (vk->messenger) vk->f.vkDestroyDebugUtilsMessengerEXT(vk->instance, vk->messenger, NULL);
     if (vk->instance) vk->f.vkDestroyInstance(vk->instance, NULL);
     if (vk->lib) dlclose(vk->lib);
+    if (vk->locks_ready) {
+        pthread_mutex_destroy(&vk->queue_lock);
+        pthread_mutex_destroy(&vk->plan_lock);
+    }
     memset(vk, 0, sizeof *vk);
 }

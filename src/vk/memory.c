@@ -94,7 +94,11 @@ vki_status vk_submit_and_wait(vk_context *vk, VkCommandBuffer cmd, VkFence fence
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cmd;
     VkResult r = vk->f.vkResetFences(vk->device, 1, &fence);
-    if (r == VK_SUCCESS) r = vk->f.vkQueueSubmit(vk->queue, 1, &si, fence);
+    if (r == VK_SUCCESS) {
+        pthread_mutex_lock(&vk->queue_lock);
+        r = vk->f.vkQueueSubmit(vk->queue, 1, &si, fence);
+        pthread_mutex_unlock(&vk->queue_lock);
+    }
     if (r == VK_SUCCESS) r = vk->f.vkWaitForFences(vk->device, 1, &fence, VK_TRUE, UINT64_MAX);
     if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "GPU submission failed (%s)", vk_result_str(r));
     return VKI_OK;

@@ -8,6 +8,9 @@
 
 #include "../util/util.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #define VK_FUNCS_GLOBAL(X)                                                                 \
     X(vkCreateInstance) X(vkEnumerateInstanceLayerProperties)                              \
     X(vkEnumerateInstanceExtensionProperties) X(vkEnumerateInstanceVersion)
@@ -73,15 +76,24 @@ typedef struct vk_context {
     vk_caps caps;
     uint32_t device_index;
     VkDebugUtilsMessengerEXT messenger;
-    /* validation messages since the last check */
-    int validation_messages;
+    /* validation messages since the last check (the layer may call from any thread) */
+    atomic_int validation_messages;
     char first_validation_message[1024];
     /* pipelines, deduplicated by (shader, specialization constants) */
     VkPipelineCache pipeline_cache;
     char cache_path[1024];
     vk_pipeline *pipelines;
     VkCommandPool command_pool;
+    /* Threads (include/vkinfer.h, "Threads"): the queue is externally synchronised in Vulkan,
+     * and so are the command pool (plans record into buffers from it) and the pipeline table.
+     * queue_lock guards every vkQueueSubmit; plan_lock guards planning, plan destruction and
+     * pipeline creation, so sessions of one context may run and plan on several threads. */
+    pthread_mutex_t queue_lock, plan_lock;
+    bool locks_ready;
 } vk_context;
+
+/* Initialises the context's locks (before any other use of it). */
+vki_status vk_context_init_locks(vk_context *vk);
 
 /* Opens libvulkan.so.1 and creates an instance (validation optional). */
 vki_status vk_instance_create(vk_context *vk, bool validation);
