@@ -243,9 +243,50 @@ VKI_API vki_status vki_session_set_input(vki_session *session, const char *name,
  * input shapes, so later runs with known shapes only upload, submit and download. */
 VKI_API vki_status vki_session_run(vki_session *session);
 
-/* Output `index` of the last run. *data stays valid until the next run or destroy. */
+/* Output `index` of the last run. *data stays valid until the next run or destroy. An output
+ * bound to a device tensor has no host copy: this fails saying so (read the tensor). */
 VKI_API vki_status vki_session_get_output(vki_session *session, uint32_t index, vki_tensor_info *info,
                                   const void **data, size_t *bytes);
+
+/* Makes (or finds) the plan for the inputs as they are set or bound now, without running it,
+ * so that vki_session_output_info can report each output's shape before a run (to create
+ * device tensors for them). vki_session_run plans by itself; this is only for knowing first. */
+VKI_API vki_status vki_session_prepare(vki_session *session);
+/* dtype and shape of output `index` for the inputs as last prepared or run (name too). */
+VKI_API vki_status vki_session_output_info(const vki_session *session, uint32_t index, vki_tensor_info *out);
+
+/* ---- Device tensors: data that stays on the GPU between runs ----------------------------- */
+
+/* A tensor in the device memory of a context, with a fixed dtype and shape. Bound as a
+ * session's input or output, a run reads or writes it on the GPU with no copy through the
+ * host: a denoising loop (a diffusion policy's sampler) binds one step's output as the next
+ * step's input, and only the last result is read back. Its bytes are the dtype's own (int64 is
+ * held narrowed to int32, as inputs are). */
+typedef struct vki_tensor vki_tensor;
+
+VKI_API vki_status vki_tensor_create(vki_context *ctx, vki_dtype dtype, const int64_t *dims, int32_t rank,
+                                     vki_tensor **out);
+VKI_API void vki_tensor_destroy(vki_tensor *tensor);
+/* dtype and shape (name NULL, no symbolic dims). */
+VKI_API vki_status vki_tensor_get_info(const vki_tensor *tensor, vki_tensor_info *out);
+/* Copies host data (the dtype's bytes, numel * vki_dtype_size(dtype) of them) into the tensor,
+ * or the tensor back to the host, waiting for the copy. */
+VKI_API vki_status vki_tensor_write(vki_tensor *tensor, const void *data, size_t bytes);
+VKI_API vki_status vki_tensor_read(const vki_tensor *tensor, void *data, size_t bytes);
+
+/* Binds a device tensor as input `name` for the following runs (until vki_session_set_input
+ * or another bind of that name): its dtype and shape must fit the model's input as with
+ * vki_session_set_input, and it must belong to the session's context. The run reads it on the
+ * GPU. An input whose values the model needs at plan time (a shape fed as an input) cannot be
+ * bound: set it from the host. */
+VKI_API vki_status vki_session_bind_input(vki_session *session, const char *name, vki_tensor *tensor);
+/* Binds a device tensor as output `index` for the following runs (tensor NULL: unbind): the
+ * run writes that output into it, and vki_session_get_output has no host copy of it. At run
+ * time its dtype and shape must be the output's. A tensor may be bound as an output of one
+ * session and an input of another (or the same) session; binding one tensor as an input and
+ * an output of the same run is refused. The session does not own bound tensors: keep them
+ * alive while bound. */
+VKI_API vki_status vki_session_bind_output(vki_session *session, uint32_t index, vki_tensor *tensor);
 
 typedef struct vki_session_stats {
     double plan_ms;              /* time of the plan used by the last run when it was made */

@@ -8,13 +8,13 @@ ctypes bindings of libvkinfer (found as vkinfer._lib.candidate_paths() says). Er
 VkinferError carrying the library's message. See docs/python.md.
 """
 from ._lib import LibraryNotFound, VkinferError
-from ._session import (Session, TensorSpec, devices, dtype_name, dtype_size, inspect, is_available,
+from ._session import (Context, Session, Tensor, TensorSpec, devices, dtype_name, dtype_size, inspect, is_available,
                        library_version, ops)
 from ._torch import TorchSession, from_torch
 
 __version__ = "0.1.0"
 
-__all__ = ["Session", "TensorSpec", "TorchSession", "VkinferError", "LibraryNotFound", "devices", "dtype_name",
+__all__ = ["Context", "Session", "Tensor", "TensorSpec", "TorchSession", "VkinferError", "LibraryNotFound", "devices", "dtype_name",
            "dtype_size", "from_torch", "inspect", "is_available", "library_version", "ops", "__version__"]
 
 # The Python counterpart of every C function (tests/python/test_python.py checks that each
@@ -27,9 +27,9 @@ COUNTERPARTS = {
     "vki_dtype_size": "dtype_size",
     "vki_vulkan_available": "is_available",
     "vki_device_list": "devices",
-    "vki_context_create": "Session.__init__",
-    "vki_context_destroy": "Session.close",
-    "vki_context_device_info": "Session.device",
+    "vki_context_create": "Context.__init__",
+    "vki_context_destroy": "Context.close",
+    "vki_context_device_info": "Context.device",
     "vki_model_load": "Session.__init__",
     "vki_model_destroy": "Session.close",
     "vki_model_input_count": "Session.inputs",
@@ -51,6 +51,15 @@ COUNTERPARTS = {
     "vki_session_stats_get": "Session.stats",
     "vki_session_set_profiling": "Session.set_profiling",
     "vki_session_profile": "Session.profile",
+    "vki_session_prepare": "Session.run",
+    "vki_session_output_info": "Session.run",
+    "vki_tensor_create": "Tensor.__init__",
+    "vki_tensor_destroy": "Tensor.close",
+    "vki_tensor_get_info": "Tensor.__init__",
+    "vki_tensor_write": "Tensor.__init__",
+    "vki_tensor_read": "Tensor.numpy",
+    "vki_session_bind_input": "Session.run",
+    "vki_session_bind_output": "Session.run",
     "vki_op_count": "ops",
     "vki_op_get": "ops",
 }

@@ -26,6 +26,17 @@ TO_NUMPY = {
 }
 
 
+def code_of(np_dtype):
+    """The vki_dtype number of a NumPy dtype (ml_dtypes.bfloat16 included); TypeError if none."""
+    np_dtype = np.dtype(np_dtype)
+    if BFLOAT16 is not None and np_dtype == BFLOAT16:
+        return BF16
+    for code, d in TO_NUMPY.items():
+        if d == np_dtype:
+            return code
+    raise TypeError(f"vkinfer holds no tensor of NumPy dtype {np_dtype}")
+
+
 def numpy_dtype(code):
     """The NumPy dtype Session.run returns for a vki_dtype (bfloat16: see the module doc)."""
     if code == BF16:

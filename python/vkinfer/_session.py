@@ -25,6 +25,14 @@ def dtype_name(code):
     return text(lib().vki_dtype_name(int(code)))
 
 
+def _dtype_number(name):
+    """The vki_dtype number of a library dtype name ("float16"...)."""
+    for code in range(1, 17):
+        if dtype_name(code) == name:
+            return code
+    raise ValueError(f"unknown dtype {name!r}")
+
+
 def dtype_size(code):
     """vki_dtype_size: bytes per element as the library stores it on the host."""
     return int(lib().vki_dtype_size(int(code)))
@@ -116,21 +124,114 @@ def inspect(path):
         lib().vki_model_report_destroy(r)
 
 
+class Context:
+    """A Vulkan device opened for running models (vki_context). Sessions made with the same
+    Context share the device, and device tensors (Tensor) move between them without copies.
+
+    Context(device=None, validation=None, cache_dir=None)
+      device: index or name substring as `vkinfer devices` lists (None: VKINFER_DEVICE, else the
+        best device); validation: True/False for the Khronos validation layer (None:
+        VKINFER_VALIDATION decides); cache_dir: the pipeline cache folder ("" for none).
+    It stays open while a Session or Tensor made on it is alive.
+    """
+
+    def __init__(self, device=None, validation=None, cache_dir=None):
+        self._ctx = ctypes.c_void_p()
+        opts = ContextOptions(device=None if device is None else str(device).encode(),
+                              validation=-1 if validation is None else int(bool(validation)),
+                              cache_dir=None if cache_dir is None else os.fsencode(cache_dir))
+        check(lib().vki_context_create(ctypes.byref(opts), ctypes.byref(self._ctx)))
+
+    @property
+    def device(self):
+        """The device (vki_context_device_info), as devices() lists it."""
+        if not self._ctx:
+            raise VkinferError("the context is closed", 1)
+        d = DeviceInfo()
+        check(lib().vki_context_device_info(self._ctx, ctypes.byref(d)))
+        return _device_dict(d)
+
+    def close(self):
+        """Frees the context (vki_context_destroy). Close its sessions and tensors first."""
+        if self._ctx:
+            lib().vki_context_destroy(self._ctx)
+            self._ctx = ctypes.c_void_p()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Tensor:
+    """A tensor in device memory (vki_tensor): given to Session.run as an input it is read on
+    the GPU, and run(..., outputs_on_device=True) returns outputs as Tensors, so a loop of runs
+    (a diffusion policy's denoising steps) never copies its sample through the host.
+
+    Tensor(context, array): a device copy of a NumPy array (any dtype vkinfer runs; bfloat16
+    as for Session.run inputs needs a `dtype="bfloat16"` argument). .numpy() copies it back;
+    .shape and .dtype describe it.
+    """
+
+    def __init__(self, context, array=None, *, shape=None, dtype=None):
+        self._t = ctypes.c_void_p()
+        self.context = context  # keeps the device open while this tensor lives
+        if array is not None:
+            code = _dtypes.BF16 if dtype == "bfloat16" else _dtypes.code_of(np.asarray(array).dtype)
+            a = _dtypes.to_host_bytes("tensor", array, code)
+            shape = np.asarray(array).shape
+        else:
+            code = _dtype_number(dtype)
+        dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+        check(lib().vki_tensor_create(context._ctx, code, dims, len(shape), ctypes.byref(self._t)))
+        info = TensorInfo()
+        check(lib().vki_tensor_get_info(self._t, ctypes.byref(info)))
+        self.shape = tuple(info.dims[d] for d in range(info.rank))
+        self._code = info.dtype
+        self.dtype = dtype_name(info.dtype)
+        if array is not None:
+            check(lib().vki_tensor_write(self._t, a.ctypes.data_as(ctypes.c_void_p), a.nbytes))
+
+    def numpy(self):
+        """A host copy (bfloat16: as Session.run returns it, see docs/python.md)."""
+        if not self._t:
+            raise VkinferError("the tensor is closed", 1)
+        n = int(np.prod(self.shape, dtype=np.int64)) * dtype_size(self._code)
+        raw = ctypes.create_string_buffer(max(n, 1))
+        check(lib().vki_tensor_read(self._t, raw, n))
+        return _dtypes.from_host_bytes(raw.raw[:n], self._code, self.shape)
+
+    def close(self):
+        if self._t:
+            lib().vki_tensor_destroy(self._t)
+            self._t = ctypes.c_void_p()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self):
+        return f"vkinfer.Tensor({self.dtype}{list(self.shape)})"
+
+
 class Session:
     """A model loaded on a Vulkan device, ready to run.
 
-    Session(path, device=None, precision="fp32", validation=None, cache_dir=None)
-      device: index or name substring as `vkinfer devices` lists (None: VKINFER_DEVICE, else the
-        best device); precision: "fp32" (the model's own dtypes) or "fp16" (the fp16 execution
-        mode, when the library has it); validation: True/False for the Khronos validation layer
-        (None: VKINFER_VALIDATION decides); cache_dir: the pipeline cache folder ("" for none).
+    Session(path, device=None, precision="fp32", validation=None, cache_dir=None, context=None)
+      device, validation, cache_dir: as for Context (used when no context is given);
+      precision: "fp32" (the model's own dtypes) or "fp16" (the fp16 execution mode: float32
+      weights and activations held as float16 on the GPU, fp32 accumulation); context: a
+      Context to share with other sessions (device tensors move between its sessions).
     Use it as a context manager or call close(); the handles are freed when it is collected too.
     """
 
-    def __init__(self, path, device=None, precision="fp32", validation=None, cache_dir=None):
-        self._ctx = ctypes.c_void_p()
+    def __init__(self, path, device=None, precision="fp32", validation=None, cache_dir=None, context=None):
         self._model = ctypes.c_void_p()
         self._session = ctypes.c_void_p()
+        self.context = None
         if precision not in ("fp32", "fp16"):
             raise ValueError(f"precision must be 'fp32' or 'fp16', not {precision!r}")
         self.precision = precision
@@ -138,11 +239,9 @@ class Session:
         if precision == "fp16" and not hasattr(L, "vki_session_create_with_options"):
             raise VkinferError(f"precision='fp16' needs vki_session_create_with_options, which the library at "
                                f"{L.vkinfer_path} (version {library_version()}) does not have", 5)
-        opts = ContextOptions(device=None if device is None else str(device).encode(),
-                              validation=-1 if validation is None else int(bool(validation)),
-                              cache_dir=None if cache_dir is None else os.fsencode(cache_dir))
         try:
-            check(L.vki_context_create(ctypes.byref(opts), ctypes.byref(self._ctx)))
+            self.context = context if context is not None else Context(device, validation, cache_dir)
+            self._ctx = self.context._ctx
             check(L.vki_model_load(self._ctx, os.fsencode(path), ctypes.byref(self._model)))
             if precision == "fp32":
                 check(L.vki_session_create(self._model, ctypes.byref(self._session)))
@@ -174,15 +273,13 @@ class Session:
         """The model's outputs as declared (a run's arrays carry the actual shapes)."""
         return list(self._outputs)
 
-    # Device-resident tensors (vki_tensor handles, outputs kept on the GPU) will be added here
-    # by the storage rework: run(..., outputs_on_device=True) returning vkinfer.Tensor objects,
-    # and Tensor accepted as an input value. run() below is the host-array path.
-
-    def run(self, inputs, output_names=None):
-        """Runs the model. inputs: {name: array-like}, every model input (see .inputs). Arrays
-        are converted with NumPy 'same_kind' casts (float64 -> float32 is fine, float -> int is
-        not); bfloat16 inputs take float arrays (see docs/python.md). Returns {output name:
-        NumPy array} (arrays own their memory), only those in output_names if given."""
+    def run(self, inputs, output_names=None, outputs_on_device=False):
+        """Runs the model. inputs: {name: array-like or Tensor}, every model input (see .inputs).
+        Arrays are converted with NumPy 'same_kind' casts (float64 -> float32 is fine, float ->
+        int is not); bfloat16 inputs take float arrays (see docs/python.md); a Tensor (of this
+        session's Context) is read on the GPU. Returns {output name: NumPy array} (arrays own
+        their memory), or with outputs_on_device=True {output name: Tensor}, written on the GPU
+        (new device tensors each run), only those in output_names if given."""
         L = lib()
         self._check_open()
         unknown = set(inputs) - set(self._codes)
@@ -194,13 +291,36 @@ class Session:
             if spec.name not in inputs:
                 raise VkinferError(f"input {spec.name!r} was not given ({spec.dtype} "
                                    f"{list(spec.shape) if spec.shape else 'any shape'})", 1)
-            a = _dtypes.to_host_bytes(spec.name, inputs[spec.name], self._codes[spec.name])
+            value = inputs[spec.name]
+            if isinstance(value, Tensor):
+                if value.context is not self.context:
+                    raise VkinferError(f"input {spec.name!r}: the Tensor belongs to another Context (make the sessions "
+                                       f"with context=...)", 1)
+                check(L.vki_session_bind_input(self._session, spec.name.encode(), value._t))
+                continue
+            a = _dtypes.to_host_bytes(spec.name, value, self._codes[spec.name])
             dims = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
             check(L.vki_session_set_input(self._session, spec.name.encode(), self._codes[spec.name], dims, a.ndim,
                                           a.ctypes.data_as(ctypes.c_void_p), a.nbytes))
+        info = TensorInfo()
+        if outputs_on_device:
+            check(L.vki_session_prepare(self._session))
+            tensors = {}
+            try:
+                for i in range(len(self.outputs)):
+                    check(L.vki_session_output_info(self._session, i, ctypes.byref(info)))
+                    t = Tensor(self.context, shape=tuple(info.dims[d] for d in range(info.rank)),
+                               dtype=dtype_name(info.dtype))
+                    tensors[text(info.name)] = t
+                    check(L.vki_session_bind_output(self._session, i, t._t))
+                check(L.vki_session_run(self._session))
+            finally:  # the session must not keep pointers to tensors Python may free
+                for i in range(len(self.outputs)):
+                    L.vki_session_bind_output(self._session, i, None)
+            return {n: t for n, t in tensors.items() if output_names is None or n in output_names}
         check(L.vki_session_run(self._session))
         out = {}
-        info, data, nbytes = TensorInfo(), ctypes.c_void_p(), ctypes.c_size_t()
+        data, nbytes = ctypes.c_void_p(), ctypes.c_size_t()
         for i in range(len(self.outputs)):
             check(L.vki_session_get_output(self._session, i, ctypes.byref(info), ctypes.byref(data),
                                            ctypes.byref(nbytes)))
@@ -219,9 +339,7 @@ class Session:
     def device(self):
         """The device this session runs on (vki_context_device_info), as devices() lists it."""
         self._check_open()
-        d = DeviceInfo()
-        check(lib().vki_context_device_info(self._ctx, ctypes.byref(d)))
-        return _device_dict(d)
+        return self.context.device
 
     def stats(self):
         """vki_session_stats of the last run: plan_ms, last_run_ms, dispatch_count, weight_bytes..."""
@@ -254,9 +372,7 @@ class Session:
         if self._model:
             L.vki_model_destroy(self._model)
             self._model = ctypes.c_void_p()
-        if self._ctx:
-            L.vki_context_destroy(self._ctx)
-            self._ctx = ctypes.c_void_p()
+        self.context = None  # a Context of its own closes when collected
 
     def _check_open(self):
         if not self._session:

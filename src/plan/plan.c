@@ -211,6 +211,8 @@ void plan_destroy(plan *p)
     if (vk && vk->device) {
         if (p->fence) vk->f.vkDestroyFence(vk->device, p->fence, NULL);
         if (p->cmd) vk->f.vkFreeCommandBuffers(vk->device, vk->command_pool, 1, &p->cmd);
+        VkCommandBuffer io[2] = {p->cmd_in, p->cmd_out};
+        if (p->cmd_in) vk->f.vkFreeCommandBuffers(vk->device, p->io_pool, 2, io);
         if (p->pool) vk->f.vkDestroyDescriptorPool(vk->device, p->pool, NULL);
         if (p->queries) vk->f.vkDestroyQueryPool(vk->device, p->queries, NULL);
         vk_buffer_destroy(vk, &p->weights);

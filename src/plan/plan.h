@@ -47,7 +47,10 @@ struct plan {
     uint64_t *input_offsets;  /* in the upload buffer, per graph input */
     uint64_t *output_offsets; /* in the download buffer, per graph output */
     VkDescriptorPool pool;
-    VkCommandBuffer cmd;
+    VkCommandBuffer cmd;      /* the dispatches, recorded once */
+    VkCommandBuffer cmd_in, cmd_out; /* input and output copies, re-recorded when bindings change */
+    VkCommandPool io_pool;    /* the session's, which cmd_in and cmd_out come from */
+    uint64_t io_generation;   /* the session's binding generation they were recorded for, 0: never */
     VkFence fence;
     bool profiling;
     VkQueryPool queries; /* n_dispatches + 1 timestamps when profiling */
@@ -93,6 +96,11 @@ uint64_t plan_value_bytes(const plan_value *v);
 vki_status plan_memory(plan *p);
 /* Device buffers, weight upload, descriptor sets and the command buffer (src/plan/record.c). */
 vki_status plan_record(plan *p);
+
+/* Records cmd_in and cmd_out (allocated from `pool` on first use): inputs copied from in_src[i]
+ * (a device tensor's buffer) or, where VK_NULL_HANDLE, from the upload buffer; outputs copied
+ * to out_dst[i] or the download buffer. */
+vki_status plan_record_io(plan *p, VkCommandPool pool, const VkBuffer *in_src, const VkBuffer *out_dst);
 
 /* The storage root of a value (follows aliases). */
 int plan_root(const plan *p, int v);

@@ -59,7 +59,7 @@ static vki_status upload_constants(plan *p, vk_buffer *dst, uint64_t bytes, bool
     r = vk->f.vkCreateFence(vk->device, &fi, NULL, &fence);
     if (r != VK_SUCCESS) st = vki_fail(VKI_ERROR_VULKAN, "vkCreateFence failed (%s)", vk_result_str(r));
     if (st == VKI_OK) {
-        st = vk_submit_and_wait(vk, cmd, fence);
+        st = vk_submit_and_wait(vk, &cmd, 1, fence);
         vk->f.vkDestroyFence(vk->device, fence, NULL);
     }
     vk->f.vkFreeCommandBuffers(vk->device, vk->command_pool, 1, &cmd);
@@ -188,7 +188,6 @@ static void barrier(vk_context *vk, VkCommandBuffer cmd, VkPipelineStageFlags sr
 static vki_status record_commands(plan *p, const VkDescriptorSet *sets)
 {
     vk_context *vk = p->vk;
-    const ir_graph *g = p->graph;
     VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, vk->command_pool,
                                       VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
     VkResult r = vk->f.vkAllocateCommandBuffers(vk->device, &ai, &p->cmd);
@@ -196,13 +195,7 @@ static vki_status record_commands(plan *p, const VkDescriptorSet *sets)
     VkCommandBuffer cmd = p->cmd;
     VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     vk->f.vkBeginCommandBuffer(cmd, &bi);
-    for (int i = 0; i < g->n_inputs; i++) {
-        plan_value *pv = &p->values[g->inputs[i]];
-        uint64_t bytes = (uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage);
-        if (!bytes || pv->buffer != PLAN_BUF_ARENA) continue;
-        VkBufferCopy copy = {p->input_offsets[i], pv->offset, bytes};
-        vk->f.vkCmdCopyBuffer(cmd, p->upload.buffer, p->intermediates.buffer, 1, &copy);
-    }
+    /* the inputs were copied in by cmd_in, submitted just before (plan_record_io) */
     barrier(vk, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
             VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     if (p->queries) {
@@ -243,20 +236,55 @@ static vki_status record_commands(plan *p, const VkDescriptorSet *sets)
     free(since);
     barrier(vk, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
             VK_ACCESS_TRANSFER_READ_BIT);
-    for (int i = 0; i < g->n_outputs; i++) {
-        plan_value *pv = &p->values[plan_root(p, g->outputs[i])];
-        uint64_t bytes = (uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage);
-        if (!bytes || pv->host) continue;
-        VkBufferCopy copy = {pv->offset, p->output_offsets[i], bytes};
-        vk->f.vkCmdCopyBuffer(cmd, buffer_of(p, pv)->buffer, p->download.buffer, 1, &copy);
-    }
-    barrier(vk, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-            VK_ACCESS_HOST_READ_BIT);
+    /* the outputs are copied out by cmd_out, submitted just after */
     r = vk->f.vkEndCommandBuffer(cmd);
     if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkEndCommandBuffer failed (%s)", vk_result_str(r));
     VkFenceCreateInfo fi = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     r = vk->f.vkCreateFence(vk->device, &fi, NULL, &p->fence);
     if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkCreateFence failed (%s)", vk_result_str(r));
+    return VKI_OK;
+}
+
+vki_status plan_record_io(plan *p, VkCommandPool pool, const VkBuffer *in_src, const VkBuffer *out_dst)
+{
+    vk_context *vk = p->vk;
+    const ir_graph *g = p->graph;
+    if (!p->cmd_in) {
+        VkCommandBuffer cmds[2];
+        VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 2};
+        VkResult r = vk->f.vkAllocateCommandBuffers(vk->device, &ai, cmds);
+        if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkAllocateCommandBuffers failed (%s)", vk_result_str(r));
+        p->io_pool = pool;
+        p->cmd_in = cmds[0];
+        p->cmd_out = cmds[1];
+    }
+    VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    vk->f.vkResetCommandBuffer(p->cmd_in, 0);
+    vk->f.vkBeginCommandBuffer(p->cmd_in, &bi);
+    vk_transfer_barrier(vk, p->cmd_in); /* a device tensor written by an earlier run or copy */
+    for (int i = 0; i < g->n_inputs; i++) {
+        plan_value *pv = &p->values[g->inputs[i]];
+        uint64_t bytes = (uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage);
+        if (!bytes || pv->buffer != PLAN_BUF_ARENA) continue;
+        VkBufferCopy copy = {in_src[i] ? 0 : p->input_offsets[i], pv->offset, bytes};
+        vk->f.vkCmdCopyBuffer(p->cmd_in, in_src[i] ? in_src[i] : p->upload.buffer, p->intermediates.buffer, 1, &copy);
+    }
+    VkResult r = vk->f.vkEndCommandBuffer(p->cmd_in);
+    vk->f.vkResetCommandBuffer(p->cmd_out, 0);
+    if (r == VK_SUCCESS) r = vk->f.vkBeginCommandBuffer(p->cmd_out, &bi);
+    for (int i = 0; r == VK_SUCCESS && i < g->n_outputs; i++) {
+        plan_value *pv = &p->values[plan_root(p, g->outputs[i])];
+        uint64_t bytes = (uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage);
+        if (!bytes || pv->host) continue;
+        VkBufferCopy copy = {pv->offset, out_dst[i] ? 0 : p->output_offsets[i], bytes};
+        vk->f.vkCmdCopyBuffer(p->cmd_out, buffer_of(p, pv)->buffer, out_dst[i] ? out_dst[i] : p->download.buffer, 1, &copy);
+    }
+    if (r == VK_SUCCESS) {
+        barrier(vk, p->cmd_out, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                VK_ACCESS_HOST_READ_BIT);
+        r = vk->f.vkEndCommandBuffer(p->cmd_out);
+    }
+    if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "recording the input and output copies failed (%s)", vk_result_str(r));
     return VKI_OK;
 }
 

@@ -9,6 +9,19 @@ struct vki_context {
     vk_context vk;
 };
 
+struct vki_tensor {
+    vki_context *ctx;
+    vki_dtype dtype;
+    int rank;
+    int64_t dims[VKI_MAX_RANK];
+    gpu_storage storage; /* as a graph input or output of this dtype is held */
+    uint64_t bytes;      /* numel * storage_size(storage) */
+    vk_buffer buffer;    /* device-local */
+};
+
+/* The storage a graph input or output of dtype t is held in (see plan_storage_for). */
+gpu_storage tensor_storage(vki_dtype t);
+
 struct vki_model {
     vki_context *ctx;
     onnx_model onnx;
@@ -18,6 +31,7 @@ struct vki_model {
 
 typedef struct session_input {
     void *data; /* host copy in the input's dtype */
+    vki_tensor *bound; /* or a device tensor, read on the GPU */
     size_t bytes;
     int rank;
     int64_t dims[VKI_MAX_RANK];
@@ -32,12 +46,16 @@ struct vki_session {
     plan *plans[SESSION_MAX_PLANS];
     int n_plans;
     plan *last; /* the plan of the last run */
+    plan *prepared; /* the plan of the last vki_session_prepare or run */
     void **outputs; /* host buffers in each output's dtype */
     size_t *output_bytes;
     double last_run_ms;
     bool profiling;
     bool fp16_mode; /* VKI_PRECISION_FP16 */
     atomic_int busy; /* a thread is inside a call that changes the session */
+    vki_tensor **bound_outputs; /* per output: the device tensor the run writes it to, or NULL */
+    uint64_t binding_generation; /* bumped when a binding changes: plans re-record their copies */
+    VkCommandPool io_pool;       /* the session's: plans' input/output copy command buffers */
     double *dispatch_ms; /* per dispatch of the last run's plan, when profiling */
     int n_dispatch_ms;
 };

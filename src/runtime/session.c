@@ -107,10 +107,22 @@ vki_status vki_session_create_with_options(vki_model *m, const vki_session_optio
         s->keyed = calloc((size_t)g->n_inputs + 1, sizeof *s->keyed);
         s->outputs = calloc((size_t)g->n_outputs + 1, sizeof *s->outputs);
         s->output_bytes = calloc((size_t)g->n_outputs + 1, sizeof *s->output_bytes);
+        s->bound_outputs = calloc((size_t)g->n_outputs + 1, sizeof *s->bound_outputs);
+        s->binding_generation = 1;
     }
-    if (!s || !s->inputs || !s->keyed || !s->outputs || !s->output_bytes || weight_cache_init(&s->weights, g->n_values)) {
+    if (!s || !s->inputs || !s->keyed || !s->outputs || !s->output_bytes || !s->bound_outputs ||
+        weight_cache_init(&s->weights, g->n_values)) {
         vki_session_destroy(s);
         return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    vk_context *vk = &m->ctx->vk;
+    VkCommandPoolCreateInfo pci = {VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = vk->queue_family;
+    VkResult r = vk->f.vkCreateCommandPool(vk->device, &pci, NULL, &s->io_pool);
+    if (r != VK_SUCCESS) {
+        vki_session_destroy(s);
+        return vki_fail(VKI_ERROR_VULKAN, "vkCreateCommandPool failed (%s)", vk_result_str(r));
     }
     /* inputs with fully declared shapes: plan now, so that what cannot run (an op's dtype,
      * shape or attribute) fails here, before any data, naming the node */
@@ -143,6 +155,7 @@ void vki_session_destroy(vki_session *s)
     if (!s) return;
     for (int i = 0; i < s->n_plans; i++) plan_destroy(s->plans[i]);
     if (s->model) weight_cache_free(&s->model->ctx->vk, &s->weights);
+    if (s->model && s->io_pool) s->model->ctx->vk.f.vkDestroyCommandPool(s->model->ctx->vk.device, s->io_pool, NULL);
     if (s->model) {
         const ir_graph *g = &s->model->onnx.graph;
         for (int i = 0; s->inputs && i < g->n_inputs; i++) free(s->inputs[i].data);
@@ -153,6 +166,7 @@ void vki_session_destroy(vki_session *s)
     free(s->dispatch_ms);
     free(s->outputs);
     free(s->output_bytes);
+    free(s->bound_outputs);
     free(s);
 }
 
@@ -195,11 +209,10 @@ vki_status vki_session_set_input(vki_session *s, const char *name, vki_dtype dty
     return session_leave(s, set_input(s, name, dtype, dims, rank, data, bytes));
 }
 
-static vki_status set_input(vki_session *s, const char *name, vki_dtype dtype, const int64_t *dims, int32_t rank,
-                            const void *data, size_t bytes)
+/* The index of input `name` if dtype and dims fit it (else a message listing what it takes). */
+static vki_status check_input(vki_session *s, const char *name, vki_dtype dtype, const int64_t *dims, int32_t rank,
+                              int *index)
 {
-    if (!s || !name || (rank > 0 && !dims) || (bytes && !data))
-        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_set_input: NULL argument");
     const ir_graph *g = &s->model->onnx.graph;
     int idx = -1;
     for (int i = 0; i < g->n_inputs; i++)
@@ -233,6 +246,19 @@ static vki_status set_input(vki_session *s, const char *name, vki_dtype dtype, c
             return vki_fail(VKI_ERROR_SHAPE, "input '%s' of shape %s has more than 2^40 elements", name, got);
         numel *= dims[d];
     }
+    *index = idx;
+    return VKI_OK;
+}
+
+static vki_status set_input(vki_session *s, const char *name, vki_dtype dtype, const int64_t *dims, int32_t rank,
+                            const void *data, size_t bytes)
+{
+    if (!s || !name || (rank > 0 && !dims) || (bytes && !data))
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_set_input: NULL argument");
+    int idx;
+    VKI_TRY(check_input(s, name, dtype, dims, rank, &idx));
+    char got[256];
+    shape_str(dims, rank, got, sizeof got);
     size_t need = (size_t)shape_numel(dims, rank) * vki_dtype_size(dtype);
     if (bytes != need)
         return vki_fail(VKI_ERROR_SHAPE, "input '%s' of shape %s and dtype %s needs %zu bytes, %zu given", name, got,
@@ -250,7 +276,58 @@ static vki_status set_input(vki_session *s, const char *name, vki_dtype dtype, c
     memset(in->dims, 0, sizeof in->dims);
     if (rank) memcpy(in->dims, dims, (size_t)rank * sizeof *dims);
     in->set = true;
+    if (in->bound) { /* from the host again */
+        in->bound = NULL;
+        s->binding_generation++;
+    }
     return VKI_OK;
+}
+
+static vki_status bind_input(vki_session *s, const char *name, vki_tensor *t)
+{
+    if (!name || !t) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_bind_input: NULL argument");
+    if (t->ctx != s->model->ctx)
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_bind_input: tensor for '%s' belongs to another context", name);
+    int idx;
+    VKI_TRY(check_input(s, name, t->dtype, t->dims, t->rank, &idx));
+    if (s->keyed[idx])
+        return vki_fail(VKI_ERROR_UNSUPPORTED, "input '%s' is read at plan time (a shape or other value an op needs "
+                        "before it runs): set it from the host with vki_session_set_input, not as a device tensor", name);
+    session_input *in = &s->inputs[idx];
+    free(in->data);
+    in->data = NULL;
+    in->bytes = 0;
+    in->rank = t->rank;
+    memcpy(in->dims, t->dims, sizeof in->dims);
+    in->set = true;
+    in->bound = t;
+    s->binding_generation++;
+    return VKI_OK;
+}
+
+vki_status vki_session_bind_input(vki_session *s, const char *name, vki_tensor *t)
+{
+    if (!s) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_bind_input: NULL session");
+    VKI_TRY(session_enter(s, "vki_session_bind_input"));
+    return session_leave(s, bind_input(s, name, t));
+}
+
+vki_status vki_session_bind_output(vki_session *s, uint32_t index, vki_tensor *t)
+{
+    if (!s) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_bind_output: NULL session");
+    const ir_graph *g = &s->model->onnx.graph;
+    if (index >= (uint32_t)g->n_outputs)
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_bind_output: output %u out of range (%d outputs)", index, g->n_outputs);
+    const ir_value *v = &g->values[g->outputs[index]];
+    if (t && t->ctx != s->model->ctx)
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_bind_output: tensor for '%s' belongs to another context", v->name);
+    if (t && v->dtype != VKI_DTYPE_UNDEFINED && t->dtype != v->dtype)
+        return vki_fail(VKI_ERROR_SHAPE, "vki_session_bind_output: output '%s' is %s, the tensor %s", v->name,
+                        vki_dtype_name(v->dtype), vki_dtype_name(t->dtype));
+    VKI_TRY(session_enter(s, "vki_session_bind_output"));
+    s->bound_outputs[index] = t;
+    s->binding_generation++;
+    return session_leave(s, VKI_OK);
 }
 
 /* The plan for the inputs' current shapes (and keyed values), made if needed. `eager`: plan
@@ -301,6 +378,12 @@ static vki_status find_plan(vki_session *s, bool eager, plan **out)
         st = plan_create(&s->model->ctx->vk, g, ranks, dims, data, bytes, s->keyed, s->profiling, s->fp16_mode, &s->weights, &wanted,
                          &p);
         if (st == VKI_OK || wanted < 0 || s->keyed[wanted]) break;
+        if (s->inputs[wanted].bound) {
+            st = vki_fail(VKI_ERROR_UNSUPPORTED, "input '%s' is read at plan time (a shape or other value an op needs before "
+                          "it runs): set it from the host with vki_session_set_input, not as a device tensor",
+                          g->values[g->inputs[wanted]].name);
+            break;
+        }
         s->keyed[wanted] = true;
         if (eager) {
             vki_clear_error();
@@ -314,7 +397,7 @@ static vki_status find_plan(vki_session *s, bool eager, plan **out)
         /* plans made before the key changed no longer match: drop them */
         for (int k = 0; k < s->n_plans; k++) plan_destroy(s->plans[k]);
         s->n_plans = 0;
-        s->last = NULL;
+        s->last = s->prepared = NULL;
     }
     free(data);
     free(bytes);
@@ -322,6 +405,7 @@ static vki_status find_plan(vki_session *s, bool eager, plan **out)
     if (st != VKI_OK) return st;
     if (s->n_plans == SESSION_MAX_PLANS) { /* drop the oldest */
         if (s->last == s->plans[0]) s->last = NULL;
+        if (s->prepared == s->plans[0]) s->prepared = NULL;
         plan_destroy(s->plans[0]);
         memmove(s->plans, s->plans + 1, (SESSION_MAX_PLANS - 1) * sizeof *s->plans);
         s->n_plans--;
@@ -365,7 +449,7 @@ vki_status vki_session_set_profiling(vki_session *s, int enabled)
     s->profiling = enabled != 0;
     for (int k = 0; k < s->n_plans; k++) plan_destroy(s->plans[k]);
     s->n_plans = 0;
-    s->last = NULL;
+    s->last = s->prepared = NULL;
     s->n_dispatch_ms = 0;
     return session_leave(s, VKI_OK);
 }
@@ -387,6 +471,46 @@ vki_status vki_session_profile(const vki_session *s, vki_dispatch_profile *out, 
 
 static vki_status session_run(vki_session *s);
 
+static vki_status check_inputs_set(vki_session *s)
+{
+    const ir_graph *g = &s->model->onnx.graph;
+    for (int i = 0; i < g->n_inputs; i++)
+        if (!s->inputs[i].set) {
+            char sig[512];
+            input_signature(&g->values[g->inputs[i]], sig, sizeof sig);
+            return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "input %s was not set", sig);
+        }
+    return VKI_OK;
+}
+
+vki_status vki_session_prepare(vki_session *s)
+{
+    if (!s) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_prepare: NULL session");
+    VKI_TRY(session_enter(s, "vki_session_prepare"));
+    vki_status st = check_inputs_set(s);
+    plan *p = NULL;
+    if (st == VKI_OK) st = find_plan(s, false, &p);
+    if (st == VKI_OK) st = vk_check_validation(&s->model->ctx->vk);
+    if (st == VKI_OK) s->prepared = p;
+    return session_leave(s, st);
+}
+
+vki_status vki_session_output_info(const vki_session *s, uint32_t index, vki_tensor_info *out)
+{
+    if (!s || !out) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_output_info: NULL argument");
+    const ir_graph *g = &s->model->onnx.graph;
+    if (!s->prepared) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_output_info: no plan yet (prepare or run first)");
+    if (index >= (uint32_t)g->n_outputs)
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "output %u out of range (%d outputs)", index, g->n_outputs);
+    const plan_value *pv = &s->prepared->values[g->outputs[index]];
+    memset(out, 0, sizeof *out);
+    out->name = g->values[g->outputs[index]].name;
+    out->dtype = pv->dtype;
+    out->rank = pv->rank;
+    memcpy(out->dims, pv->dims, sizeof out->dims);
+    return VKI_OK;
+}
+
 vki_status vki_session_run(vki_session *s)
 {
     if (!s) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_run: NULL session");
@@ -398,20 +522,43 @@ static vki_status session_run(vki_session *s)
 {
     const ir_graph *g = &s->model->onnx.graph;
     vk_context *vk = &s->model->ctx->vk;
-    for (int i = 0; i < g->n_inputs; i++)
-        if (!s->inputs[i].set) {
-            char sig[512];
-            input_signature(&g->values[g->inputs[i]], sig, sizeof sig);
-            return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "input %s was not set", sig);
-        }
+    VKI_TRY(check_inputs_set(s));
     plan *p = NULL;
     vki_status st = find_plan(s, false, &p);
     if (st == VKI_OK) st = vk_check_validation(vk);
     if (st != VKI_OK) return st;
+    s->prepared = p;
+    /* device tensors bound as outputs must have the outputs' dtypes and shapes, and none may
+     * also be read by this run */
+    for (int i = 0; i < g->n_outputs; i++) {
+        const vki_tensor *t = s->bound_outputs[i];
+        const plan_value *pv = &p->values[g->outputs[i]];
+        if (!t) continue;
+        char want[256], got[256];
+        if (t->dtype != pv->dtype || t->rank != pv->rank || memcmp(t->dims, pv->dims, (size_t)pv->rank * sizeof *pv->dims))
+            return vki_fail(VKI_ERROR_SHAPE, "output '%s' is %s%s, the device tensor bound to it %s%s", g->values[g->outputs[i]].name,
+                            vki_dtype_name(pv->dtype), shape_str(pv->dims, pv->rank, want, sizeof want),
+                            vki_dtype_name(t->dtype), shape_str(t->dims, t->rank, got, sizeof got));
+        for (int k = 0; k < g->n_inputs; k++)
+            if (s->inputs[k].bound == t)
+                return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "one device tensor is bound as input '%s' and output '%s' of the same "
+                                "run; use two and swap them between runs", g->values[g->inputs[k]].name,
+                                g->values[g->outputs[i]].name);
+    }
+    if (p->io_generation != s->binding_generation) { /* bindings changed: re-record the copies */
+        VkBuffer in_src[256], *out_dst = calloc((size_t)g->n_outputs + 1, sizeof *out_dst);
+        if (!out_dst) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+        for (int i = 0; i < g->n_inputs; i++) in_src[i] = s->inputs[i].bound ? s->inputs[i].bound->buffer.buffer : VK_NULL_HANDLE;
+        for (int i = 0; i < g->n_outputs; i++) out_dst[i] = s->bound_outputs[i] ? s->bound_outputs[i]->buffer.buffer : VK_NULL_HANDLE;
+        st = plan_record_io(p, s->io_pool, in_src, out_dst);
+        free(out_dst);
+        if (st != VKI_OK) return st;
+        p->io_generation = s->binding_generation;
+    }
     double t0 = now_ms();
     for (int i = 0; i < g->n_inputs; i++) {
         const plan_value *pv = &p->values[g->inputs[i]];
-        if (pv->buffer != PLAN_BUF_ARENA) continue;
+        if (pv->buffer != PLAN_BUF_ARENA || s->inputs[i].bound) continue;
         size_t count = (size_t)shape_numel(pv->dims, pv->rank), bad = 0;
         if (!host_to_storage(pv->dtype, s->inputs[i].data, pv->storage, (uint8_t *)p->upload.mapped + p->input_offsets[i],
                              count, &bad))
@@ -420,10 +567,16 @@ static vki_status session_run(vki_session *s)
                             (long long)host_read_i64(pv->dtype, s->inputs[i].data, bad), bad);
     }
     vk_buffer_flush(vk, &p->upload);
-    VKI_TRY(vk_submit_and_wait(vk, p->cmd, p->fence));
+    VkCommandBuffer cmds[3] = {p->cmd_in, p->cmd, p->cmd_out};
+    VKI_TRY(vk_submit_and_wait(vk, cmds, 3, p->fence));
     vk_buffer_invalidate(vk, &p->download);
     for (int i = 0; i < g->n_outputs; i++) {
         const plan_value *pv = &p->values[g->outputs[i]];
+        const plan_value *root = &p->values[plan_root(p, g->outputs[i])];
+        if (s->bound_outputs[i]) { /* written on the GPU; a constant output is written now */
+            if (root->host) VKI_TRY(vki_tensor_write(s->bound_outputs[i], root->host, root->host_bytes));
+            continue;
+        }
         size_t count = (size_t)shape_numel(pv->dims, pv->rank);
         size_t bytes = count * vki_dtype_size(pv->dtype);
         if (s->output_bytes[i] != bytes || !s->outputs[i]) {
@@ -433,7 +586,6 @@ static vki_status session_run(vki_session *s)
             s->outputs[i] = buf;
             s->output_bytes[i] = bytes;
         }
-        const plan_value *root = &p->values[plan_root(p, g->outputs[i])];
         if (root->host) /* known at plan time, in any dtype */
             memcpy(s->outputs[i], root->host, bytes);
         else
@@ -452,6 +604,9 @@ vki_status vki_session_get_output(vki_session *s, uint32_t index, vki_tensor_inf
     const ir_graph *g = &s->model->onnx.graph;
     if (index >= (uint32_t)g->n_outputs) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "output %u out of range (%d outputs)", index, g->n_outputs);
     const plan_value *pv = &s->last->values[g->outputs[index]];
+    if (s->bound_outputs[index])
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "output '%s' is bound to a device tensor: the run wrote it there "
+                        "(vki_tensor_read brings it to the host)", g->values[g->outputs[index]].name);
     if (info) {
         memset(info, 0, sizeof *info);
         info->name = g->values[g->outputs[index]].name;

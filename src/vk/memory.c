@@ -88,11 +88,11 @@ void vk_buffer_invalidate(vk_context *vk, vk_buffer *b)
     vk->f.vkInvalidateMappedMemoryRanges(vk->device, 1, &range);
 }
 
-vki_status vk_submit_and_wait(vk_context *vk, VkCommandBuffer cmd, VkFence fence)
+vki_status vk_submit_and_wait(vk_context *vk, const VkCommandBuffer *cmds, uint32_t n, VkFence fence)
 {
     VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &cmd;
+    si.commandBufferCount = n;
+    si.pCommandBuffers = cmds;
     VkResult r = vk->f.vkResetFences(vk->device, 1, &fence);
     if (r == VK_SUCCESS) {
         pthread_mutex_lock(&vk->queue_lock);
@@ -102,4 +102,46 @@ vki_status vk_submit_and_wait(vk_context *vk, VkCommandBuffer cmd, VkFence fence
     if (r == VK_SUCCESS) r = vk->f.vkWaitForFences(vk->device, 1, &fence, VK_TRUE, UINT64_MAX);
     if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "GPU submission failed (%s)", vk_result_str(r));
     return VKI_OK;
+}
+
+void vk_transfer_barrier(vk_context *vk, VkCommandBuffer cmd)
+{
+    VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                          VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    vk->f.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                               VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+vki_status vk_copy_and_wait(vk_context *vk, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset,
+                            VkDeviceSize size)
+{
+    VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, vk->command_pool,
+                                      VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
+    VkCommandBuffer cmd;
+    VkFence fence = VK_NULL_HANDLE;
+    VkFenceCreateInfo fi = {VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    pthread_mutex_lock(&vk->plan_lock); /* the context's command pool */
+    VkResult r = vk->f.vkAllocateCommandBuffers(vk->device, &ai, &cmd);
+    if (r != VK_SUCCESS) {
+        pthread_mutex_unlock(&vk->plan_lock);
+        return vki_fail(VKI_ERROR_VULKAN, "vkAllocateCommandBuffers failed (%s)", vk_result_str(r));
+    }
+    VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL};
+    vk->f.vkBeginCommandBuffer(cmd, &bi);
+    vk_transfer_barrier(vk, cmd); /* after whatever wrote src or read dst before */
+    VkBufferCopy copy = {src_offset, dst_offset, size};
+    if (size) vk->f.vkCmdCopyBuffer(cmd, src, dst, 1, &copy);
+    VkMemoryBarrier mb = {VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT};
+    vk->f.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    r = vk->f.vkEndCommandBuffer(cmd);
+    pthread_mutex_unlock(&vk->plan_lock);
+    vki_status st = VKI_OK;
+    if (r == VK_SUCCESS) r = vk->f.vkCreateFence(vk->device, &fi, NULL, &fence);
+    if (r != VK_SUCCESS) st = vki_fail(VKI_ERROR_VULKAN, "recording a copy failed (%s)", vk_result_str(r));
+    if (st == VKI_OK) st = vk_submit_and_wait(vk, &cmd, 1, fence);
+    if (fence) vk->f.vkDestroyFence(vk->device, fence, NULL);
+    pthread_mutex_lock(&vk->plan_lock);
+    vk->f.vkFreeCommandBuffers(vk->device, vk->command_pool, 1, &cmd);
+    pthread_mutex_unlock(&vk->plan_lock);
+    return st;
 }

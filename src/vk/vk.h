@@ -32,7 +32,7 @@
     X(vkDestroyPipeline) X(vkCreatePipelineCache) X(vkDestroyPipelineCache)                \
     X(vkGetPipelineCacheData) X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool)         \
     X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets) X(vkCreateCommandPool)           \
-    X(vkDestroyCommandPool) X(vkAllocateCommandBuffers) X(vkFreeCommandBuffers)            \
+    X(vkDestroyCommandPool) X(vkAllocateCommandBuffers) X(vkFreeCommandBuffers) X(vkResetCommandBuffer) \
     X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkCmdBindPipeline)                     \
     X(vkCmdBindDescriptorSets) X(vkCmdPushConstants) X(vkCmdDispatch)                      \
     X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer) X(vkQueueSubmit)         \
@@ -154,6 +154,12 @@ vki_status vk_pipeline_get(vk_context *vk, const vk_shader *shader, const uint32
 void vk_pipeline_cache_save(vk_context *vk);
 
 /* ---- submission ---- */
-vki_status vk_submit_and_wait(vk_context *vk, VkCommandBuffer cmd, VkFence fence);
+/* Submits command buffers (executed in order) and waits for them (queue_lock held to submit). */
+vki_status vk_submit_and_wait(vk_context *vk, const VkCommandBuffer *cmds, uint32_t n, VkFence fence);
+/* A barrier making earlier transfer and shader writes visible to transfers that follow. */
+void vk_transfer_barrier(vk_context *vk, VkCommandBuffer cmd);
+/* Copies between buffers with a one-time command buffer from the context's pool, and waits. */
+vki_status vk_copy_and_wait(vk_context *vk, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset,
+                            VkDeviceSize size);
 
 #endif
