@@ -2,6 +2,7 @@
  * broadcast batch dims (stride 0) cost no copies. M <= 8 runs a GEMV-like shader
  * (shaders/matmul_gemv.glsl), the rest a shared-memory tiled one (shaders/matmul_tiled.glsl),
  * with smaller tiles and K split over workgroups when the tiles alone would leave the GPU idle. */
+#include "matmul_coopmat.h"
 #include "op.h"
 
 #include <math.h>
@@ -163,7 +164,7 @@ static vki_status record(op_ctx *c, const mm_problem *p)
     /* a following Relu/Clip is applied where the result is stored */
     float lo = -INFINITY, hi = INFINITY;
     bool clamp = !is_int && op_fuse_clamp(c, 0, &lo, &hi);
-    uint32_t spec_tiled[9] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0, clamp};
+    uint32_t spec_tiled[10] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0, clamp, 0};
     uint32_t spec_gemv[8] = {MM_LOCAL, out_dt, is_int, (uint32_t)(p->M ? p->M : 1), gemv_cols, b_k_contig, p->has_c, clamp};
     /* without C, binding 2 repeats A: the shaders never read it */
     int values[4] = {op_in_index(c, 0), op_in_index(c, 1), p->has_c ? op_in_index(c, 2) : op_in_index(c, 0),
@@ -197,6 +198,18 @@ static vki_status record(op_ctx *c, const mm_problem *p)
     if (cv && (uint64_t)shape_numel(cv->dims, cv->rank) * elem > range)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "C is larger than the device's maxStorageBufferRange (%llu bytes); "
                         "Gemm does not split its work into windows yet", (unsigned long long)range);
+    /* fp16 products on tensor cores where the device has them: matmul_coopmat_f16 takes
+     * matmul_tiled's place, with its own tile and storages (and spec constant 9, OUT_WORDS), on
+     * operands bound whole (windows would be in two element sizes) */
+    const char *tiled = op_variant(c, "matmul_tiled", st);
+    uint32_t n_spec_tiled = 9, cm_tile;
+    if (fits && !is_int && !gemv && mm_coopmat_choose(c, values, p->M, p->N, p->K, batches, &cm_tile, &spec_tiled[9], stores)) {
+        tiled = "matmul_coopmat_f16";
+        n_spec_tiled = 10;
+        tile = spec_tiled[6] = cm_tile;
+        gx = (p->N + tile - 1) / tile;
+        gy = (p->M + tile - 1) / tile;
+    }
     int64_t groups = gx * gy * z_count;
     if (fits && !gemv && outer_count == 1 && groups < MM_SPLIT_BELOW && p->K >= 2 * MM_MIN_K_SLICE) {
         int64_t slices = (MM_BUSY_GROUPS + groups - 1) / groups, max_slices = p->K / MM_MIN_K_SLICE;
@@ -211,18 +224,18 @@ static vki_status record(op_ctx *c, const mm_problem *p)
             push.k_slice = (uint32_t)k_slice;
             push.z_count = (uint32_t)z_count;
             int split_values[4] = {values[0], values[1], values[2], partial};
-            gpu_storage split_stores[4] = {st, st, st, GPU_W32}; /* the sums stay fp32 words */
-            VKI_TRY(op_dispatch_stored(c, op_variant(c, "matmul_tiled", st), spec_tiled, 9, &push, sizeof push,
+            gpu_storage split_stores[4] = {stores[0], stores[1], stores[2], GPU_W32}; /* sums stay fp32 words */
+            VKI_TRY(op_dispatch_stored(c, tiled, spec_tiled, n_spec_tiled, &push, sizeof push,
                                        split_values, NULL, split_stores, 4, (uint32_t)gx, (uint32_t)gy,
                                        (uint32_t)(z_count * slices)));
             mm_reduce_push rp = {(uint32_t)y_numel, (uint32_t)slices, (uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->scm,
                                  (uint32_t)p->scn, p->alpha, p->beta, 0, lo, hi};
             uint32_t spec_reduce[5] = {MM_LOCAL, out_dt, is_int, p->has_c, clamp};
             int reduce_values[3] = {partial, values[2], values[3]};
-            gpu_storage reduce_stores[3] = {GPU_W32, st, st};
+            gpu_storage rs = op_half_storage(c, values + 2, 2), reduce_stores[3] = {GPU_W32, rs, rs};
             uint32_t rgx, rgy;
             op_grid_1d((uint64_t)y_numel, MM_LOCAL, &rgx, &rgy);
-            return op_dispatch_stored(c, op_variant(c, "matmul_splitk_reduce", st), spec_reduce, 5, &rp, sizeof rp,
+            return op_dispatch_stored(c, op_variant(c, "matmul_splitk_reduce", rs), spec_reduce, 5, &rp, sizeof rp,
                                       reduce_values, NULL, reduce_stores, 3, rgx, rgy, 1);
         }
     }
@@ -260,7 +273,7 @@ static vki_status record(op_ctx *c, const mm_problem *p)
                 VKI_TRY(op_dispatch_stored(c, op_variant(c, "matmul_gemv", st), spec_gemv, 8, &push, sizeof push, values,
                                            fits ? NULL : win, stores, 4, (uint32_t)gx, 1, (uint32_t)gz));
             else
-                VKI_TRY(op_dispatch_stored(c, op_variant(c, "matmul_tiled", st), spec_tiled, 9, &push, sizeof push,
+                VKI_TRY(op_dispatch_stored(c, tiled, spec_tiled, n_spec_tiled, &push, sizeof push,
                                            values, fits ? NULL : win, stores, 4, (uint32_t)gx, (uint32_t)gy, (uint32_t)gz));
         }
     }
