@@ -13,8 +13,9 @@
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
-#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_memory_scope_semantics : require // gl_ScopeSubgroup; glslang declares the Vulkan memory model for coopmat anyway
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in; // 128: four subgroups of 32
@@ -78,9 +79,11 @@ void main()
     uint a_off = pc.a_base + i0 * pc.sa0 + i1 * pc.sa1 + i2 * pc.sa2;
     uint b_off = pc.b_base + i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2;
 
+    // fixed-size arrays (TILE is a spec constant); the [[unroll]] loops over FRAGS keep the
+    // accumulators in registers once the driver knows TILE
     fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[MAX_FRAGS][MAX_FRAGS];
-    for (uint i = 0u; i < FRAGS; i++)
-        for (uint j = 0u; j < FRAGS; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+    [[unroll]] for (uint i = 0u; i < FRAGS; i++)
+        [[unroll]] for (uint j = 0u; j < FRAGS; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
     for (uint k0 = k_begin; k0 < k_end; k0 += TK) {
         // stage TILE x TK of A and TK x TILE of B, neighbouring invocations reading neighbours
@@ -99,25 +102,25 @@ void main()
             Bs[B_K_CONTIG ? n * B_STRIDE + k : k * B_STRIDE + n] = v;
         }
         barrier();
-        for (uint kk = 0u; kk < TK; kk += 16u) {
+        [[unroll]] for (uint kk = 0u; kk < TK; kk += 16u) {
             fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[MAX_FRAGS], fb[MAX_FRAGS];
-            for (uint i = 0u; i < FRAGS; i++) {
+            [[unroll]] for (uint i = 0u; i < FRAGS; i++) {
                 uint m = sm + 16u * i;
                 coopMatLoadNV(fa[i], As, A_K_CONTIG ? m * A_STRIDE + kk : kk * A_STRIDE + m, A_STRIDE, !A_K_CONTIG);
             }
-            for (uint j = 0u; j < FRAGS; j++) {
+            [[unroll]] for (uint j = 0u; j < FRAGS; j++) {
                 uint n = sn + 16u * j;
                 coopMatLoadNV(fb[j], Bs, B_K_CONTIG ? n * B_STRIDE + kk : kk * B_STRIDE + n, B_STRIDE, B_K_CONTIG);
             }
-            for (uint i = 0u; i < FRAGS; i++)
-                for (uint j = 0u; j < FRAGS; j++) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+            [[unroll]] for (uint i = 0u; i < FRAGS; i++)
+                [[unroll]] for (uint j = 0u; j < FRAGS; j++) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
         }
         barrier();
     }
 
     uint y_off = pc.y_base + (SPLIT_K ? gl_WorkGroupID.z : z) * pc.M * pc.N;
-    for (uint i = 0u; i < FRAGS; i++)
-        for (uint j = 0u; j < FRAGS; j++) {
+    [[unroll]] for (uint i = 0u; i < FRAGS; i++)
+        [[unroll]] for (uint j = 0u; j < FRAGS; j++) {
             coopMatStoreNV(acc[i][j], staging, sg * 256u, 16u, false);
             subgroupMemoryBarrierShared();
             subgroupBarrier();

@@ -200,13 +200,16 @@ static bool has_device_ext(vk_context *vk, VkPhysicalDevice phys, const char *na
 static bool has_nv_coopmat_f16(vk_context *vk, VkPhysicalDevice phys)
 {
     if (!has_device_ext(vk, phys, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) return false;
+    /* glslang declares the Vulkan memory model in every cooperative-matrix shader */
     VkPhysicalDeviceCooperativeMatrixFeaturesNV feat = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceVulkanMemoryModelFeatures model = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
     VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &feat;
+    feat.pNext = &model;
     vk->f.vkGetPhysicalDeviceFeatures2(phys, &f2);
     PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get_props = (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
         vk->f.vkGetInstanceProcAddr(vk->instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
-    if (!feat.cooperativeMatrix || !get_props) return false;
+    if (!feat.cooperativeMatrix || !model.vulkanMemoryModel || !get_props) return false;
     uint32_t n = 0;
     if (get_props(phys, &n, NULL) != VK_SUCCESS || !n) return false;
     VkCooperativeMatrixPropertiesNV *props = calloc(n, sizeof *props);
@@ -368,11 +371,14 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     /* cooperative matrices for shaders/matmul_coopmat_f16.comp (VKINFER_DISABLE_FEATURES=coopmat
      * leaves the extension off) */
     VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceVulkanMemoryModelFeatures memory_model = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
     const char *extensions[1];
     uint32_t n_extensions = 0;
-    if (vk->caps.cooperative_matrix) {
+    if (vk->caps.cooperative_matrix) { /* implies Vulkan >= 1.2 (shaderFloat16): the memory model is core */
         coopmat.cooperativeMatrix = VK_TRUE;
-        coopmat.pNext = features;
+        memory_model.vulkanMemoryModel = VK_TRUE;
+        memory_model.pNext = features;
+        coopmat.pNext = &memory_model;
         features = &coopmat;
         extensions[n_extensions++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     }
