@@ -1,42 +1,5 @@
 #version 450
-// Second pass of a split-K matrix multiply (shaders/matmul_tiled.comp with SPLIT_K): adds
-// the slices' raw sums, laid out [slice][batch][M][N], and finishes Y = alpha * sum + beta * C.
+// matmul_splitk_reduce in 32-bit words, every dtype (the body is matmul_splitk_reduce.glsl).
 #include "common.glsl"
-
-layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint OUT_DT = 0u;
-layout(constant_id = 2) const bool IS_INT = false;
-layout(constant_id = 3) const bool HAS_C = false;
-layout(constant_id = 4) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
-
-layout(std430, binding = 0) readonly buffer Partial { uint partial[]; };
-layout(std430, binding = 1) readonly buffer C { uint cb[]; };
-layout(std430, binding = 2) writeonly buffer Y { uint y[]; };
-
-layout(push_constant) uniform Push {
-    uint count; // batch * M * N
-    uint slices, M, N, scm, scn;
-    float alpha, beta;
-    uint y_base;
-    float lo, hi; // CLAMP's bounds
-} pc;
-
-void main()
-{
-    uint i = linear_id();
-    if (i >= pc.count) return;
-    if (IS_INT) {
-        int s = 0;
-        for (uint l = 0u; l < pc.slices; l++) s += int(partial[l * pc.count + i]);
-        y[pc.y_base + i] = uint(wrap_to_dtype(OUT_DT, s));
-        return;
-    }
-    float s = 0.0;
-    for (uint l = 0u; l < pc.slices; l++) s += uintBitsToFloat(partial[l * pc.count + i]);
-    float v = pc.alpha * s;
-    if (HAS_C) {
-        uint n = i % pc.N, m = (i / pc.N) % pc.M;
-        v += pc.beta * uintBitsToFloat(cb[m * pc.scm + n * pc.scn]);
-    }
-    y[pc.y_base + i] = floatBitsToUint(round_to_dtype(OUT_DT, fused_clamp(CLAMP, v, pc.lo, pc.hi)));
-}
+#include "storage.glsl"
+#include "matmul_splitk_reduce.glsl"

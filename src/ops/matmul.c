@@ -1,7 +1,8 @@
 /* MatMul and Gemm: Y = alpha * A B + beta * C over strided operands, so that transposes and
  * broadcast batch dims (stride 0) cost no copies. M <= 8 runs a GEMV-like shader
- * (shaders/matmul_gemv.comp), the rest a shared-memory tiled one (shaders/matmul_tiled.comp),
+ * (shaders/matmul_gemv.glsl), the rest a shared-memory tiled one (shaders/matmul_tiled.glsl),
  * with smaller tiles and K split over workgroups when the tiles alone would leave the GPU idle. */
+#include "matmul_coopmat.h"
 #include "op.h"
 
 #include <math.h>
@@ -34,7 +35,7 @@ typedef struct mm_push {
     float lo, hi;              /* a fused Relu/Clip (op_fuse_clamp) */
 } mm_push;
 
-/* Keep in step with shaders/matmul_splitk_reduce.comp. */
+/* Keep in step with shaders/matmul_splitk_reduce.glsl. */
 typedef struct mm_reduce_push {
     uint32_t count, slices, M, N, scm, scn;
     float alpha, beta;
@@ -112,7 +113,7 @@ static void fold_on_host(op_ctx *c, const mm_problem *p)
  * shaders index from a_base/b_base/y_base, which the caller moves to the windows' starts
  * (unsigned wrap-around keeps the sums right). */
 static bool batch_windows(op_ctx *c, const mm_problem *p, const int64_t *bd, const int64_t *sa, const int64_t *sb,
-                          const int64_t base[3], int64_t z0, int64_t count, op_window win[3])
+                          const int64_t base[3], int64_t z0, int64_t count, uint64_t elem, op_window win[3])
 {
     int64_t lo[3] = {INT64_MAX, INT64_MAX, INT64_MAX}, hi[3] = {0, 0, 0};
     int64_t a_span = (p->M - 1) * p->sam + (p->K - 1) * p->sak, b_span = (p->K - 1) * p->sbk + (p->N - 1) * p->sbn;
@@ -128,7 +129,7 @@ static bool batch_windows(op_ctx *c, const mm_problem *p, const int64_t *bd, con
     }
     uint64_t align = op_binding_alignment(c), range = op_max_binding_bytes(c);
     for (int k = 0; k < 3; k++) {
-        uint64_t start = (uint64_t)lo[k] * 4 / align * align, end = (uint64_t)(hi[k] + 1) * 4;
+        uint64_t start = (uint64_t)lo[k] * elem / align * align, end = (uint64_t)(hi[k] + 1) * elem;
         win[k] = (op_window){start, end - start};
         if (end - start > range) return false;
     }
@@ -163,11 +164,16 @@ static vki_status record(op_ctx *c, const mm_problem *p)
     /* a following Relu/Clip is applied where the result is stored */
     float lo = -INFINITY, hi = INFINITY;
     bool clamp = !is_int && op_fuse_clamp(c, 0, &lo, &hi);
-    uint32_t spec_tiled[9] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0, clamp};
+    uint32_t spec_tiled[10] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0, clamp, 0};
     uint32_t spec_gemv[8] = {MM_LOCAL, out_dt, is_int, (uint32_t)(p->M ? p->M : 1), gemv_cols, b_k_contig, p->has_c, clamp};
     /* without C, binding 2 repeats A: the shaders never read it */
     int values[4] = {op_in_index(c, 0), op_in_index(c, 1), p->has_c ? op_in_index(c, 2) : op_in_index(c, 0),
                      op_out_index(c, 0)};
+    /* float operands all held as halves run the kernels' 16-bit variants on them as they are;
+     * windows and sizes below are in elements of that storage */
+    gpu_storage st = is_int ? GPU_W32 : op_half_storage(c, values, 4);
+    gpu_storage stores[4] = {st, st, st, st};
+    uint64_t elem = storage_size(st);
 
     int inner = p->nb < MM_SHADER_BATCH_DIMS ? p->nb : MM_SHADER_BATCH_DIMS;
     int first_inner = p->nb - inner; /* dims before this one are looped on the host */
@@ -188,10 +194,22 @@ static vki_status record(op_ctx *c, const mm_problem *p)
     };
     uint64_t range = op_max_binding_bytes(c);
     plan_value *cv = p->has_c ? op_in(c, 2) : NULL;
-    bool fits = (uint64_t)a_numel * 4 <= range && (uint64_t)b_numel * 4 <= range && (uint64_t)y_numel * 4 <= range;
-    if (cv && (uint64_t)shape_numel(cv->dims, cv->rank) * 4 > range)
+    bool fits = (uint64_t)a_numel * elem <= range && (uint64_t)b_numel * elem <= range && (uint64_t)y_numel * elem <= range;
+    if (cv && (uint64_t)shape_numel(cv->dims, cv->rank) * elem > range)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "C is larger than the device's maxStorageBufferRange (%llu bytes); "
                         "Gemm does not split its work into windows yet", (unsigned long long)range);
+    /* fp16 products on tensor cores where the device has them: matmul_coopmat_f16 takes
+     * matmul_tiled's place, with its own tile and storages (and spec constant 9, OUT_WORDS), on
+     * operands bound whole (windows would be in two element sizes) */
+    const char *tiled = op_variant(c, "matmul_tiled", st);
+    uint32_t n_spec_tiled = 9, cm_tile;
+    if (fits && !is_int && !gemv && mm_coopmat_choose(c, values, p->M, p->N, p->K, batches, &cm_tile, &spec_tiled[9], stores)) {
+        tiled = "matmul_coopmat_f16";
+        n_spec_tiled = 10;
+        tile = spec_tiled[6] = cm_tile;
+        gx = (p->N + tile - 1) / tile;
+        gy = (p->M + tile - 1) / tile;
+    }
     int64_t groups = gx * gy * z_count;
     if (fits && !gemv && outer_count == 1 && groups < MM_SPLIT_BELOW && p->K >= 2 * MM_MIN_K_SLICE) {
         int64_t slices = (MM_BUSY_GROUPS + groups - 1) / groups, max_slices = p->K / MM_MIN_K_SLICE;
@@ -206,15 +224,19 @@ static vki_status record(op_ctx *c, const mm_problem *p)
             push.k_slice = (uint32_t)k_slice;
             push.z_count = (uint32_t)z_count;
             int split_values[4] = {values[0], values[1], values[2], partial};
-            VKI_TRY(op_dispatch(c, "matmul_tiled", spec_tiled, 9, &push, sizeof push, split_values, 4, (uint32_t)gx,
-                                (uint32_t)gy, (uint32_t)(z_count * slices)));
+            gpu_storage split_stores[4] = {stores[0], stores[1], stores[2], GPU_W32}; /* sums stay fp32 words */
+            VKI_TRY(op_dispatch_stored(c, tiled, spec_tiled, n_spec_tiled, &push, sizeof push,
+                                       split_values, NULL, split_stores, 4, (uint32_t)gx, (uint32_t)gy,
+                                       (uint32_t)(z_count * slices)));
             mm_reduce_push rp = {(uint32_t)y_numel, (uint32_t)slices, (uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->scm,
                                  (uint32_t)p->scn, p->alpha, p->beta, 0, lo, hi};
             uint32_t spec_reduce[5] = {MM_LOCAL, out_dt, is_int, p->has_c, clamp};
             int reduce_values[3] = {partial, values[2], values[3]};
+            gpu_storage rs = op_half_storage(c, values + 2, 2), reduce_stores[3] = {GPU_W32, rs, rs};
             uint32_t rgx, rgy;
             op_grid_1d((uint64_t)y_numel, MM_LOCAL, &rgx, &rgy);
-            return op_dispatch(c, "matmul_splitk_reduce", spec_reduce, 5, &rp, sizeof rp, reduce_values, 3, rgx, rgy, 1);
+            return op_dispatch_stored(c, op_variant(c, "matmul_splitk_reduce", rs), spec_reduce, 5, &rp, sizeof rp,
+                                      reduce_values, NULL, reduce_stores, 3, rgx, rgy, 1);
         }
     }
     for (int64_t outer = 0; outer < outer_count; outer++) {
@@ -231,8 +253,8 @@ static vki_status record(op_ctx *c, const mm_problem *p)
             op_window win[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
             if (!fits) { /* halve the batches until each operand's window fits one binding */
                 op_window w[3];
-                while (!batch_windows(c, p, bd, sa, sb, base, z0, gz, w) && gz > 1) gz = (gz + 1) / 2;
-                if (!batch_windows(c, p, bd, sa, sb, base, z0, gz, w))
+                while (!batch_windows(c, p, bd, sa, sb, base, z0, gz, elem, w) && gz > 1) gz = (gz + 1) / 2;
+                if (!batch_windows(c, p, bd, sa, sb, base, z0, gz, elem, w))
                     return op_error(c, VKI_ERROR_UNSUPPORTED, "one [%lld x %lld] x [%lld x %lld] product is larger than "
                                     "the device's maxStorageBufferRange (%llu bytes); MatMul splits its work only along "
                                     "batch dims", (long long)p->M, (long long)p->K, (long long)p->K, (long long)p->N,
@@ -243,16 +265,16 @@ static vki_status record(op_ctx *c, const mm_problem *p)
                 win[3] = w[2];
             }
             /* indices are taken from each window's start; unsigned wrap-around keeps them right */
-            push.a_base = (uint32_t)(base[0] - (int64_t)(win[0].offset / 4));
-            push.b_base = (uint32_t)(base[1] - (int64_t)(win[1].offset / 4));
-            push.y_base = (uint32_t)(base[2] - (int64_t)(win[3].offset / 4));
+            push.a_base = (uint32_t)(base[0] - (int64_t)(win[0].offset / elem));
+            push.b_base = (uint32_t)(base[1] - (int64_t)(win[1].offset / elem));
+            push.y_base = (uint32_t)(base[2] - (int64_t)(win[3].offset / elem));
             push.batch_base = (uint32_t)z0;
             if (gemv)
-                VKI_TRY(op_dispatch_windowed(c, "matmul_gemv", spec_gemv, 8, &push, sizeof push, values,
-                                             fits ? NULL : win, 4, (uint32_t)gx, 1, (uint32_t)gz));
+                VKI_TRY(op_dispatch_stored(c, op_variant(c, "matmul_gemv", st), spec_gemv, 8, &push, sizeof push, values,
+                                           fits ? NULL : win, stores, 4, (uint32_t)gx, 1, (uint32_t)gz));
             else
-                VKI_TRY(op_dispatch_windowed(c, "matmul_tiled", spec_tiled, 9, &push, sizeof push, values,
-                                             fits ? NULL : win, 4, (uint32_t)gx, (uint32_t)gy, (uint32_t)gz));
+                VKI_TRY(op_dispatch_stored(c, tiled, spec_tiled, n_spec_tiled, &push, sizeof push,
+                                           values, fits ? NULL : win, stores, 4, (uint32_t)gx, (uint32_t)gy, (uint32_t)gz));
         }
     }
     return VKI_OK;

@@ -123,7 +123,9 @@ gpu_storage op_storage(op_ctx *c, int value_index);
 bool op_has_storage16(const op_ctx *c);
 bool op_has_storage8(const op_ctx *c);
 /* The 16-bit float storage (GPU_F16 or GPU_BF16) shared by every value in values[0..n), where
- * the device lets kernels declare 16-bit buffers; GPU_W32 otherwise. A kernel that has
+ * the device lets kernels declare 16-bit buffers; GPU_W32 otherwise. In the fp16 mode float32
+ * values held as words (graph inputs and outputs) may sit beside GPU_F16 ones: they are
+ * converted to halves for the kernel. A kernel that has
  * `<name>_f16` / `<name>_bf16` variants (shaders/storage.glsl) then runs them on those values
  * as they are held, with no conversion. Values < 0 are skipped. */
 gpu_storage op_half_storage(op_ctx *c, const int *values, int n);

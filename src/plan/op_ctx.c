@@ -374,12 +374,20 @@ gpu_storage op_half_storage(op_ctx *c, const int *values, int n)
 {
     if (!op_has_storage16(c)) return GPU_W32;
     gpu_storage s = GPU_W32;
+    bool wide_float32 = false; /* a float32 value held in words: in the fp16 mode, a graph input or output */
     for (int i = 0; i < n; i++) {
         if (values[i] < 0) continue;
         gpu_storage v = op_storage(c, values[i]);
+        if (v == GPU_W32 && c->plan->values[values[i]].dtype == VKI_DTYPE_FLOAT) {
+            wide_float32 = true;
+            continue;
+        }
         if ((v != GPU_F16 && v != GPU_BF16) || (s != GPU_W32 && v != s)) return GPU_W32;
         s = v;
     }
+    /* The fp16 mode computes float32 in halves: a graph input or output beside half values is
+     * converted to halves (once) rather than the half values (weights) widened to words. */
+    if (wide_float32 && !(c->plan->fp16_mode && s == GPU_F16)) return GPU_W32;
     return s;
 }
 

@@ -193,6 +193,39 @@ static bool has_device_ext(vk_context *vk, VkPhysicalDevice phys, const char *na
     return found;
 }
 
+/* Whether VK_NV_cooperative_matrix is there with its feature and offers the one shape our
+ * kernel uses: A, B fp16 16x16 (K=16), C and D fp32, subgroup scope. glslc (glslang 11) knows
+ * only GL_NV_cooperative_matrix, not the KHR extension, so the NV one is what we can use. */
+static bool has_nv_coopmat_f16(vk_context *vk, VkPhysicalDevice phys)
+{
+    if (!has_device_ext(vk, phys, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) return false;
+    /* glslang declares the Vulkan memory model in every cooperative-matrix shader */
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV feat = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceVulkanMemoryModelFeatures model = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+    VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &feat;
+    feat.pNext = &model;
+    vk->f.vkGetPhysicalDeviceFeatures2(phys, &f2);
+    PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get_props = (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+        vk->f.vkGetInstanceProcAddr(vk->instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+    if (!feat.cooperativeMatrix || !model.vulkanMemoryModel || !get_props) return false;
+    uint32_t n = 0;
+    if (get_props(phys, &n, NULL) != VK_SUCCESS || !n) return false;
+    VkCooperativeMatrixPropertiesNV *props = calloc(n, sizeof *props);
+    if (!props) return false;
+    for (uint32_t i = 0; i < n; i++) props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+    bool found = false;
+    if (get_props(phys, &n, props) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n; i++) {
+            const VkCooperativeMatrixPropertiesNV *p = &props[i];
+            found |= p->MSize == 16 && p->NSize == 16 && p->KSize == 16 && p->AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                     p->BType == VK_COMPONENT_TYPE_FLOAT16_NV && p->CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                     p->DType == VK_COMPONENT_TYPE_FLOAT32_NV && p->scope == VK_SCOPE_SUBGROUP_NV;
+        }
+    free(props);
+    return found;
+}
+
 static void read_caps(vk_context *vk, VkPhysicalDevice phys, vk_caps *caps)
 {
     memset(caps, 0, sizeof *caps);
@@ -231,7 +264,8 @@ static void read_caps(vk_context *vk, VkPhysicalDevice phys, vk_caps *caps)
     caps->storage_16bit = s16.storageBuffer16BitAccess;
     caps->fp16_arithmetic = f16.shaderFloat16;
     caps->storage_8bit = s8.storageBuffer8BitAccess;
-    caps->cooperative_matrix = has_device_ext(vk, phys, "VK_KHR_cooperative_matrix");
+    caps->cooperative_matrix = caps->fp16_arithmetic && caps->storage_16bit && caps->subgroup_size == 32 &&
+                               has_nv_coopmat_f16(vk, phys);
     VkPhysicalDeviceMemoryProperties mp;
     vk->f.vkGetPhysicalDeviceMemoryProperties(phys, &mp);
     for (uint32_t i = 0; i < mp.memoryHeapCount; i++)
@@ -311,6 +345,8 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
         if (strstr(disable, "fp16")) vk->caps.fp16_arithmetic = false;
         if (strstr(disable, "coopmat")) vk->caps.cooperative_matrix = false;
     }
+    /* the cooperative-matrix kernel declares fp16 buffers and shared arrays */
+    if (!vk->caps.storage_16bit || !vk->caps.fp16_arithmetic) vk->caps.cooperative_matrix = false;
     vk->f.vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem_props);
     if (!has_compute_queue(vk, vk->phys, &vk->queue_family))
         return vki_fail(VKI_ERROR_NO_VULKAN, "device '%s' has no compute queue", vk->caps.props.deviceName);
@@ -331,8 +367,24 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
         s16.pNext = &f16;
         f16.pNext = &s8;
     }
+    /* cooperative matrices for shaders/matmul_coopmat_f16.comp (VKINFER_DISABLE_FEATURES=coopmat
+     * leaves the extension off) */
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceVulkanMemoryModelFeatures memory_model = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+    const char *extensions[1];
+    uint32_t n_extensions = 0;
+    if (vk->caps.cooperative_matrix) { /* implies Vulkan >= 1.2 (shaderFloat16): the memory model is core */
+        coopmat.cooperativeMatrix = VK_TRUE;
+        memory_model.vulkanMemoryModel = VK_TRUE;
+        memory_model.pNext = features;
+        coopmat.pNext = &memory_model;
+        features = &coopmat;
+        extensions[n_extensions++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    }
     VkDeviceCreateInfo dci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.pNext = features;
+    dci.enabledExtensionCount = n_extensions;
+    dci.ppEnabledExtensionNames = n_extensions ? extensions : NULL;
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
     VkResult r = vk->f.vkCreateDevice(vk->phys, &dci, NULL, &vk->device);
