@@ -81,12 +81,13 @@ static void collapse(strided_copy *s)
     s->rank = r;
 }
 
-/* The storage the copy moves elements in: the value's own when input and output share it and
- * the device can address its width (copy_16, copy_8), else 32-bit words (converted around). */
-static gpu_storage copy_storage(op_ctx *c, int in, int out)
+/* The storage the copy moves elements in: the output's own when the device can address its
+ * width (copy_16, copy_8), else 32-bit words. An input held otherwise (a float32 graph input
+ * in the fp16 mode) is converted once, and every input of a Concat lands in one storage. */
+static gpu_storage copy_storage(op_ctx *c, int out)
 {
-    gpu_storage s = op_storage(c, op_in_index(c, in));
-    if (s == GPU_W32 || s != op_storage(c, op_out_index(c, out))) return GPU_W32;
+    gpu_storage s = op_storage(c, op_out_index(c, out));
+    if (s == GPU_W32) return GPU_W32;
     if (storage_size(s) == 2) return op_has_storage16(c) ? s : GPU_W32;
     return op_has_storage8(c) ? s : GPU_W32;
 }
@@ -197,7 +198,7 @@ vki_status copy_run(op_ctx *c, int in, int out, const strided_copy *copy, bool o
     if (s.rank > 8)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "the copy needs %d dimensions after merging contiguous ones; "
                         "at most 8 are supported", s.rank);
-    gpu_storage st = copy_storage(c, in, out);
+    gpu_storage st = copy_storage(c, out);
     uint64_t range = op_max_binding_bytes(c), elem = storage_size(st);
     if ((uint64_t)shape_numel(x->dims, x->rank) * elem <= range && (uint64_t)shape_numel(y->dims, y->rank) * elem <= range)
         return copy_dispatch(c, in, out, &s, NULL, st);
