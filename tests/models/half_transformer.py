@@ -8,7 +8,8 @@ Checks, for each model: (a) `--precision fp16` against fp32 eager, max|err| <= 1
 (b) the model in bfloat16 against bfloat16 eager on the CPU, max|err| <= 2^-6 * max|ref|;
 (c) the ops run their 16-bit kernels in the fp16 mode: no op type has more dispatches than in
 fp32 (no conversions around it), and small one-op models, whose every dispatch the profile
-lists, name the _f16 (or copy_16) shader. Prints the errors and the dispatch counts."""
+lists, name the _f16 (or copy_16) shader; (d) bool, 8- and 16-bit tensors move exactly through
+copy_8 / copy_16. Prints the errors and the dispatch counts."""
 import json
 import os
 import subprocess
@@ -145,6 +146,41 @@ class Lambda(nn.Module):
         return self.fn(x * 2.0 if x.is_floating_point() else x) * 2.0
 
 
+def movement_dtypes(vkinfer, tmp):
+    """Transpose, Concat, Slice and Expand of bool, 8- and 16-bit tensors (the dtype's own
+    storage): exact, and moved by copy_8 / copy_16."""
+    import onnx
+    from onnx import TensorProto, helper
+    ok = True
+    for dt, npdt, shader in [(TensorProto.BOOL, np.bool_, "copy_8"), (TensorProto.INT8, np.int8, "copy_8"),
+                             (TensorProto.UINT8, np.uint8, "copy_8"), (TensorProto.INT16, np.int16, "copy_16"),
+                             (TensorProto.FLOAT16, np.float16, "copy_16")]:
+        nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1]),
+                 helper.make_node("Concat", ["t", "t"], ["c"], axis=1),
+                 helper.make_node("Slice", ["c", "starts", "ends"], ["s"]),
+                 helper.make_node("Expand", ["s", "shape"], ["y"])]
+        consts = [helper.make_tensor("starts", TensorProto.INT64, [1], [1]),
+                  helper.make_tensor("ends", TensorProto.INT64, [1], [2]),
+                  helper.make_tensor("shape", TensorProto.INT64, [4], [3, 2, 1, 3])]
+        graph = helper.make_graph(nodes, "movement", [helper.make_tensor_value_info("x", dt, [2, 3, 5])],
+                                  [helper.make_tensor_value_info("y", dt, None)], consts)
+        path = os.path.join(tmp, f"movement_{dt}.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]), path)
+        x = (np.random.RandomState(0).randn(2, 3, 5) * 50).astype(npdt)
+        np.save(os.path.join(tmp, "x.npy"), x)
+        t = x.transpose(0, 2, 1)
+        ref = np.broadcast_to(np.concatenate([t, t], 1)[1:2], (3, 2, 10, 3))
+        out = os.path.join(tmp, "out")
+        vk(vkinfer, "run", path, "--input", f"x={os.path.join(tmp, 'x.npy')}", "--output-dir", out)
+        got = np.load(os.path.join(out, "y.npy"))
+        _, _, text = dispatches_by_op(vkinfer, path, "fp32")
+        shaders = {line.split()[2] for line in text.splitlines() if line.split()[1:2] == ["ms"]}
+        good = got.dtype == ref.dtype and got.shape == ref.shape and bool((got == ref).all()) and shaders == {shader}
+        print(f"movement {np.dtype(npdt).name}: {'exact' if good else 'FAIL'}, shaders {sorted(shaders)}")
+        ok &= good
+    return ok
+
+
 FAMILY = ["Transpose", "Concat", "Split", "Slice", "Expand", "Gather", "Where", "ReduceMean",
           "LayerNormalization", "Softmax"]
 
@@ -177,6 +213,7 @@ def main():
             ok &= check(f"{name} bfloat16 vs bf16 eager", got, bref, 2.0 ** -6)
             check(f"{name} bfloat16 vs fp32 eager (information)", got, ref, 1.0)
         ok &= one_op_models(tmp)
+        ok &= movement_dtypes(vkinfer, tmp)
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
