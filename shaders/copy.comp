@@ -1,37 +1,5 @@
 #version 450
-// Strided copy, the data movement behind Transpose, Concat, Slice, Split, Expand, Tile,
-// DepthToSpace and SpaceToDepth. Element i of a region (row-major over dims) moves from
-// in[in_base + sum idx_k * in_stride_k] to out[out_base + sum idx_k * out_stride_k]. A stride
-// of 0 broadcasts, a negative one walks backwards. Elements are 32-bit words whatever the
-// dtype, so no conversion happens and one shader serves every dtype.
+// Strided copy of 32-bit words (the body is copy.glsl).
+#define COPY_ELEM uint
 #include "common.glsl"
-
-layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const int RANK = 1; // of the region after collapsing, 1..8
-
-layout(std430, binding = 0) readonly buffer In { uint x[]; };
-layout(std430, binding = 1) writeonly buffer Out { uint y[]; };
-layout(push_constant) uniform Push {
-    uint count;
-    int in_base;
-    int out_base;
-    uint unused;
-    uint dims[8];
-    int in_strides[8];
-    int out_strides[8];
-} pc;
-
-void main()
-{
-    uint i = linear_id();
-    if (i >= pc.count) return;
-    int src = pc.in_base, dst = pc.out_base;
-    uint rest = i;
-    for (int k = RANK - 1; k >= 0; k--) {
-        uint idx = rest % pc.dims[k];
-        rest /= pc.dims[k];
-        src += int(idx) * pc.in_strides[k];
-        dst += int(idx) * pc.out_strides[k];
-    }
-    y[dst] = x[src];
-}
+#include "copy.glsl"

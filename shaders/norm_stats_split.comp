@@ -1,20 +1,5 @@
 #version 450
-// Copies the per-row (mean, 1/stddev) pairs of norm_rows.comp into LayerNormalization's
-// optional Mean and InvStdDev outputs.
+// LayerNormalization statistics in 32-bit words, every dtype (the body is norm_stats_split.glsl).
 #include "common.glsl"
-
-layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint DT = 0u;
-
-layout(std430, binding = 0) readonly buffer Stats { vec2 stats[]; };
-layout(std430, binding = 1) writeonly buffer Mean { uint mean[]; };
-layout(std430, binding = 2) writeonly buffer InvStd { uint inv_std[]; };
-layout(push_constant) uniform Push { uint rows; } pc;
-
-void main()
-{
-    uint i = linear_id();
-    if (i >= pc.rows) return;
-    mean[i] = floatBitsToUint(round_to_dtype(DT, stats[i].x));
-    inv_std[i] = floatBitsToUint(round_to_dtype(DT, stats[i].y));
-}
+#include "storage.glsl"
+#include "norm_stats_split.glsl"

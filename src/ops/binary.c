@@ -1,5 +1,5 @@
 /* Element-wise ops of two or more inputs with numpy broadcasting: arithmetic, comparisons,
- * logic and bit ops, Max/Min/Sum/Mean, PRelu and Where (shaders/binary.glsl, where.comp).
+ * logic and bit ops, Max/Min/Sum/Mean, PRelu and Where (shaders/binary.glsl, where.glsl).
  * Constant inputs with small outputs are folded on the host (shape arithmetic). */
 #include "op.h"
 
@@ -10,7 +10,7 @@ enum binary_code { /* keep in step with shaders/binary.glsl */
     B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MOD, B_FMOD, B_SHIFT_LEFT, B_SHIFT_RIGHT, B_BITAND, B_BITOR,
     B_BITXOR, B_AND, B_OR, B_XOR, B_EQUAL, B_LESS, B_LESS_EQUAL, B_GREATER, B_GREATER_EQUAL, B_MAX,
     B_MIN, B_PRELU, B_MEAN_LAST,
-    B_WHERE, /* shaders/where.comp */
+    B_WHERE, /* shaders/where.glsl */
 };
 
 enum binary_types { NUMERIC, ANY_TYPE, FLOATS_ONLY, INTS_ONLY, UNSIGNED_ONLY, BOOLS_ONLY, POW_TYPES, WHERE_TYPES };
@@ -344,9 +344,14 @@ static vki_status dispatch_where(op_ctx *c, const elementwise *e, const shape *s
         return op_error(c, VKI_ERROR_UNSUPPORTED, BROADCAST_TOO_DEEP, rank, BROADCAST_MAX_RANK);
     uint32_t spec[2] = {128, (uint32_t)rank};
     int values[4] = {op_in_index(c, e->ins[0]), op_in_index(c, e->ins[1]), op_in_index(c, e->ins[2]), op_out_index(c, 0)};
+    /* X, Y and the output as halves, the condition as bool bytes: the 16-bit variant (windows
+     * are in words, so windowed passes stay on the 32-bit one) */
+    gpu_storage st = windows ? GPU_W32 : op_half_storage(c, values + 1, 3);
+    gpu_storage stores[4] = {st == GPU_W32 ? GPU_W32 : GPU_BOOL, st, st, st};
     uint32_t gx, gy;
     op_grid_1d(count, 128, &gx, &gy);
-    return op_dispatch_windowed(c, "where", spec, 2, &push, sizeof push, values, windows, 4, gx, gy, 1);
+    return op_dispatch_stored(c, op_variant(c, "where", st), spec, 2, &push, sizeof push, values, windows, stores, 4, gx,
+                              gy, 1);
 }
 
 /* Inputs 0 and 1 into the output; with more inputs (Sum, Max...), each further one is

@@ -78,8 +78,12 @@ static vki_status plan_gather(op_ctx *c)
         (uint32_t)count, (uint32_t)n_idx, (int32_t)axis_dim, (uint32_t)inner};
     uint32_t spec[1] = {128}, gx, gy;
     int values[3] = {op_in_index(c, 0), op_in_index(c, 1), op_out_index(c, 0)};
+    /* float data held as halves is gathered as halves; the indices stay int32 words */
+    int data[2] = {values[0], values[2]};
+    gpu_storage st = op_half_storage(c, data, 2), stores[3] = {st, GPU_W32, st};
     op_grid_1d((uint64_t)count, 128, &gx, &gy);
-    return op_dispatch(c, "gather", spec, 1, &push, sizeof push, values, 3, gx, gy, 1);
+    return op_dispatch_stored(c, op_variant(c, "gather", st), spec, 1, &push, sizeof push, values, NULL, stores, 3, gx, gy,
+                              1);
 }
 
 static vki_status plan_gather_elements(op_ctx *c)

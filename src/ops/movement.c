@@ -1,5 +1,5 @@
 /* Data movement that is one strided copy per input or output: Transpose, Concat, Slice,
- * Split, Expand, Tile, DepthToSpace, SpaceToDepth (shaders/copy.comp). Small constant inputs
+ * Split, Expand, Tile, DepthToSpace, SpaceToDepth (shaders/copy.glsl). Small constant inputs
  * are folded on the host so that shape subgraphs disappear from the plan. */
 #include "movement.h"
 
@@ -81,9 +81,21 @@ static void collapse(strided_copy *s)
     s->rank = r;
 }
 
-/* One dispatch of shaders/copy.comp for a collapsed copy; windows: of the input and the output
- * (bases relative to them), or NULL. */
-static vki_status copy_dispatch(op_ctx *c, int in, int out, const strided_copy *s, const op_window *windows)
+/* The storage the copy moves elements in: the output's own when the device can address its
+ * width (copy_16, copy_8), else 32-bit words. An input held otherwise (a float32 graph input
+ * in the fp16 mode) is converted once, and every input of a Concat lands in one storage. */
+static gpu_storage copy_storage(op_ctx *c, int out)
+{
+    gpu_storage s = op_storage(c, op_out_index(c, out));
+    if (s == GPU_W32) return GPU_W32;
+    if (storage_size(s) == 2) return op_has_storage16(c) ? s : GPU_W32;
+    return op_has_storage8(c) ? s : GPU_W32;
+}
+
+/* One dispatch of shaders/copy*.comp for a collapsed copy in storage `st`; windows: of the
+ * input and the output (bases relative to them), or NULL. */
+static vki_status copy_dispatch(op_ctx *c, int in, int out, const strided_copy *s, const op_window *windows,
+                                gpu_storage st)
 {
     struct {
         uint32_t count;
@@ -101,7 +113,10 @@ static vki_status copy_dispatch(op_ctx *c, int in, int out, const strided_copy *
     int values[2] = {op_in_index(c, in), op_out_index(c, out)};
     uint32_t gx, gy;
     op_grid_1d((uint64_t)push.count, 128, &gx, &gy);
-    return op_dispatch_windowed(c, "copy", spec, 2, &push, sizeof push, values, windows, 2, gx, gy, 1);
+    /* named for the width moved, not the dtype: the copy never looks at the bits */
+    const char *shader = st == GPU_W32 ? "copy" : storage_size(st) == 2 ? "copy_16" : "copy_8";
+    gpu_storage stores[2] = {st, st};
+    return op_dispatch_stored(c, shader, spec, 2, &push, sizeof push, values, windows, stores, 2, gx, gy, 1);
 }
 
 /* The element offsets, relative to the base, that `rows` rows of dim 0 and all of the other
@@ -134,10 +149,11 @@ static int64_t copy_rows_that_fit(const strided_copy *s, const int64_t *strides,
  * outermost after collapsing), each binding the aligned input and output spans it reaches.
  * Works when a run of dim 0 reaches a compact span on both sides (Concat along axis != 0,
  * Slice, Split, Transpose keeping axis 0 first...). */
-static vki_status copy_windowed(op_ctx *c, int in, int out, const strided_copy *s)
+static vki_status copy_windowed(op_ctx *c, int in, int out, const strided_copy *s, gpu_storage st)
 {
-    int64_t align = (int64_t)(op_binding_alignment(c) / 4); /* in elements */
-    int64_t span_limit = (int64_t)(op_max_binding_bytes(c) / 4) - (align - 1);
+    int64_t elem = storage_size(st);
+    int64_t align = (int64_t)op_binding_alignment(c) / elem; /* in elements */
+    int64_t span_limit = (int64_t)op_max_binding_bytes(c) / elem - (align - 1);
     int64_t rows_in = copy_rows_that_fit(s, s->in_strides, span_limit);
     int64_t rows_out = copy_rows_that_fit(s, s->out_strides, span_limit);
     int64_t chunk = rows_in < rows_out ? rows_in : rows_out;
@@ -155,9 +171,9 @@ static vki_status copy_windowed(op_ctx *c, int in, int out, const strided_copy *
         int64_t in_first = (in_base + in_lo) / align * align, out_first = (out_base + out_lo) / align * align;
         part.in_base = in_base - in_first;
         part.out_base = out_base - out_first;
-        op_window windows[2] = {{(uint64_t)in_first * 4, (uint64_t)(in_base + in_hi - in_first + 1) * 4},
-                                {(uint64_t)out_first * 4, (uint64_t)(out_base + out_hi - out_first + 1) * 4}};
-        VKI_TRY(copy_dispatch(c, in, out, &part, windows));
+        op_window windows[2] = {{(uint64_t)(in_first * elem), (uint64_t)((in_base + in_hi - in_first + 1) * elem)},
+                                {(uint64_t)(out_first * elem), (uint64_t)((out_base + out_hi - out_first + 1) * elem)}};
+        VKI_TRY(copy_dispatch(c, in, out, &part, windows, st));
     }
     return VKI_OK;
 }
@@ -182,10 +198,11 @@ vki_status copy_run(op_ctx *c, int in, int out, const strided_copy *copy, bool o
     if (s.rank > 8)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "the copy needs %d dimensions after merging contiguous ones; "
                         "at most 8 are supported", s.rank);
-    uint64_t range = op_max_binding_bytes(c);
-    if ((uint64_t)shape_numel(x->dims, x->rank) * 4 <= range && (uint64_t)shape_numel(y->dims, y->rank) * 4 <= range)
-        return copy_dispatch(c, in, out, &s, NULL);
-    return copy_windowed(c, in, out, &s);
+    gpu_storage st = copy_storage(c, out);
+    uint64_t range = op_max_binding_bytes(c), elem = storage_size(st);
+    if ((uint64_t)shape_numel(x->dims, x->rank) * elem <= range && (uint64_t)shape_numel(y->dims, y->rank) * elem <= range)
+        return copy_dispatch(c, in, out, &s, NULL, st);
+    return copy_windowed(c, in, out, &s, st);
 }
 
 /* Output = the input viewed with `view_dims` (same element count) and permuted by `perm`. */

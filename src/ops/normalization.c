@@ -1,15 +1,15 @@
 /* Normalization ops: BatchNormalization (inference; a per-channel affine map, shaders/
- * norm_affine.comp), InstanceNormalization, LayerNormalization and MeanVarianceNormalization
- * (per-row statistics, shaders/norm_rows.comp) and LRN (shaders/norm_lrn.comp). Per-channel
+ * norm_affine.glsl), InstanceNormalization, LayerNormalization and MeanVarianceNormalization
+ * (per-row statistics, shaders/norm_rows.glsl) and LRN (shaders/norm_lrn.comp). Per-channel
  * parameters travel as one array of (scale, shift) pairs, folded on the host when they are
- * constants and by shaders/norm_fold.comp otherwise, so that no shader needs over 4 buffers. */
+ * constants and by shaders/norm_fold.glsl otherwise, so that no shader needs over 4 buffers. */
 #include "op.h"
 
 #include <math.h>
 #include <string.h>
 
-enum fold_mode { FOLD_SCALE, FOLD_SHIFT, FOLD_PACK, FOLD_PACK_SCALE }; /* shaders/norm_fold.comp */
-enum affine_mode { AFFINE_NONE, AFFINE_PER_ROW, AFFINE_PER_ELEMENT };  /* shaders/norm_rows.comp */
+enum fold_mode { FOLD_SCALE, FOLD_SHIFT, FOLD_PACK, FOLD_PACK_SCALE }; /* shaders/norm_fold.glsl */
+enum affine_mode { AFFINE_NONE, AFFINE_PER_ROW, AFFINE_PER_ELEMENT };  /* shaders/norm_rows.glsl */
 
 #define NORM_GROUP 128
 
@@ -55,9 +55,11 @@ static vki_status fold_dispatch(op_ctx *c, enum fold_mode mode, int a, int b, in
     uint32_t spec[2] = {NORM_GROUP, mode};
     struct { uint32_t count, na, nb; float eps; } push = {(uint32_t)count, (uint32_t)na, (uint32_t)nb, eps};
     int values[3] = {a, b, pairs};
+    gpu_storage st = op_half_storage(c, values, 2), stores[3] = {st, st, GPU_W32}; /* the pairs stay fp32 */
     uint32_t gx, gy;
     op_grid_1d((uint64_t)count, NORM_GROUP, &gx, &gy);
-    return op_dispatch(c, "norm_fold", spec, 2, &push, sizeof push, values, 3, gx, gy, 1);
+    return op_dispatch_stored(c, op_variant(c, "norm_fold", st), spec, 2, &push, sizeof push, values, NULL, stores, 3,
+                              gx, gy, 1);
 }
 
 /* (scale, bias) pairs for `count` positions, position k taking scale[k % n_scale] and
@@ -127,29 +129,33 @@ static vki_status plan_batch_norm(op_ctx *c)
     uint32_t spec[2] = {NORM_GROUP, op_dtype_code(x->dtype)};
     struct { uint32_t count, inner, channels; } push = {(uint32_t)count, per_activation ? 1 : (uint32_t)inner, (uint32_t)period};
     int values[3] = {op_in_index(c, 0), pairs, op_out_index(c, 0)};
+    int xy[2] = {values[0], values[2]};
+    gpu_storage st = op_half_storage(c, xy, 2), stores[3] = {st, GPU_W32, st};
+    const char *shader = op_variant(c, "norm_affine", st);
+    uint64_t elem = storage_size(st);
     uint32_t gx, gy;
     /* tensors larger than one binding run as several dispatches over windows of whole images,
      * so that element 0 of each window is channel 0 */
     int64_t images = x->dims[0];
-    uint64_t image_bytes = images ? (uint64_t)(count / images) * 4 : 0, item_bytes[3] = {image_bytes, 0, image_bytes};
+    uint64_t image_bytes = images ? (uint64_t)(count / images) * elem : 0, item_bytes[3] = {image_bytes, 0, image_bytes};
     int64_t chunk = images ? op_batch_chunk(c, images, item_bytes, 3) : 0;
     if (chunk >= images) {
         op_grid_1d((uint64_t)count, NORM_GROUP, &gx, &gy);
-        return op_dispatch(c, "norm_affine", spec, 2, &push, sizeof push, values, 3, gx, gy, 1);
+        return op_dispatch_stored(c, shader, spec, 2, &push, sizeof push, values, NULL, stores, 3, gx, gy, 1);
     }
     if (chunk <= 0) return too_big(c, image_bytes, "along N");
     for (int64_t start = 0; start < images; start += chunk) {
         int64_t n = images - start < chunk ? images - start : chunk;
-        push.count = (uint32_t)(n * (int64_t)(image_bytes / 4));
+        push.count = (uint32_t)(n * (int64_t)(image_bytes / elem));
         op_window win[3] = {{(uint64_t)start * image_bytes, (uint64_t)n * image_bytes}, {0, 0},
                             {(uint64_t)start * image_bytes, (uint64_t)n * image_bytes}};
         op_grid_1d((uint64_t)push.count, NORM_GROUP, &gx, &gy);
-        VKI_TRY(op_dispatch_windowed(c, "norm_affine", spec, 2, &push, sizeof push, values, win, 3, gx, gy, 1));
+        VKI_TRY(op_dispatch_stored(c, shader, spec, 2, &push, sizeof push, values, win, stores, 3, gx, gy, 1));
     }
     return VKI_OK;
 }
 
-/* Where norm_rows.comp finds a row and its elements (see the shader's push constants). */
+/* Where norm_rows.glsl finds a row and its elements (see the shader's push constants). */
 typedef struct row_layout {
     int64_t rows, len;
     bool strided;
@@ -179,14 +185,18 @@ static vki_status rows_dispatch(op_ctx *c, const row_layout *l, enum affine_mode
     } push = {(uint32_t)l->rows, (uint32_t)l->len, (uint32_t)(period ? period : 1), eps, l->keep_inner,
               l->keep_stride_outer, l->keep_stride_inner, l->red_inner, l->red_stride_outer, l->red_stride_inner};
     int values[4] = {op_in_index(c, 0), pairs >= 0 ? pairs : op_in_index(c, 0), op_out_index(c, 0), stats};
+    /* X and Y in their 16-bit storage; the (scale, shift) pairs and the statistics stay fp32 */
+    int xy[2] = {values[0], values[2]};
+    gpu_storage st = op_half_storage(c, xy, 2), stores[4] = {st, pairs >= 0 ? GPU_W32 : st, st, GPU_W32};
+    const char *shader = op_variant(c, "norm_rows", st);
     uint32_t gx, gy;
     int64_t units = l->rows / unit;
-    uint64_t row_bytes = (uint64_t)(unit * l->len) * 4;
+    uint64_t row_bytes = (uint64_t)(unit * l->len) * storage_size(st);
     uint64_t unit_bytes[4] = {row_bytes, pairs >= 0 ? 0 : row_bytes, row_bytes, (uint64_t)unit * 8};
     int64_t chunk = !l->strided && units ? op_batch_chunk(c, units, unit_bytes, 4) : units;
     if (chunk >= units) {
         row_grid(l->rows, &gx, &gy);
-        return op_dispatch(c, "norm_rows", spec, 5, &push, sizeof push, values, 4, gx, gy, 1);
+        return op_dispatch_stored(c, shader, spec, 5, &push, sizeof push, values, NULL, stores, 4, gx, gy, 1);
     }
     if (chunk <= 0) return too_big(c, unit_bytes[0], unit > 1 ? "along N" : "along the rows it normalizes");
     for (int64_t start = 0; start < units; start += chunk) {
@@ -195,7 +205,7 @@ static vki_status rows_dispatch(op_ctx *c, const row_layout *l, enum affine_mode
         op_window win[4];
         for (int b = 0; b < 4; b++) win[b] = (op_window){(uint64_t)start * unit_bytes[b], (uint64_t)n * unit_bytes[b]};
         row_grid(n * unit, &gx, &gy);
-        VKI_TRY(op_dispatch_windowed(c, "norm_rows", spec, 5, &push, sizeof push, values, win, 4, gx, gy, 1));
+        VKI_TRY(op_dispatch_stored(c, shader, spec, 5, &push, sizeof push, values, win, stores, 4, gx, gy, 1));
     }
     return VKI_OK;
 }
@@ -271,12 +281,14 @@ static vki_status plan_layer_norm(op_ctx *c)
     uint32_t spec[2] = {NORM_GROUP, op_dtype_code(stat_dtype)};
     uint32_t push = (uint32_t)l.rows;
     int values[3] = {stats, outs[0], outs[1]};
+    gpu_storage st = op_half_storage(c, outs, 2), stores[3] = {GPU_W32, st, st};
+    const char *shader = op_variant(c, "norm_stats_split", st);
     uint32_t gx, gy;
-    uint64_t row_bytes[3] = {8, 4, 4};
+    uint64_t row_bytes[3] = {8, storage_size(st), storage_size(st)};
     int64_t chunk = op_batch_chunk(c, l.rows, row_bytes, 3);
     if (chunk >= l.rows) {
         op_grid_1d((uint64_t)l.rows, NORM_GROUP, &gx, &gy);
-        return op_dispatch(c, "norm_stats_split", spec, 2, &push, sizeof push, values, 3, gx, gy, 1);
+        return op_dispatch_stored(c, shader, spec, 2, &push, sizeof push, values, NULL, stores, 3, gx, gy, 1);
     }
     for (int64_t start = 0; start < l.rows; start += chunk) {
         int64_t n = l.rows - start < chunk ? l.rows - start : chunk;
@@ -284,7 +296,7 @@ static vki_status plan_layer_norm(op_ctx *c)
         op_window win[3];
         for (int b = 0; b < 3; b++) win[b] = (op_window){(uint64_t)start * row_bytes[b], (uint64_t)n * row_bytes[b]};
         op_grid_1d((uint64_t)n, NORM_GROUP, &gx, &gy);
-        VKI_TRY(op_dispatch_windowed(c, "norm_stats_split", spec, 2, &push, sizeof push, values, win, 3, gx, gy, 1));
+        VKI_TRY(op_dispatch_stored(c, shader, spec, 2, &push, sizeof push, values, win, stores, 3, gx, gy, 1));
     }
     return VKI_OK;
 }

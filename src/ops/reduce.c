@@ -1,12 +1,12 @@
 /* Reductions over a set of axes (ReduceSum .. ReduceSumSquare) and ArgMax/ArgMin: one shader
- * (shaders/reduce.comp) that reads the input through merged kept/reduced dim groups, so any
+ * (shaders/reduce.glsl) that reads the input through merged kept/reduced dim groups, so any
  * set of axes is one dispatch. Constant inputs with small outputs are folded on the host. */
 #include "op.h"
 
 #include <math.h>
 #include <string.h>
 
-enum reduce_kind { /* keep in step with shaders/reduce.comp */
+enum reduce_kind { /* keep in step with shaders/reduce.glsl */
     K_SUM, K_MEAN, K_MAX, K_MIN, K_PROD, K_L1, K_L2, K_LOGSUM, K_LOGSUMEXP, K_SUMSQUARE, K_ARGMAX, K_ARGMIN,
 };
 
@@ -198,6 +198,11 @@ static vki_status plan_reduce(op_ctx *c)
     bool rows = l.red_count >= 256 || (l.red_count >= 32 && l.out_count < 2048);
     uint32_t spec[6] = {128, kind, op_dtype_code(x->dtype), op_dtype_code(op_out(c, 0)->dtype), rows, select_last};
     int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
+    /* halves in, halves out (float reductions, fp32 accumulation): the 16-bit variant; ArgMax
+     * and ArgMin write int64 words and read their input as words */
+    gpu_storage st = is_arg ? GPU_W32 : op_half_storage(c, values, 2), stores[2] = {st, st};
+    const char *shader = op_variant(c, "reduce", st);
+    uint64_t elem = storage_size(st);
     uint32_t gx, gy;
     /* Tensors larger than one binding run as several dispatches over windows of the outermost
      * dim group when it is kept: it has the largest stride, so a window of it is contiguous in
@@ -206,17 +211,17 @@ static vki_status plan_reduce(op_ctx *c)
     uint64_t outer_bytes[2] = {0, 0};
     if (l.n_kept && (uint64_t)l.kept_dim[0] * l.kept_stride[0] == (uint64_t)shape_numel(x->dims, x->rank)) {
         outer = l.kept_dim[0];
-        outer_bytes[0] = (uint64_t)l.kept_stride[0] * 4;
-        outer_bytes[1] = (uint64_t)(l.out_count / l.kept_dim[0]) * 4;
+        outer_bytes[0] = (uint64_t)l.kept_stride[0] * elem;
+        outer_bytes[1] = (uint64_t)(l.out_count / l.kept_dim[0]) * elem;
     }
     int64_t chunk = outer > 1 ? op_batch_chunk(c, outer, outer_bytes, 2) : outer;
-    if (outer <= 1 && (uint64_t)shape_numel(x->dims, x->rank) * 4 > op_max_binding_bytes(c))
+    if (outer <= 1 && (uint64_t)shape_numel(x->dims, x->rank) * elem > op_max_binding_bytes(c))
         return op_error(c, VKI_ERROR_UNSUPPORTED, "the input is larger than the device's maxStorageBufferRange (%llu bytes) "
                         "and its outermost dim is reduced; reductions split their work only along outermost kept dims",
                         (unsigned long long)op_max_binding_bytes(c));
     if (chunk >= outer) {
         op_grid_1d((uint64_t)l.out_count * (rows ? 128 : 1), 128, &gx, &gy);
-        return op_dispatch(c, "reduce", spec, 6, &l, sizeof l, values, 2, gx, gy, 1);
+        return op_dispatch_stored(c, shader, spec, 6, &l, sizeof l, values, NULL, stores, 2, gx, gy, 1);
     }
     if (chunk <= 0)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "windows of the outermost kept dims (%llu input bytes each) cannot fit "
@@ -228,11 +233,11 @@ static vki_status plan_reduce(op_ctx *c)
         int64_t k = outer - start < chunk ? outer - start : chunk;
         reduce_layout part = l;
         part.kept_dim[0] = (uint32_t)k;
-        part.out_count = (uint32_t)(k * (int64_t)(outer_bytes[1] / 4));
+        part.out_count = (uint32_t)(k * (int64_t)(outer_bytes[1] / elem));
         op_window win[2] = {{(uint64_t)start * outer_bytes[0], (uint64_t)k * outer_bytes[0]},
                             {(uint64_t)start * outer_bytes[1], (uint64_t)k * outer_bytes[1]}};
         op_grid_1d((uint64_t)part.out_count * (rows ? 128 : 1), 128, &gx, &gy);
-        VKI_TRY(op_dispatch_windowed(c, "reduce", spec, 6, &part, sizeof part, values, win, 2, gx, gy, 1));
+        VKI_TRY(op_dispatch_stored(c, shader, spec, 6, &part, sizeof part, values, win, stores, 2, gx, gy, 1));
     }
     return VKI_OK;
 }

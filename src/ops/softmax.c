@@ -1,11 +1,11 @@
-/* Ops that normalize or scan along one axis: Softmax, LogSoftmax, Hardmax (shaders/softmax.comp)
+/* Ops that normalize or scan along one axis: Softmax, LogSoftmax, Hardmax (shaders/softmax.glsl)
  * and CumSum (shaders/cumsum.comp). */
 #include "op.h"
 
 #include <math.h>
 #include <string.h>
 
-enum softmax_kind { SOFTMAX, LOG_SOFTMAX, HARDMAX }; /* keep in step with shaders/softmax.comp */
+enum softmax_kind { SOFTMAX, LOG_SOFTMAX, HARDMAX }; /* keep in step with shaders/softmax.glsl */
 
 /* Before opset 13 the input is coerced to 2-D at `axis` (default 1) and each row is the
  * flattened trailing dims; from 13 a row runs along the single `axis` (default -1). */
@@ -33,18 +33,22 @@ static vki_status plan_softmax(op_ctx *c)
     uint32_t spec[4] = {128, kind, op_dtype_code(x->dtype), by_workgroup};
     struct { uint32_t rows, n, inner; } push = {(uint32_t)rows, (uint32_t)n, (uint32_t)inner};
     int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
+    /* halves in, halves out: the 16-bit variant (statistics stay fp32 in the shader) */
+    gpu_storage st = op_half_storage(c, values, 2), stores[2] = {st, st};
+    const char *shader = op_variant(c, "softmax", st);
+    uint64_t elem = storage_size(st);
     uint32_t gx, gy;
     /* tensors larger than one binding run as several dispatches over windows of the dims
      * before `axis` (a window holds whole rows) */
-    uint64_t outer_bytes[2] = {(uint64_t)(n * inner) * 4, (uint64_t)(n * inner) * 4};
+    uint64_t outer_bytes[2] = {(uint64_t)(n * inner) * elem, (uint64_t)(n * inner) * elem};
     int64_t chunk = outer > 0 && n * inner > 0 ? op_batch_chunk(c, outer, outer_bytes, 2) : outer;
-    if (outer <= 1 && (uint64_t)(n * inner) * 4 > op_max_binding_bytes(c))
+    if (outer <= 1 && (uint64_t)(n * inner) * elem > op_max_binding_bytes(c))
         return op_error(c, VKI_ERROR_UNSUPPORTED, "the input is larger than the device's maxStorageBufferRange (%llu bytes) "
                         "and axis %d leaves no outer dims to split the work along", (unsigned long long)op_max_binding_bytes(c),
                         axis);
     if (chunk >= outer) {
         op_grid_1d((uint64_t)rows * (by_workgroup ? 128 : 1), 128, &gx, &gy);
-        return op_dispatch(c, "softmax", spec, 4, &push, sizeof push, values, 2, gx, gy, 1);
+        return op_dispatch_stored(c, shader, spec, 4, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1);
     }
     if (chunk <= 0)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "windows of the dims from axis %d on (%llu bytes each) cannot fit the "
@@ -58,7 +62,7 @@ static vki_status plan_softmax(op_ctx *c)
         op_window win[2] = {{(uint64_t)start * outer_bytes[0], (uint64_t)k * outer_bytes[0]},
                             {(uint64_t)start * outer_bytes[1], (uint64_t)k * outer_bytes[1]}};
         op_grid_1d((uint64_t)push.rows * (by_workgroup ? 128 : 1), 128, &gx, &gy);
-        VKI_TRY(op_dispatch_windowed(c, "softmax", spec, 4, &push, sizeof push, values, win, 2, gx, gy, 1));
+        VKI_TRY(op_dispatch_stored(c, shader, spec, 4, &push, sizeof push, values, win, stores, 2, gx, gy, 1));
     }
     return VKI_OK;
 }
