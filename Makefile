@@ -15,7 +15,7 @@ TEST_PACKAGES = vulkan-validationlayers python3-numpy python3-onnx python3-torch
 	pkgconf g++ clang python3-venv python3-setuptools python3-pip python3-matplotlib
 CROSS_PACKAGES = gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 
-.PHONY: all build install test demo deps deps-test cross-check warnings-check clean
+.PHONY: all build install test demo deps deps-test cross-check warnings-check fuzz fuzz-build clean
 
 all: build
 
@@ -41,6 +41,19 @@ test: deps-test
 	cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 900
 	@cmake -DRESULTS=$(BUILD)/conformance-results -P tests/conformance/summary.cmake
+
+# libFuzzer targets (ONNX model bytes through load and plan, TensorProto bytes, .npy files)
+# built with clang, AddressSanitizer and UndefinedBehaviorSanitizer in $(BUILD)-fuzz, each run
+# FUZZ_SECONDS from seeds made from ONNX's test data
+FUZZ_SECONDS ?= 60
+ONNX_TESTDATA ?= /usr/include/onnx/backend/test/data
+fuzz-build: deps-test
+	cmake -S . -B $(BUILD)-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKINFER_FUZZ=ON \
+		-DBUILD_TESTING=OFF $(DEV_FLAGS)
+	cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_model fuzz_tensor fuzz_npy
+
+fuzz: fuzz-build
+	tests/fuzz/run.sh $(BUILD)-fuzz $(ONNX_TESTDATA) $(FUZZ_SECONDS)
 
 demo: deps-test
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo

@@ -23,7 +23,7 @@ typedef struct pb_field {
 
 static inline pb_reader pb_init(const uint8_t *p, size_t len)
 {
-    pb_reader r = {p, p + len, false};
+    pb_reader r = {p, p ? p + len : p, false}; /* an empty field may have no data pointer: NULL + 0 is undefined */
     return r;
 }
 

@@ -34,7 +34,7 @@ char *arena_strndup(vki_arena *arena, const char *s, size_t n)
 {
     char *d = arena_alloc(arena, n + 1);
     if (!d) return NULL;
-    memcpy(d, s, n);
+    if (n) memcpy(d, s, n); /* s may be NULL when n is 0 (an empty protobuf string) */
     d[n] = 0;
     return d;
 }
