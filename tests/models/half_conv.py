@@ -30,16 +30,26 @@ from torch_export import export_onnx, randomize_batchnorm
 FAMILY_OPS = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool"}
 
 
-class TransposeUp(nn.ConvTranspose2d):
-    """ConvTranspose2d whose bf16 eager reference is computed in fp32 and rounded once to bf16:
-    torch 1.13's CPU conv_transpose2d rejects bf16 weights (it reads their layout as Conv's).
-    The exported node is a plain bf16 ConvTranspose."""
+class BF16ConvTranspose(torch.autograd.Function):
+    """A stride-s ConvTranspose2d on bf16 tensors: torch 1.13's CPU conv_transpose2d rejects bf16
+    weights (it reads their layout as Conv's), so eager computes it in fp32 and rounds once to
+    bf16 (as its bf16 convs do); the export is one plain bf16 ConvTranspose node."""
 
+    @staticmethod
+    def forward(ctx, x, w, b, stride):
+        return F.conv_transpose2d(x.float(), w.float(), b.float(), stride=stride).to(x.dtype)
+
+    @staticmethod
+    def symbolic(g, x, w, b, stride):
+        k = w.type().sizes()[2:]
+        return g.op("ConvTranspose", x, w, b, strides_i=[stride, stride], kernel_shape_i=k)
+
+
+class TransposeUp(nn.ConvTranspose2d):
     def forward(self, x):
-        if x.dtype != torch.bfloat16 or torch.onnx.is_in_onnx_export():
+        if x.dtype != torch.bfloat16:
             return super().forward(x)
-        y = F.conv_transpose2d(x.float(), self.weight.float(), self.bias.float(), self.stride, self.padding)
-        return y.to(torch.bfloat16)
+        return BF16ConvTranspose.apply(x, self.weight, self.bias, self.stride[0])
 
 
 class SmallCNN(nn.Module):
