@@ -2,7 +2,7 @@
  * geometry is resolved here once; the dispatch picks a shader: on GPUs an implicit GEMM for
  * 1-D/2-D Conv (split over K when a layer has too few tiles) and a depthwise kernel when each
  * group has one input channel; on CPU devices (lavapipe) register-blocked conv2d_cpu* kernels
- * over weights repacked at plan time; the direct N-d kernel (shaders/conv.comp) for everything
+ * over weights repacked at plan time; the direct N-d kernel (shaders/conv.glsl) for everything
  * else, ConvTranspose included. */
 #include "op.h"
 
@@ -125,7 +125,7 @@ typedef struct fused_act {
 } fused_act;
 
 /* CPU Vulkan drivers (lavapipe) get register-blocked kernels without shared memory
- * (shaders/conv2d_cpu.comp): the GPU kernels' staging and barriers cost more than they save
+ * (shaders/conv2d_cpu.glsl): the GPU kernels' staging and barriers cost more than they save
  * there. */
 /* The CPU-device kernels run on CPU devices; VKINFER_CONV_KERNELS=gpu|cpu overrides, so that
  * CI (on lavapipe) also tests the GPU kernels. */
@@ -165,22 +165,27 @@ static bool cpu_grid_fits(const conv_geom *g, int64_t batch)
 }
 
 /* The packed CPU kernel reads W as [group][block of ocb channels][k][ocb], zero-padded past
- * the last channel. Returns the packed value, or -1 when W is not a float32 constant (the
- * plain CPU kernel then reads W as it is). */
-static int pack_cpu_weights(op_ctx *c, const conv_geom *g, uint32_t ocb)
+ * the last channel. The copy keeps W's dtype and is held in the kernel's storage `st` (halves
+ * for the 16-bit variants, so that a half model's weights stay half; the upload narrows).
+ * Returns the packed value, or -1 when W is not a constant (the plain CPU kernel then reads W
+ * as it is). */
+static int pack_cpu_weights(op_ctx *c, const conv_geom *g, uint32_t ocb, gpu_storage st)
 {
     plan_value *w = op_in(c, 1);
-    if (!op_input_is_const(c, 1) || !w->host || w->dtype != VKI_DTYPE_FLOAT) return -1;
+    if (!op_input_is_const(c, 1) || !w->host) return -1;
     int64_t cout_g = g->cout / g->groups, blocks = (cout_g + ocb - 1) / ocb;
     int64_t K = shape_numel(w->dims + 1, w->rank - 1);
+    size_t elem = vki_dtype_size(w->dtype);
     int packed;
-    float *dst = op_temp_const(c, VKI_DTYPE_FLOAT, g->groups * blocks * K * ocb, &packed);
+    uint8_t *dst = op_temp_const(c, w->dtype, g->groups * blocks * K * ocb, &packed);
     if (!dst) return -2;
-    const float *src = w->host;
+    op_value(c, packed)->storage = st;
+    const uint8_t *src = w->host;
     for (int64_t gi = 0; gi < g->groups; gi++)
         for (int64_t oc = 0; oc < cout_g; oc++)
             for (int64_t k = 0; k < K; k++)
-                dst[((gi * blocks + oc / ocb) * K + k) * ocb + oc % ocb] = src[(gi * cout_g + oc) * K + k];
+                memcpy(dst + (size_t)(((gi * blocks + oc / ocb) * K + k) * ocb + oc % ocb) * elem,
+                       src + (size_t)((gi * cout_g + oc) * K + k) * elem, elem);
     return packed;
 }
 
@@ -202,8 +207,9 @@ static conv2d_view view_2d(const conv_geom *g)
 }
 
 static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const op_window *win, const int *values,
-                             int packed, const fused_act *act)
+                             int packed, const fused_act *act, gpu_storage st)
 {
+    const gpu_storage stores[4] = {st, st, st, st};
     int64_t cin_g = g->cin / g->groups, cout_g = g->cout / g->groups;
     const conv2d_view v = view_2d(g);
     cpu_tiling t = choose_cpu_tiling(g);
@@ -225,8 +231,8 @@ static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const
         /* depthwise: W as it is, one channel per workgroup row */
         uint64_t columns = (uint64_t)batch * (uint64_t)v.oh * (((uint64_t)v.ow + t.pxb - 1) / t.pxb);
         push.work = (uint32_t)columns;
-        return op_dispatch_windowed(c, "conv2d_cpu_depthwise", spec, 12, &push, sizeof push, values, win, 4,
-                                    (uint32_t)((columns + t.lx - 1) / t.lx), (uint32_t)g->cout, 1);
+        return op_dispatch_stored(c, op_variant(c, "conv2d_cpu_depthwise", st), spec, 12, &push, sizeof push, values,
+                                  win, stores, 4, (uint32_t)((columns + t.lx - 1) / t.lx), (uint32_t)g->cout, 1);
     }
     if (packed >= 0) {
         /* the packed weights are bound whole, X and Y as the caller's windows */
@@ -243,22 +249,26 @@ static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const
         uint64_t columns = vec4_planes ? (uint64_t)batch * ((plane4 + px4 - 1) / px4)
                                        : (uint64_t)batch * (uint64_t)v.oh * (((uint64_t)v.ow + t.pxb - 1) / t.pxb);
         push.work = (uint32_t)columns;
-        return op_dispatch_windowed(c, vec4_planes ? "conv2d_cpu_1x1" : "conv2d_cpu_packed", spec, 12, &push,
-                                    sizeof push, pvalues, win ? pwin : NULL, 4, (uint32_t)((columns + t.lx - 1) / t.lx),
-                                    (uint32_t)tiles_m, (uint32_t)g->groups);
+        return op_dispatch_stored(c, op_variant(c, vec4_planes ? "conv2d_cpu_1x1" : "conv2d_cpu_packed", st), spec, 12,
+                                  &push, sizeof push, pvalues, win ? pwin : NULL, stores, 4,
+                                  (uint32_t)((columns + t.lx - 1) / t.lx), (uint32_t)tiles_m, (uint32_t)g->groups);
     }
     uint64_t pixels = (uint64_t)batch * (uint64_t)v.oh * (uint64_t)v.ow;
     push.work = (uint32_t)pixels;
     uint64_t tiles_n = (pixels + t.lx * t.pxb - 1) / (t.lx * t.pxb);
-    return op_dispatch_windowed(c, "conv2d_cpu", spec, 12, &push, sizeof push, values, win, 4, (uint32_t)tiles_n,
-                                (uint32_t)tiles_m, (uint32_t)g->groups);
+    return op_dispatch_stored(c, op_variant(c, "conv2d_cpu", st), spec, 12, &push, sizeof push, values, win, stores, 4,
+                              (uint32_t)tiles_n, (uint32_t)tiles_m, (uint32_t)g->groups);
 }
 
 /* Records Y = conv(X, W) + B for `batch` images: bindings X and Y (and split-K's `partial`)
- * are windows of that many images, so the shaders see a batch of `batch`. */
+ * are windows of that many images, so the shaders see a batch of `batch`. X, W, B and Y are
+ * bound in storage st (the kernels' 16-bit variants for halves); split-K's partial sums are
+ * fp32 words in every variant. */
 static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, int64_t batch, const op_window *win,
-                                const gemm_choice *gemm, int partial, bool cpu, int cpu_packed, const fused_act *act)
+                                const gemm_choice *gemm, int partial, bool cpu, int cpu_packed, const fused_act *act,
+                                gpu_storage st)
 {
+    gpu_storage stores[4] = {st, st, st, st};
     plan_value *x = op_in(c, 0);
     int64_t count = batch * g->cout;
     for (int d = 0; d < g->nsp; d++) count *= g->out[d];
@@ -273,16 +283,17 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
     const conv2d_view v = view_2d(g);
 
     if (fast && cpu && (cpu_packed >= 0 || cin_g == 1))
-        return record_cpu(c, g, batch, win, values, cpu_packed, act);
+        return record_cpu(c, g, batch, win, values, cpu_packed, act, st);
     if (fast && cin_g == 1) {
         uint32_t spec[9] = {128, dt, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, act->on};
         struct { uint32_t count, cin, cout, multiplier, has_bias; int32_t ih, iw, oh, ow, ph, pw; float lo, hi; } push = {
             (uint32_t)count, (uint32_t)g->cin, (uint32_t)g->cout, (uint32_t)cout_g, has_bias, v.ih, v.iw, v.oh, v.ow, v.ph, v.pw,
             act->lo, act->hi};
         op_grid_1d((uint64_t)count, 128, &gx, &gy);
-        return op_dispatch_windowed(c, "conv2d_depthwise", spec, 9, &push, sizeof push, values, win, 4, gx, gy, 1);
+        return op_dispatch_stored(c, op_variant(c, "conv2d_depthwise", st), spec, 9, &push, sizeof push, values, win,
+                                  stores, 4, gx, gy, 1);
     }
-    if (fast && cpu) return record_cpu(c, g, batch, win, values, -1, act);
+    if (fast && cpu) return record_cpu(c, g, batch, win, values, -1, act, st);
     if (fast && gemm->usable) {
         uint64_t pixels = (uint64_t)batch * (uint64_t)v.oh * (uint64_t)v.ow;
         uint64_t K = (uint64_t)cin_g * v.kh * v.kw;
@@ -302,9 +313,11 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
         if (splits > 1) {
             values[3] = partial;
             gemm_win[3] = (op_window){0, 0};
+            stores[3] = GPU_W32;
         }
-        VKI_TRY(op_dispatch_windowed(c, "conv2d_gemm", spec, 12, &push, sizeof push, values, win ? gemm_win : NULL, 4,
-                                     (uint32_t)tiles_n, (uint32_t)tiles_m, (uint32_t)(g->groups * splits)));
+        VKI_TRY(op_dispatch_stored(c, op_variant(c, "conv2d_gemm", st), spec, 12, &push, sizeof push, values,
+                                   win ? gemm_win : NULL, stores, 4, (uint32_t)tiles_n, (uint32_t)tiles_m,
+                                   (uint32_t)(g->groups * splits)));
         if (splits == 1) return VKI_OK;
         uint32_t rspec[3] = {128, dt, act->on};
         struct { uint32_t count, out_plane, cout, splits, has_bias; float lo, hi; } rpush = {
@@ -312,8 +325,9 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
         int rvalues[3] = {partial, values[2], op_out_index(c, 0)};
         op_window rwin[3] = {{0, 0}, {0, 0}, win ? win[3] : (op_window){0, 0}};
         op_grid_1d((uint64_t)count, 128, &gx, &gy);
-        return op_dispatch_windowed(c, "conv_splitk_reduce", rspec, 3, &rpush, sizeof rpush, rvalues, win ? rwin : NULL, 3,
-                                    gx, gy, 1);
+        gpu_storage rstores[3] = {GPU_W32, st, st};
+        return op_dispatch_stored(c, op_variant(c, "conv_splitk_reduce", st), rspec, 3, &rpush, sizeof rpush, rvalues,
+                                  win ? rwin : NULL, rstores, 3, gx, gy, 1);
     }
     /* the reference: spatial dims right-aligned into (d, h, w) */
     struct {
@@ -333,7 +347,18 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
     }
     uint32_t spec[4] = {128, dt, transposed, act->on};
     op_grid_1d((uint64_t)count, 128, &gx, &gy);
-    return op_dispatch_windowed(c, "conv", spec, 4, &push, sizeof push, values, win, 4, gx, gy, 1);
+    return op_dispatch_stored(c, op_variant(c, "conv", st), spec, 4, &push, sizeof push, values, win, stores, 4, gx, gy, 1);
+}
+
+/* The storage the kernels take X, W, B and Y in: a 16-bit float storage where W and B are
+ * held in it and so is X or Y (a graph input or output next to half weights, as in the fp16
+ * mode, is converted rather than widening the weights); 32-bit words otherwise. */
+static gpu_storage kernel_storage(op_ctx *c)
+{
+    int weights[2] = {op_in_index(c, 1), op_has_input(c, 2) ? op_in_index(c, 2) : -1};
+    gpu_storage st = op_half_storage(c, weights, 2);
+    if (st != GPU_W32 && op_storage(c, op_in_index(c, 0)) != st && op_storage(c, op_out_index(c, 0)) != st) return GPU_W32;
+    return st;
 }
 
 /* Records the shaders for g. A batch too large for one binding runs as several dispatches over
@@ -347,7 +372,9 @@ static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
     int64_t count = shape_numel(out_dims, 2 + g->nsp);
     if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "outputs over 2^32 elements are not supported");
     if (count == 0) return VKI_OK;
-    uint64_t x_image = (uint64_t)shape_numel(x->dims + 1, x->rank - 1) * 4, y_image = (uint64_t)(count / g->batch) * 4;
+    gpu_storage st = kernel_storage(c);
+    uint64_t elem = storage_size(st); /* windows are in the kernel's storage */
+    uint64_t x_image = (uint64_t)shape_numel(x->dims + 1, x->rank - 1) * elem, y_image = (uint64_t)(count / g->batch) * elem;
     uint64_t image_bytes[2] = {x_image, y_image};
     int64_t chunk = op_batch_chunk(c, g->batch, image_bytes, 2);
     if (chunk <= 0)
@@ -367,15 +394,15 @@ static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
     if (gemm_path && gemm.splits > 1) VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, chunk * (count / g->batch) * (int64_t)gemm.splits, &partial));
     int cpu_packed = -1;
     if (cpu && g->cin != g->groups) {
-        cpu_packed = pack_cpu_weights(c, g, choose_cpu_tiling(g).ocb);
+        cpu_packed = pack_cpu_weights(c, g, choose_cpu_tiling(g).ocb, st);
         if (cpu_packed == -2) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory repacking W");
     }
-    if (chunk == g->batch) return record_images(c, g, transposed, g->batch, NULL, &gemm, partial, cpu, cpu_packed, &act);
+    if (chunk == g->batch) return record_images(c, g, transposed, g->batch, NULL, &gemm, partial, cpu, cpu_packed, &act, st);
     for (int64_t start = 0; start < g->batch; start += chunk) {
         int64_t n = g->batch - start < chunk ? g->batch - start : chunk;
         op_window win[4] = {{(uint64_t)start * x_image, (uint64_t)n * x_image}, {0, 0}, {0, 0},
                             {(uint64_t)start * y_image, (uint64_t)n * y_image}};
-        VKI_TRY(record_images(c, g, transposed, n, win, &gemm, partial, cpu, cpu_packed, &act));
+        VKI_TRY(record_images(c, g, transposed, n, win, &gemm, partial, cpu, cpu_packed, &act, st));
     }
     return VKI_OK;
 }

@@ -1,11 +1,11 @@
-/* Pooling: MaxPool, AveragePool and LpPool over 1 to 3 spatial dims (shaders/pool.comp, one
- * invocation per output element) and their Global forms (shaders/pool_global.comp, one
+/* Pooling: MaxPool, AveragePool and LpPool over 1 to 3 spatial dims (shaders/pool.glsl, one
+ * invocation per output element) and their Global forms (shaders/pool_global.glsl, one
  * workgroup per (n, c) plane reducing through shared memory). */
 #include "op.h"
 
 #include <string.h>
 
-enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP }; /* keep in step with shaders/pool*.comp */
+enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP }; /* keep in step with shaders/pool*.glsl */
 
 #define POOL_MAX_SPATIAL 3
 #define POOL_GROUP 128
@@ -169,15 +169,19 @@ static vki_status plan_pool(op_ctx *c)
     uint32_t spec[7] = {POOL_GROUP, kind, op_dtype_code(x->dtype), (uint32_t)count_include_pad, (uint32_t)p,
                         with_indices, (uint32_t)storage_order};
     int values[3] = {op_in_index(c, 0), op_out_index(c, 0), indices};
+    /* float X and Y held as halves run the 16-bit variant; Indices are words in every variant */
+    gpu_storage st = dtype_is_float(x->dtype) ? op_half_storage(c, values, 2) : GPU_W32;
+    gpu_storage stores[3] = {st, st, GPU_W32};
+    const char *shader = op_variant(c, "pool", st);
     uint32_t gx, gy;
     /* tensors larger than one binding run as several dispatches over windows of (n, c) planes */
     int64_t planes = x->dims[0] * x->dims[1];
-    uint64_t plane_bytes[3] = {(uint64_t)push.in_spatial * 4, (uint64_t)push.out_spatial * 4,
+    uint64_t plane_bytes[3] = {(uint64_t)push.in_spatial * storage_size(st), (uint64_t)push.out_spatial * storage_size(st),
                                with_indices ? (uint64_t)push.out_spatial * 4 : 0};
     int64_t chunk = planes ? op_batch_chunk(c, planes, plane_bytes, 3) : 0;
     if (chunk >= planes) {
         op_grid_1d((uint64_t)count, POOL_GROUP, &gx, &gy);
-        return op_dispatch(c, "pool", spec, 7, &push, sizeof push, values, 3, gx, gy, 1);
+        return op_dispatch_stored(c, shader, spec, 7, &push, sizeof push, values, NULL, stores, 3, gx, gy, 1);
     }
     if (chunk <= 0)
         return too_big(c, "X", plane_bytes[0], "Y", plane_bytes[1]);
@@ -188,7 +192,7 @@ static vki_status plan_pool(op_ctx *c)
         op_window win[3];
         for (int b = 0; b < 3; b++) win[b] = (op_window){(uint64_t)start * plane_bytes[b], (uint64_t)n * plane_bytes[b]};
         op_grid_1d((uint64_t)push.count, POOL_GROUP, &gx, &gy);
-        VKI_TRY(op_dispatch_windowed(c, "pool", spec, 7, &push, sizeof push, values, win, 3, gx, gy, 1));
+        VKI_TRY(op_dispatch_stored(c, shader, spec, 7, &push, sizeof push, values, win, stores, 3, gx, gy, 1));
     }
     return VKI_OK;
 }
@@ -212,12 +216,15 @@ static vki_status plan_global_pool(op_ctx *c)
     uint32_t spec[4] = {row_group_size(len), kind, op_dtype_code(x->dtype), (uint32_t)p};
     struct { uint32_t rows, len; } push = {(uint32_t)rows, (uint32_t)len};
     int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
+    gpu_storage st = op_half_storage(c, values, 2); /* halves in and out: the 16-bit variant */
+    gpu_storage stores[2] = {st, st};
+    const char *shader = op_variant(c, "pool_global", st);
     /* tensors larger than one binding run as several dispatches over windows of (n, c) planes */
-    uint64_t row_bytes[2] = {(uint64_t)len * 4, 4};
+    uint64_t row_bytes[2] = {(uint64_t)len * storage_size(st), storage_size(st)};
     int64_t chunk = rows ? op_batch_chunk(c, rows, row_bytes, 2) : 0;
     if (chunk >= rows) {
         uint32_t gx = rows > 65535 ? 65535 : (uint32_t)rows, gy = gx ? (uint32_t)((rows + gx - 1) / gx) : 0;
-        return op_dispatch(c, "pool_global", spec, 4, &push, sizeof push, values, 2, gx, gy, 1);
+        return op_dispatch_stored(c, shader, spec, 4, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1);
     }
     if (chunk <= 0)
         return too_big(c, "X", row_bytes[0], "Y", row_bytes[1]);
@@ -227,7 +234,7 @@ static vki_status plan_global_pool(op_ctx *c)
         op_window win[2] = {{(uint64_t)start * row_bytes[0], (uint64_t)n * row_bytes[0]},
                             {(uint64_t)start * row_bytes[1], (uint64_t)n * row_bytes[1]}};
         uint32_t gx = n > 65535 ? 65535 : (uint32_t)n, gy = (uint32_t)((n + gx - 1) / gx);
-        VKI_TRY(op_dispatch_windowed(c, "pool_global", spec, 4, &push, sizeof push, values, win, 2, gx, gy, 1));
+        VKI_TRY(op_dispatch_stored(c, shader, spec, 4, &push, sizeof push, values, win, stores, 2, gx, gy, 1));
     }
     return VKI_OK;
 }

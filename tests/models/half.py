@@ -15,8 +15,9 @@ KIND:
   mode   the float32 model run with --precision fp16. Reference: float32 eager.
          Bound: max|err| <= 1e-2 * max|ref|.
 Every case also prints its error against float32 eager, and checks the memory the half run
-reports (`vkinfer bench --json`: weight_bytes) against the float32 run of the same model:
-at most 0.6 of it (halves, plus what stays in 32 bits: biases, folded parameters).
+reports (`vkinfer bench --json`: weight_bytes) against the float32 run of the same model: at
+most half of it plus one 256-byte alignment pad per initializer (constants are placed at
+256-byte offsets, which dominates for tiny models).
 
 MODEL: mlp, transformer (batch 8), unet1d, cnn, mobilenet_v2, resnet18."""
 import json
@@ -161,16 +162,18 @@ def main():
         err = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("inf")
         err32 = float(np.max(np.abs(got - ref32))) if got.shape == ref32.shape else float("inf")
         w32, w16 = weight_bytes(vkinfer, path32, []), weight_bytes(vkinfer, path, half_flags)
+        n_init = len(onnx.load(path).graph.initializer)
     print(f"{kind} {name}: reference {what}")
     print(f"{kind} {name}: max abs error {err:.3g} (bound {bound_rel * scale:.3g}, max|ref| {scale:.3g}); "
           f"against float32 eager {err32:.3g} ({err32 / scale:.2e} relative)")
-    print(f"{kind} {name}: weight bytes {w16} against {w32} in float32 ({w16 / w32:.2f})")
+    w_bound = w32 / 2 + 256 * n_init
+    print(f"{kind} {name}: weight bytes {w16} against {w32} in float32 ({w16 / w32:.2f}; bound {w_bound:.0f})")
     # without 16-bit storage buffers (VKINFER_DISABLE_FEATURES=storage16, or such a device)
     # kernels read halves through 32-bit copies: the memory saving is then not promised
     memory_promised = "storage16" not in os.environ.get("VKINFER_DISABLE_FEATURES", "")
     if not memory_promised:
         print(f"{kind} {name}: 16-bit storage masked off: weight bytes reported, not checked")
-    ok = err <= bound_rel * scale and (w16 <= 0.6 * w32 or not memory_promised)
+    ok = err <= bound_rel * scale and (w16 <= w_bound or not memory_promised)
     print(("PASS" if ok else "FAIL") + f" {kind} {name}")
     return 0 if ok else 1
 

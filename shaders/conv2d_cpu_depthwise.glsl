@@ -1,0 +1,74 @@
+// Depthwise 2-D Conv (one input channel per group, any channel multiplier) for CPU Vulkan
+// drivers: the channel is uniform (gl_WorkGroupID.y) and an invocation computes PXB consecutive
+// output pixels of one row, loading per kernel row the input span its windows cover once, since
+// on llvmpipe every storage-buffer load instruction costs a scalar load per SIMD lane.
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint DT = 0u;
+layout(constant_id = 2) const int KH = 3;
+layout(constant_id = 3) const int KW = 3;
+layout(constant_id = 4) const int SH = 1;
+layout(constant_id = 5) const int SW = 1;
+layout(constant_id = 6) const int DH = 1;
+layout(constant_id = 7) const int DW = 1;
+layout(constant_id = 9) const int PXB = 8; // consecutive output pixels of a row per invocation
+layout(constant_id = 10) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+layout(constant_id = 11) const bool PADDED = true; // some window may leave the input
+
+const int SPAN = (PXB - 1) * SW + (KW - 1) * DW + 1; // input columns under PXB windows
+
+layout(std430, binding = 0) readonly buffer X { ELEM x[]; };
+layout(std430, binding = 1) readonly buffer W { ELEM w[]; };
+layout(std430, binding = 2) readonly buffer B { ELEM b[]; };
+layout(std430, binding = 3) writeonly buffer Y { ELEM y[]; };
+layout(push_constant) uniform Push {
+    uint columns; // batch * OH * ceil(OW / PXB): the invocations needed
+    uint cin, cin_g, cout, cout_g; // cin_g = 1, cout_g = the channel multiplier
+    uint has_bias;
+    int IH, IW, OH, OW, PH, PW;
+    float lo, hi; // CLAMP's bounds
+} pc;
+
+void main()
+{
+    uint oc = gl_WorkGroupID.y;
+    // Invocations past the end compute the last column again and store nothing.
+    uint column = min(gl_GlobalInvocationID.x, pc.columns - 1u);
+    uint col_per_row = uint((pc.OW + PXB - 1) / PXB);
+    int ow0 = int(column % col_per_row) * PXB;
+    uint row = column / col_per_row;
+    int oh = int(row % uint(pc.OH));
+    uint n = row / uint(pc.OH);
+    int ih0 = oh * SH - pc.PH, iw0 = ow0 * SW - pc.PW;
+    uint x_base = (n * pc.cin + oc / pc.cout_g) * uint(pc.IH * pc.IW);
+
+    float acc[PXB];
+    for (int j = 0; j < PXB; j++) acc[j] = 0.0;
+    for (int kh = 0; kh < KH; kh++) {
+        int ih = ih0 + kh * DH;
+        bool row_inside = ih >= 0 && ih < pc.IH;
+        int row_off = int(x_base) + ih * pc.IW + iw0;
+        float xs[SPAN];
+        for (int e = 0; e < SPAN; e++) {
+            if (PADDED) {
+                bool inside = row_inside && iw0 + e >= 0 && iw0 + e < pc.IW;
+                float v = uintBitsToFloat(LOAD(x, inside ? row_off + e : 0));
+                xs[e] = inside ? v : 0.0;
+            } else {
+                xs[e] = uintBitsToFloat(LOAD(x, row_off + e));
+            }
+        }
+        for (int kw = 0; kw < KW; kw++) {
+            float wv = uintBitsToFloat(LOAD(w, oc * uint(KH * KW) + uint(kh * KW + kw)));
+            for (int j = 0; j < PXB; j++) acc[j] += wv * xs[j * SW + kw * DW];
+        }
+    }
+
+    if (gl_GlobalInvocationID.x >= pc.columns) return;
+    float bias = pc.has_bias != 0u ? uintBitsToFloat(LOAD(b, oc)) : 0.0;
+    uint y_row = (n * pc.cout + oc) * uint(pc.OH * pc.OW) + uint(oh * pc.OW);
+    for (int j = 0; j < PXB; j++) {
+        if (ow0 + j >= pc.OW) continue;
+        STORE(y, y_row + uint(ow0 + j), floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, acc[j] + bias, pc.lo, pc.hi))));
+    }
+}

@@ -1,0 +1,50 @@
+// Depthwise 2-D Conv (one input channel per group, any channel multiplier): one invocation per
+// output element, the kernel geometry specialized so the window loop unrolls (3x3 mostly).
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint DT = 0u;
+layout(constant_id = 2) const int KH = 3;
+layout(constant_id = 3) const int KW = 3;
+layout(constant_id = 4) const int SH = 1;
+layout(constant_id = 5) const int SW = 1;
+layout(constant_id = 6) const int DH = 1;
+layout(constant_id = 7) const int DW = 1;
+layout(constant_id = 8) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+
+layout(std430, binding = 0) readonly buffer X { ELEM x[]; };
+layout(std430, binding = 1) readonly buffer W { ELEM w[]; };
+layout(std430, binding = 2) readonly buffer B { ELEM b[]; };
+layout(std430, binding = 3) writeonly buffer Y { ELEM y[]; };
+layout(push_constant) uniform Push {
+    uint count;  // output elements
+    uint cin, cout, multiplier; // cout = cin * multiplier
+    uint has_bias;
+    int IH, IW, OH, OW, PH, PW;
+    float lo, hi; // CLAMP's bounds
+} pc;
+
+void main()
+{
+    uint i = linear_id();
+    if (i >= pc.count) return;
+    int ow = int(i % uint(pc.OW));
+    uint t = i / uint(pc.OW);
+    int oh = int(t % uint(pc.OH));
+    t /= uint(pc.OH);
+    uint oc = t % pc.cout, n = t / pc.cout;
+    uint x_base = (n * pc.cin + oc / pc.multiplier) * uint(pc.IH * pc.IW);
+    uint w_base = oc * uint(KH * KW);
+    int ih0 = oh * SH - pc.PH, iw0 = ow * SW - pc.PW;
+
+    float acc = pc.has_bias != 0u ? uintBitsToFloat(LOAD(b, oc)) : 0.0;
+    for (int kh = 0; kh < KH; kh++) {
+        int ih = ih0 + kh * DH;
+        if (ih < 0 || ih >= pc.IH) continue;
+        for (int kw = 0; kw < KW; kw++) {
+            int iw = iw0 + kw * DW;
+            if (iw < 0 || iw >= pc.IW) continue;
+            acc += uintBitsToFloat(LOAD(x, x_base + uint(ih * pc.IW + iw))) * uintBitsToFloat(LOAD(w, w_base + uint(kh * KW + kw)));
+        }
+    }
+    STORE(y, i, floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, acc, pc.lo, pc.hi))));
+}
