@@ -7,8 +7,10 @@
 // costs about as much as 30 FMAs, so loads, not arithmetic, set the speed. Hence:
 // - an invocation holds an RM x RN block of Y in registers (RN adjacent columns, lanes of a
 //   subgroup on adjacent column blocks, all lanes on the same RM rows);
-// - B comes packed (src/ops/matmul_cpu.c): per batch, per block of RN columns, [K4 * 4][RN],
-//   zero-padded, so that each lane's k-row is RN/4 consecutive vec4 loads;
+// - B comes packed (src/ops/matmul_cpu.c): per batch, per workgroup's LX blocks of RN
+//   columns, [K4 * 4][LX][RN], zero-padded, so that each lane's k-row is RN/4 consecutive vec4
+//   loads and the lanes of a workgroup read one contiguous stream; a B whose rows are whole
+//   vec4s (row-major, N and K multiples of 4) is read in place the same way (B_DIRECT);
 // - the rows of A, the same for every lane, are loaded once per subgroup, not once per lane:
 //   lane l loads row l of each group of SG rows (4 consecutive k as a vec4) and
 //   subgroupBroadcast hands it to all lanes, which in SIMD is one extract and splat.
@@ -25,6 +27,7 @@ layout(constant_id = 3) const uint RN = 8u;  // columns of Y per invocation, a m
 layout(constant_id = 4) const bool HAS_C = false;
 layout(constant_id = 5) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
 layout(constant_id = 6) const uint SG = 8u;  // the subgroup size, 4 to 16 (matmul_cpu.c checks)
+layout(constant_id = 7) const bool B_DIRECT = false; // B read in place: rows of b_row vec4s
 
 const uint RN4 = RN / 4u;
 const uint RM = RQ * SG;
@@ -37,6 +40,7 @@ layout(std430, binding = 3) writeonly buffer Y { uint y[]; };
 // keep in step with mm_cpu_push in src/ops/matmul_cpu.c; a_* and b_* offsets in vec4s
 layout(push_constant) uniform Push {
     uint M, N, K4, a_row;         // K4: K in vec4s; a_row: A's row stride in vec4s
+    uint b_row;                   // B's (k) row stride in vec4s
     uint scm, scn;
     float alpha, beta;
     uint bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2; // three batch dims (outermost size implied)
@@ -56,13 +60,17 @@ void accumulate(uint i, vec4 av)
 
 void main()
 {
-    uint blocks = (pc.N + RN - 1u) / RN;
-    uint nb = min(gl_GlobalInvocationID.x, blocks - 1u); // lanes past the end repeat the last block
+    uint LX = gl_WorkGroupSize.x;
+    uint nb = gl_GlobalInvocationID.x; // the column block; blocks past N are zeros
     uint m0 = gl_WorkGroupID.y * RM;
     uint z = gl_WorkGroupID.z + pc.batch_base;
     uint i2 = z % pc.bd2, i1 = (z / pc.bd2) % pc.bd1, i0 = z / (pc.bd2 * pc.bd1);
     uint a_off = pc.a_base + i0 * pc.sa0 + i1 * pc.sa1 + i2 * pc.sa2;
-    uint b_off = pc.b_base + i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2 + nb * pc.K4 * 4u * RN4;
+    uint b_off = pc.b_base + i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2;
+    uint cols[RN4]; // this lane's vec4 columns of a row of B; in place, past N the last again
+    [[unroll]] for (uint j = 0u; j < RN4; j++)
+        cols[j] = B_DIRECT ? min(nb * RN4 + j, pc.N / 4u - 1u)
+                           : gl_WorkGroupID.x * pc.K4 * 4u * LX * RN4 + gl_LocalInvocationID.x * RN4 + j;
 
     uint lane = gl_SubgroupInvocationID;
     uint my_rows[RQ]; // the rows this lane loads for the subgroup; past M, the last row again
@@ -72,9 +80,9 @@ void main()
         [[unroll]] for (uint j = 0u; j < RN4; j++) acc[i][j] = vec4(0.0);
 
     for (uint k4 = 0u; k4 < pc.K4; k4++) {
-        uint bk = b_off + k4 * 4u * RN4;
+        uint bk = b_off + k4 * 4u * pc.b_row;
         [[unroll]] for (uint kk = 0u; kk < 4u; kk++)
-            [[unroll]] for (uint j = 0u; j < RN4; j++) bv[kk][j] = uintBitsToFloat(b[bk + kk * RN4 + j]);
+            [[unroll]] for (uint j = 0u; j < RN4; j++) bv[kk][j] = uintBitsToFloat(b[bk + kk * pc.b_row + cols[j]]);
         [[unroll]] for (uint q = 0u; q < RQ; q++) {
             vec4 mine = uintBitsToFloat(a[my_rows[q] + k4]);
             // subgroupBroadcast takes a constant lane: one line per lane, folded away past SG
@@ -101,7 +109,6 @@ void main()
         }
     }
 
-    if (gl_GlobalInvocationID.x >= blocks) return;
     uint y_off = pc.y_base + z * pc.M * pc.N;
     [[unroll]] for (uint i = 0u; i < RM; i++) {
         uint m = m0 + i;

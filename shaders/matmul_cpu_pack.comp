@@ -2,13 +2,15 @@
 // Copies a batched, strided MatMul/Gemm operand into the layout shaders/matmul_cpu.comp reads
 // (for CPU Vulkan drivers), one element per invocation, zero-padding K to a multiple of 4:
 // PACK_B = false: A as [z][M][K4 * 4] (a row is K4 vec4s);
-// PACK_B = true:  B as [z][column block][K4 * 4][RN] (a block's k-row is RN/4 vec4s).
+// PACK_B = true:  B as [z][group of LX column blocks][K4 * 4][LX][RN] (a block's k-row is
+//                 RN/4 vec4s, and the LX blocks of one workgroup's lanes lie side by side).
 // It reads each source element once, so its cost is that of a copy next to the product's.
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const bool PACK_B = false;
 layout(constant_id = 2) const uint RN = 8u;
+layout(constant_id = 3) const uint LX = 8u; // invocations of a workgroup of matmul_cpu.comp
 
 layout(std430, binding = 0) readonly buffer S { uint s[]; };
 layout(std430, binding = 1) writeonly buffer D { uint d[]; };
@@ -30,11 +32,13 @@ void main()
     uint r, col, z;
     if (PACK_B) {
         uint j = id % RN, rest = id / RN;
+        uint lane = rest % LX;
+        rest /= LX;
         r = rest % (pc.K4 * 4u); // k
         rest /= pc.K4 * 4u;
-        uint blocks = (pc.cols + RN - 1u) / RN;
-        col = (rest % blocks) * RN + j; // n
-        z = rest / blocks;
+        uint groups = (pc.cols + LX * RN - 1u) / (LX * RN);
+        col = ((rest % groups) * LX + lane) * RN + j; // n
+        z = rest / groups;
     } else {
         col = id % (pc.K4 * 4u); // k
         r = (id / (pc.K4 * 4u)) % pc.rows; // m
