@@ -91,6 +91,17 @@ static vki_status decode_typed(const pb_field *fields, int nfields, int which, i
     size_t esize = vki_dtype_size(t->dtype);
     if (esize == 0) return vki_fail(VKI_ERROR_UNSUPPORTED, "tensor '%s' has dtype %s, which has no numeric data",
                                     t->name ? t->name : "", vki_dtype_name(t->dtype));
+    /* count first: dims are the file's word, and a hostile file must not make us allocate
+     * gigabytes for a handful of data elements */
+    size_t have = 0;
+    for (int k = 0; k < nfields; k++) {
+        bool ok;
+        have += pb_packed_count(&fields[k], which == 4 ? 4 : which == 10 ? 8 : 0, &ok);
+        if (!ok) return bad("truncated packed tensor data");
+    }
+    if (have != numel)
+        return bad(have > numel ? "tensor has more data elements than its dims say"
+                                : "tensor has fewer data elements than its dims say");
     unsigned char *out = arena_alloc(arena, numel * esize);
     if (!out) return oom();
     size_t n = 0;

@@ -1,29 +1,21 @@
 /* MatMul and Gemm: Y = alpha * A B + beta * C over strided operands, so that transposes and
- * broadcast batch dims (stride 0) cost no copies. M <= 8 runs a GEMV-like shader
- * (shaders/matmul_gemv.glsl), the rest a shared-memory tiled one (shaders/matmul_tiled.glsl),
- * with smaller tiles and K split over workgroups when the tiles alone would leave the GPU idle. */
+ * broadcast batch dims (stride 0) cost no copies. On CPU Vulkan devices (lavapipe) float32
+ * products take the register-blocked kernels of matmul_cpu.c. Elsewhere fp16 products take
+ * tensor cores where the device has cooperative matrices (matmul_coopmat.c), M <= 8 runs a
+ * GEMV-like shader (shaders/matmul_gemv.glsl), the rest a shared-memory tiled one
+ * (shaders/matmul_tiled.glsl), with smaller tiles and K split over workgroups when the tiles
+ * alone would leave the GPU idle. */
+#include "matmul.h"
 #include "matmul_coopmat.h"
-#include "op.h"
 
 #include <math.h>
 #include <string.h>
 
-enum { MM_MAX_BATCH = VKI_MAX_RANK, MM_SHADER_BATCH_DIMS = 3, MM_GEMV_MAX_ROWS = 8 };
+enum { MM_GEMV_MAX_ROWS = 8 };
 enum { MM_LOCAL = 128 };    /* invocations per workgroup in the shaders */
 /* Workgroups that keep a large GPU busy (an H200 has 132 multiprocessors): fewer 64-tiles
  * than this take 32-tiles, and fewer 32-tiles than MM_SPLIT_BELOW split K. */
 enum { MM_BUSY_GROUPS = 256, MM_SPLIT_BELOW = 128, MM_MIN_K_SLICE = 256 };
-
-/* One (batched) product, all strides in elements. Y is contiguous [batch..., M, N]. */
-typedef struct mm_problem {
-    int64_t M, N, K;
-    int64_t sam, sak, sbk, sbn; /* A(m,k) = A[m*sam + k*sak], B(k,n) = B[k*sbk + n*sbn] */
-    bool has_c;
-    int64_t scm, scn;           /* C(m,n) = C[m*scm + n*scn]; 0 where C is broadcast */
-    float alpha, beta;
-    int nb;                     /* batch dims of Y, outermost first, size-1 dims dropped */
-    int64_t bdims[MM_MAX_BATCH], sa[MM_MAX_BATCH], sb[MM_MAX_BATCH];
-} mm_problem;
 
 /* Keep in step with the Push block of both shaders. */
 typedef struct mm_push {
@@ -174,6 +166,13 @@ static vki_status record(op_ctx *c, const mm_problem *p)
     gpu_storage st = is_int ? GPU_W32 : op_half_storage(c, values, 4);
     gpu_storage stores[4] = {st, st, st, st};
     uint64_t elem = storage_size(st);
+    /* CPU devices: the register-blocked kernels, which read 32-bit words (halves take the
+     * 16-bit variants below, so that their weights stay halves) */
+    if (st == GPU_W32 && mm_cpu_kernels(c)) {
+        bool taken;
+        VKI_TRY(mm_record_cpu(c, p, clamp, lo, hi, &taken));
+        if (taken) return VKI_OK;
+    }
 
     int inner = p->nb < MM_SHADER_BATCH_DIMS ? p->nb : MM_SHADER_BATCH_DIMS;
     int first_inner = p->nb - inner; /* dims before this one are looped on the host */
@@ -280,9 +279,20 @@ static vki_status record(op_ctx *c, const mm_problem *p)
     return VKI_OK;
 }
 
+/* A batch dim that B broadcasts over and along which A's rows continue evenly ([563,1,512] x
+ * [512,512]) is more rows of one product: Y is contiguous, so its rows continue too. */
+static void fold_batch_into_rows(mm_problem *p)
+{
+    while (p->nb > 0 && p->sb[p->nb - 1] == 0 && p->sa[p->nb - 1] == p->M * p->sam && !p->has_c) {
+        p->M *= p->bdims[p->nb - 1];
+        p->nb--;
+    }
+}
+
 static vki_status finish(op_ctx *c, mm_problem *p)
 {
     merge_batch_dims(p);
+    fold_batch_into_rows(p);
     int64_t work = batch_count(p, 0) * p->M * p->N * (p->K ? p->K : 1);
     if (op_all_inputs_const(c) && work <= 65536) {
         fold_on_host(c, p);

@@ -6,6 +6,7 @@
 #include "op.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum fold_mode { FOLD_SCALE, FOLD_SHIFT, FOLD_PACK, FOLD_PACK_SCALE }; /* shaders/norm_fold.glsl */
@@ -29,6 +30,26 @@ static uint32_t row_group_size(int64_t len)
     uint32_t group = 1;
     while (group < NORM_GROUP && group < len) group *= 2;
     return group;
+}
+
+/* CPU Vulkan devices (lavapipe) take shaders/norm_rows_cpu.comp, one invocation per row, for
+ * rows of up to NORM_CPU_MAX_LEN elements: there the GPU kernel's barrier trees cost more than
+ * the row. VKINFER_NORM_KERNELS=gpu|cpu overrides (tests, A/B timing). */
+enum { NORM_CPU_LOCAL = 8, NORM_CPU_MAX_LEN = 4096 };
+
+static bool cpu_rows_kernel(const op_ctx *c, int64_t len)
+{
+    const char *force = getenv("VKINFER_NORM_KERNELS");
+    if (force && !strcmp(force, "gpu")) return false;
+    if (force && !strcmp(force, "cpu")) return true;
+    return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && len <= NORM_CPU_MAX_LEN;
+}
+
+/* The grid of `rows` rows: one workgroup per row, or rows in lanes for the CPU kernel. */
+static void rows_grid(bool cpu, int64_t rows, uint32_t *gx, uint32_t *gy)
+{
+    if (cpu) op_grid_1d((uint64_t)rows, NORM_CPU_LOCAL, gx, gy);
+    else row_grid(rows, gx, gy);
 }
 
 /* The error of a tensor whose smallest unit of work is larger than one binding. */
@@ -177,7 +198,12 @@ static vki_status rows_dispatch(op_ctx *c, const row_layout *l, enum affine_mode
     plan_value *x = op_in(c, 0);
     if (numel(x) > INT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^31 elements");
     if (l->len == 0) return VKI_OK;
-    uint32_t spec[5] = {row_group_size(l->len), op_dtype_code(x->dtype), affine, l->strided, eps_outside_sqrt};
+    int xy[2] = {op_in_index(c, 0), op_out_index(c, 0)};
+    gpu_storage st = op_half_storage(c, xy, 2);
+    /* the CPU-device row kernel reads 32-bit words; halves take norm_rows' 16-bit variants */
+    bool cpu = st == GPU_W32 && cpu_rows_kernel(c, l->len);
+    uint32_t spec[5] = {cpu ? NORM_CPU_LOCAL : row_group_size(l->len), op_dtype_code(x->dtype), affine, l->strided,
+                        eps_outside_sqrt};
     struct {
         uint32_t rows, len, period;
         float eps;
@@ -186,16 +212,15 @@ static vki_status rows_dispatch(op_ctx *c, const row_layout *l, enum affine_mode
               l->keep_stride_outer, l->keep_stride_inner, l->red_inner, l->red_stride_outer, l->red_stride_inner};
     int values[4] = {op_in_index(c, 0), pairs >= 0 ? pairs : op_in_index(c, 0), op_out_index(c, 0), stats};
     /* X and Y in their 16-bit storage; the (scale, shift) pairs and the statistics stay fp32 */
-    int xy[2] = {values[0], values[2]};
-    gpu_storage st = op_half_storage(c, xy, 2), stores[4] = {st, pairs >= 0 ? GPU_W32 : st, st, GPU_W32};
-    const char *shader = op_variant(c, "norm_rows", st);
+    gpu_storage stores[4] = {st, pairs >= 0 ? GPU_W32 : st, st, GPU_W32};
+    const char *shader = cpu ? "norm_rows_cpu" : op_variant(c, "norm_rows", st);
     uint32_t gx, gy;
     int64_t units = l->rows / unit;
     uint64_t row_bytes = (uint64_t)(unit * l->len) * storage_size(st);
     uint64_t unit_bytes[4] = {row_bytes, pairs >= 0 ? 0 : row_bytes, row_bytes, (uint64_t)unit * 8};
     int64_t chunk = !l->strided && units ? op_batch_chunk(c, units, unit_bytes, 4) : units;
     if (chunk >= units) {
-        row_grid(l->rows, &gx, &gy);
+        rows_grid(cpu, l->rows, &gx, &gy);
         return op_dispatch_stored(c, shader, spec, 5, &push, sizeof push, values, NULL, stores, 4, gx, gy, 1);
     }
     if (chunk <= 0) return too_big(c, unit_bytes[0], unit > 1 ? "along N" : "along the rows it normalizes");
@@ -204,7 +229,7 @@ static vki_status rows_dispatch(op_ctx *c, const row_layout *l, enum affine_mode
         push.rows = (uint32_t)(n * unit);
         op_window win[4];
         for (int b = 0; b < 4; b++) win[b] = (op_window){(uint64_t)start * unit_bytes[b], (uint64_t)n * unit_bytes[b]};
-        row_grid(n * unit, &gx, &gy);
+        rows_grid(cpu, n * unit, &gx, &gy);
         VKI_TRY(op_dispatch_stored(c, shader, spec, 5, &push, sizeof push, values, win, stores, 4, gx, gy, 1));
     }
     return VKI_OK;

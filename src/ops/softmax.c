@@ -3,6 +3,7 @@
 #include "op.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum softmax_kind { SOFTMAX, LOG_SOFTMAX, HARDMAX }; /* keep in step with shaders/softmax.glsl */
@@ -28,8 +29,14 @@ static vki_status plan_softmax(op_ctx *c)
     }
     int64_t rows = outer * inner;
     if (rows * n > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
-    /* a workgroup per row when rows are long; else an invocation per row */
-    bool by_workgroup = n >= 256 || (n >= 32 && rows < 2048);
+    /* a workgroup per row when rows are long; else an invocation per row. On CPU devices
+     * (lavapipe) the workgroup mode's barrier trees cost more than rows of up to 4096 (as for
+     * norm_rows_cpu.comp; VKINFER_NORM_KERNELS=gpu|cpu overrides) */
+    const char *force = getenv("VKINFER_NORM_KERNELS");
+    bool cpu = force && (!strcmp(force, "gpu") || !strcmp(force, "cpu"))
+                   ? !strcmp(force, "cpu")
+                   : c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && n <= 4096;
+    bool by_workgroup = !cpu && (n >= 256 || (n >= 32 && rows < 2048));
     uint32_t spec[4] = {128, kind, op_dtype_code(x->dtype), by_workgroup};
     struct { uint32_t rows, n, inner; } push = {(uint32_t)rows, (uint32_t)n, (uint32_t)inner};
     int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};

@@ -1,0 +1,149 @@
+"""Side by side on one CPU machine: vkinfer on a CPU Vulkan device (lavapipe), onnxruntime CPU
+and PyTorch eager CPU, all with the same thread count, on the same .onnx files: lone MatMuls
+(issue 10's shapes and a 1024 cube), the robot-policy-shaped test networks
+(tests/models/policies.py) and two torchvision CNNs (tests/models/parity.py).
+
+    /usr/bin/python3 bench/compare_cpu.py VKINFER [--threads 2] [--runs 20] [--warmup 3]
+        [--cases mm_563,...] [--markdown OUT.md]
+(onnxruntime comes from a virtual environment: /work/venv-ort/bin/python bench/compare_cpu.py ...)
+
+Times are medians of --runs whole inferences after --warmup, host input to host output
+(vkinfer bench: upload + device + download). lavapipe's thread count is set with
+LP_NUM_THREADS, onnxruntime's with intra_op_num_threads, PyTorch's with set_num_threads.
+GFLOP/s is given for the MatMuls (2 M N K per product)."""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models"))
+import policies  # noqa: E402  the same seeded networks as the tests
+from parity import build  # noqa: E402
+from torch_export import export_onnx  # noqa: E402
+
+
+class MatMul(nn.Module):
+    def forward(self, a, b):
+        return a @ b
+
+
+class Linear(nn.Module):
+    """x @ W with W a constant: the weights the kernels may repack at plan time."""
+
+    def __init__(self, k, n):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(k, n))
+
+    def forward(self, x):
+        return x @ self.w
+
+
+def case(name):
+    """(module, inputs, flops or None)"""
+    torch.manual_seed(0)
+    r = torch.randn
+    if name == "mm_563":
+        return MatMul(), (r(563, 512), r(512, 512)), 2 * 563 * 512 * 512
+    if name == "mm_563x1":
+        return MatMul(), (r(563, 1, 512), r(512, 512)), 2 * 563 * 512 * 512
+    if name == "mm_563_const_b":
+        return Linear(512, 512), (r(563, 512),), 2 * 563 * 512 * 512
+    if name == "mm_1024":
+        return MatMul(), (r(1024, 1024), r(1024, 1024)), 2 * 1024 ** 3
+    if name in ("transformer", "unet1d", "mlp"):
+        model, inputs = policies.case(name)
+        return model.eval(), inputs, None
+    if name in ("mobilenet_v2", "resnet18"):
+        return build(name), (r(1, 3, 224, 224),), None
+    raise SystemExit(f"unknown case {name}")
+
+
+def timed(fn, runs, warmup):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("vkinfer")
+    ap.add_argument("--cases", default="mm_563,mm_563x1,mm_563_const_b,mm_1024,transformer,unet1d,mlp,mobilenet_v2,resnet18")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--markdown")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        ort = None
+    env = dict(os.environ, LP_NUM_THREADS=str(args.threads))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.cases.split(","):
+            model, inputs, flops = case(name)
+            names = [f"in{i}" for i in range(len(inputs))]
+            path = os.path.join(tmp, name + ".onnx")
+            export_onnx(model, inputs, path, names, ["out"], 13)
+            cmd = [args.vkinfer, "bench", path, "--runs", str(args.runs), "--warmup", str(args.warmup), "--json", "--profile"]
+            for n, t in zip(names, inputs):
+                np.save(os.path.join(tmp, n + ".npy"), t.numpy())
+                cmd += ["--input", f"{n}={os.path.join(tmp, n + '.npy')}"]
+            row = {"case": name, "flops": flops}
+            with torch.no_grad():
+                row["torch_ms"] = timed(lambda: model(*inputs), args.runs, args.warmup)
+            if ort is not None:
+                so = ort.SessionOptions()
+                so.intra_op_num_threads = args.threads
+                so.inter_op_num_threads = 1
+                sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+                feed = {n: t.numpy() for n, t in zip(names, inputs)}
+                row["ort_ms"] = timed(lambda: sess.run(None, feed), args.runs, args.warmup)
+            bench = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            if bench.returncode == 0:
+                b = json.loads(bench.stdout.strip().splitlines()[-1])
+                row.update({"vkinfer_ms": b["median_ms"], "vkinfer_gpu_ms": b.get("gpu_total_ms"), "device": b["device"]})
+            else:
+                row["vkinfer_error"] = (bench.stderr or bench.stdout).strip()[-300:]
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+    dev = next((r["device"] for r in rows if "device" in r), "?")
+    lines = [f"Machine: {platform.node()}, {os.cpu_count()} CPU cores, {args.threads} threads each; vkinfer device: {dev}; "
+             f"torch {torch.__version__}" + (f", onnxruntime {ort.__version__}" if ort else ", no onnxruntime")
+             + f"; median of {args.runs} runs after {args.warmup} warm-up.", "",
+             "| case | vkinfer ms | (device ms, profiled run) | onnxruntime ms | PyTorch ms | vkinfer GFLOP/s | onnxruntime GFLOP/s | PyTorch GFLOP/s | vkinfer / onnxruntime |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        def ms(k):
+            return f"{r[k]:.2f}" if r.get(k) is not None else "-"
+
+        def gf(k):
+            return f"{r['flops'] / r[k] / 1e6:.1f}" if r["flops"] and r.get(k) else "-"
+        ratio = f"{r['vkinfer_ms'] / r['ort_ms']:.1f}x" if "vkinfer_ms" in r and "ort_ms" in r else "-"
+        vk = ms("vkinfer_ms") if "vkinfer_ms" in r else "error: " + r.get("vkinfer_error", "")[:60]
+        lines.append(f"| {r['case']} | {vk} | {ms('vkinfer_gpu_ms')} | {ms('ort_ms')} | {ms('torch_ms')} | "
+                     f"{gf('vkinfer_ms')} | {gf('ort_ms')} | {gf('torch_ms')} | {ratio} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.markdown:
+        open(args.markdown, "w").write(text)
+    return 0 if all("vkinfer_ms" in r for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

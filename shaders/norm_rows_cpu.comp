@@ -1,0 +1,68 @@
+#version 450
+// norm_rows.comp for CPU Vulkan drivers (lavapipe): one invocation per row, no shared memory
+// or barriers. On llvmpipe a workgroup's invocations run as SIMD lanes in a loop that every
+// barrier() splits, so the GPU kernel's shared-memory trees (two per row) cost more than the
+// row itself for rows of up to a few thousand elements; here the lanes are adjacent rows and
+// each lane walks its row three times (mean, variance, normalize). Same bindings, push
+// constants and specialization constants as norm_rows.comp (src/ops/normalization.c).
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint DT = 0u;
+layout(constant_id = 2) const uint AFFINE = 0u;  // keep in step with src/ops/normalization.c
+layout(constant_id = 3) const uint STRIDED = 0u; // rows are not contiguous (MVN)
+layout(constant_id = 4) const uint EPS_OUTSIDE_SQRT = 0u; // 1 / (sqrt(var) + eps), as MVN
+
+#define AFFINE_NONE 0u
+#define AFFINE_PER_ROW 1u     // pair (row % period): InstanceNormalization's channels
+#define AFFINE_PER_ELEMENT 2u // pair (j % period): LayerNormalization's Scale and B
+
+layout(std430, binding = 0) readonly buffer In { uint x[]; };
+layout(std430, binding = 1) readonly buffer ScaleShift { vec2 scale_shift[]; };
+layout(std430, binding = 2) writeonly buffer Out { uint y[]; };
+layout(std430, binding = 3) writeonly buffer Stats { vec2 stats[]; }; // (mean, 1/stddev) per row
+layout(push_constant) uniform Push {
+    uint rows; uint len; uint period; float eps;
+    uint keep_inner; uint keep_stride_outer; uint keep_stride_inner;
+    uint red_inner; uint red_stride_outer; uint red_stride_inner;
+} pc;
+
+uint row_start(uint row)
+{
+    if (STRIDED == 0u) return row * pc.len;
+    return (row / pc.keep_inner) * pc.keep_stride_outer + (row % pc.keep_inner) * pc.keep_stride_inner;
+}
+
+uint element(uint j)
+{
+    if (STRIDED == 0u) return j;
+    return (j / pc.red_inner) * pc.red_stride_outer + (j % pc.red_inner) * pc.red_stride_inner;
+}
+
+void main()
+{
+    uint row = linear_id();
+    if (row >= pc.rows) return;
+    uint base = row_start(row);
+
+    float acc = 0.0;
+    for (uint j = 0u; j < pc.len; j++) acc += uintBitsToFloat(x[base + element(j)]);
+    float mean = acc / float(pc.len);
+    acc = 0.0;
+    for (uint j = 0u; j < pc.len; j++) {
+        float d = uintBitsToFloat(x[base + element(j)]) - mean;
+        acc += d * d;
+    }
+    float variance = acc / float(pc.len);
+    float inv_std = EPS_OUTSIDE_SQRT != 0u ? 1.0 / (sqrt(variance) + pc.eps) : 1.0 / sqrt(variance + pc.eps);
+    stats[row] = vec2(mean, inv_std);
+
+    vec2 ss = AFFINE == AFFINE_PER_ROW ? scale_shift[row % pc.period] : vec2(1.0, 0.0);
+    for (uint j = 0u; j < pc.len; j++) {
+        uint at = base + element(j);
+        if (AFFINE == AFFINE_PER_ELEMENT) ss = scale_shift[j % pc.period];
+        float v = (uintBitsToFloat(x[at]) - mean) * inv_std;
+        if (AFFINE != AFFINE_NONE) v = v * ss.x + ss.y;
+        y[at] = floatBitsToUint(round_to_dtype(DT, v));
+    }
+}

@@ -1,0 +1,31 @@
+/* What src/ops/matmul.c (the op, the GPU kernels) and src/ops/matmul_cpu.c (the kernels for
+ * CPU Vulkan devices) share: one (batched) product as strides. Internal to these two files. */
+#ifndef VKI_OPS_MATMUL_H
+#define VKI_OPS_MATMUL_H
+
+#include "op.h"
+
+enum { MM_MAX_BATCH = VKI_MAX_RANK, MM_SHADER_BATCH_DIMS = 3 };
+
+/* One (batched) product, all strides in elements. Y is contiguous [batch..., M, N]. */
+typedef struct mm_problem {
+    int64_t M, N, K;
+    int64_t sam, sak, sbk, sbn; /* A(m,k) = A[m*sam + k*sak], B(k,n) = B[k*sbk + n*sbn] */
+    bool has_c;
+    int64_t scm, scn;           /* C(m,n) = C[m*scm + n*scn]; 0 where C is broadcast */
+    float alpha, beta;
+    int nb;                     /* batch dims of Y, outermost first, size-1 dims dropped */
+    int64_t bdims[MM_MAX_BATCH], sa[MM_MAX_BATCH], sb[MM_MAX_BATCH];
+} mm_problem;
+
+/* Whether MatMul/Gemm take the CPU-device kernels: on CPU devices (lavapipe), unless
+ * VKINFER_MATMUL_KERNELS=gpu|cpu says otherwise (so that CI on lavapipe tests both). */
+bool mm_cpu_kernels(const op_ctx *c);
+
+/* Records p with the CPU-device kernels (shaders/matmul_cpu*.comp). Sets *taken = false and
+ * records nothing when they do not take p (integer products, operands or packed copies larger
+ * than one binding, more than three batch dims): the caller then records the GPU kernels.
+ * clamp/lo/hi: a fused Relu/Clip (op_fuse_clamp), already claimed by the caller. */
+vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool clamp, float lo, float hi, bool *taken);
+
+#endif
