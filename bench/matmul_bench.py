@@ -14,12 +14,12 @@ times torch.matmul on the same inputs: host to host (upload, product, download) 
 (CUDA events, median). vkinfer's result is checked against torch's (or numpy's) fp32 product:
 fp16 max|err| <= 2e-2 * max|ref| (inputs: normal, A scaled by 1/sqrt(K)), fp32 1e-3.
 
---check: correctness of the cooperative-matrix kernel on awkward products: M, N, K not
-multiples of the tiles, batched and broadcast MatMul, Gemm with transB=1 / transA=1 and a C
+--check: correctness of the cooperative-matrix kernels on awkward products: M, N, K not
+multiples of the tiles (with and without rows of 8 halves, the aligned kernel's condition), batched and broadcast MatMul, Gemm with transB=1 / transA=1 and a C
 bias with alpha and beta, split K, a fused Relu, 128 tiles with ragged edges, and an fp32 model
 in the fp16 mode (fp32 words out). Each is compared with numpy in fp32 on the fp16-rounded
 inputs (max|err| <= 5e-3 * max|ref|), and where `vkinfer devices` reports cooperative
-matrices every product must run matmul_coopmat_f16 (and no matmul_tiled). Exit status 1 on any failure.
+matrices every product must run a matmul_coopmat_f16 kernel (and no matmul_tiled). Exit status 1 on any failure.
 
 Needs only python3, numpy and onnx (torch optional)."""
 import argparse
@@ -213,6 +213,30 @@ def check_cases(rng):
     cases.append(("gemm_transA_matrixC_150x120x100", [("a", a), ("b", b), ("c", cv)], [],
                   [helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1)],
                   lambda i, w: mm(i[0][1].T, i[1][1]) + i[2][1].astype(np.float64), None))
+    # rows of 8 halves: matmul_coopmat_f16_aligned, with ragged M/N/K, transA, a full-tile Relu,
+    # a batch and fp32 words out
+    a, b = f16(rng, (563, 264), 264 ** -0.5), f16(rng, (264, 520))
+    cases.append(("matmul_aligned_ragged_563x520x264", [("a", a), ("b", b)], [],
+                  [helper.make_node("MatMul", ["a", "b"], ["y"])], lambda i, w: mm(i[0][1], i[1][1]), None))
+    a, b = f16(rng, (2, 256, 72), 72 ** -0.5), f16(rng, (2, 72, 200))
+    cases.append(("matmul_aligned_batched_2x256x200x72", [("a", a), ("b", b)], [],
+                  [helper.make_node("MatMul", ["a", "b"], ["y"])], lambda i, w: mm(i[0][1], i[1][1]), None))
+    a, b = f16(rng, (1024, 256), 1 / 16), f16(rng, (256, 1024))
+    cases.append(("matmul_aligned_relu_1024x1024x256", [("a", a), ("b", b)], [],
+                  [helper.make_node("MatMul", ["a", "b"], ["p"]), helper.make_node("Relu", ["p"], ["y"])],
+                  lambda i, w: np.maximum(mm(i[0][1], i[1][1]), 0), None))
+    a, b, cv = f16(rng, (96, 136), 0.1), f16(rng, (96, 120)), f16(rng, (136, 120))
+    cases.append(("gemm_aligned_transA_matrixC_136x120x96", [("a", a), ("b", b), ("c", cv)], [],
+                  [helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1, alpha=0.5)],
+                  lambda i, w: 0.5 * mm(i[0][1].T, i[1][1]) + i[2][1].astype(np.float64), None))
+    a, b = f16(rng, (300, 128), 128 ** -0.5), f16(rng, (264, 128))
+    cases.append(("gemm_aligned_transB_300x264x128", [("a", a), ("b", b)], [],
+                  [helper.make_node("Gemm", ["a", "b"], ["y"], transB=1)],
+                  lambda i, w: mm(i[0][1], i[1][1].T), None))
+    x, wt = rng.standard_normal((96, 200)).astype(np.float32), (rng.standard_normal((200, 128)) / 10).astype(np.float32)
+    cases.append(("fp16_mode_aligned_fp32_out_96x128x200", [("x", x)], [("w", wt)],
+                  [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("MatMul", ["r", "w"], ["y"])],
+                  lambda i, w: mm(np.maximum(i[0][1], 0).astype(np.float16), w[0][1].astype(np.float16)), "fp16"))
     # an fp32 model in the fp16 mode: weights and the Relu's output held as halves, the graph
     # output as fp32 words (OUT_WORDS)
     x, wt = rng.standard_normal((96, 200)).astype(np.float32), (rng.standard_normal((200, 130)) / 10).astype(np.float32)
@@ -245,7 +269,7 @@ def check(args):
                 continue
             err = rel_err(got, ref) if got.shape == ref.shape else float("inf")
             # split K adds matmul_splitk_reduce_f16; nothing may fall back to matmul_tiled
-            coop_ran = "matmul_coopmat_f16" in kernels and not any(k.startswith("matmul_tiled") for k in kernels)
+            coop_ran = any(k.startswith("matmul_coopmat_f16") for k in kernels) and not any(k.startswith("matmul_tiled") for k in kernels)
             good = err <= 5e-3 and (not coop or coop_ran)
             ok &= good
             print(f"{'PASS' if good else 'FAIL'} {name:34} max|err|/max|ref| {err:.2g} (<= 5e-3)  kernels {','.join(kernels)}")

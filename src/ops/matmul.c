@@ -128,6 +128,19 @@ static bool batch_windows(op_ctx *c, const mm_problem *p, const int64_t *bd, con
     return true;
 }
 
+/* Whether A and B are read along a contiguous axis whose extent, like every other stride of
+ * A, B and Y and every batch offset, is a multiple of 8 halves: 16-byte runs that
+ * matmul_coopmat_f16_aligned loads as one uvec4 each. */
+static bool rows_of_8(const mm_problem *p)
+{
+    bool a_ok = (p->sak == 1 && p->sam % 8 == 0 && p->K % 8 == 0) || (p->sam == 1 && p->sak % 8 == 0 && p->M % 8 == 0);
+    bool b_ok = (p->sbk == 1 && p->sbn % 8 == 0 && p->K % 8 == 0) || (p->sbn == 1 && p->sbk % 8 == 0 && p->N % 8 == 0);
+    if (!a_ok || !b_ok || p->N % 8) return false;
+    for (int d = 0; d < p->nb; d++)
+        if (p->sa[d] % 8 || p->sb[d] % 8) return false;
+    return true;
+}
+
 /* Records the dispatches of one product. Up to three batch dims go to the shader (z is
  * their flattened index); further outer dims, and z beyond the grid limit, are looped here.
  * Operands larger than one binding are bound as windows of consecutive batches. */
@@ -156,7 +169,7 @@ static vki_status record(op_ctx *c, const mm_problem *p)
     /* a following Relu/Clip is applied where the result is stored */
     float lo = -INFINITY, hi = INFINITY;
     bool clamp = !is_int && op_fuse_clamp(c, 0, &lo, &hi);
-    uint32_t spec_tiled[10] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0, clamp, 0};
+    uint32_t spec_tiled[15] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0, clamp};
     uint32_t spec_gemv[8] = {MM_LOCAL, out_dt, is_int, (uint32_t)(p->M ? p->M : 1), gemv_cols, b_k_contig, p->has_c, clamp};
     /* without C, binding 2 repeats A: the shaders never read it */
     int values[4] = {op_in_index(c, 0), op_in_index(c, 1), p->has_c ? op_in_index(c, 2) : op_in_index(c, 0),
@@ -197,17 +210,21 @@ static vki_status record(op_ctx *c, const mm_problem *p)
     if (cv && (uint64_t)shape_numel(cv->dims, cv->rank) * elem > range)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "C is larger than the device's maxStorageBufferRange (%llu bytes); "
                         "Gemm does not split its work into windows yet", (unsigned long long)range);
-    /* fp16 products on tensor cores where the device has them: matmul_coopmat_f16 takes
-     * matmul_tiled's place, with its own tile and storages (and spec constant 9, OUT_WORDS), on
-     * operands bound whole (windows would be in two element sizes) */
+    /* fp16 products on tensor cores where the device has them: a matmul_coopmat_f16 kernel
+     * takes matmul_tiled's place, with its own tiles, local size, storages and spec constants
+     * 9.., on operands bound whole (windows would be in two element sizes) */
     const char *tiled = op_variant(c, "matmul_tiled", st);
-    uint32_t n_spec_tiled = 9, cm_tile;
-    if (fits && !is_int && !gemv && mm_coopmat_choose(c, values, p->M, p->N, p->K, batches, &cm_tile, &spec_tiled[9], stores)) {
-        tiled = "matmul_coopmat_f16";
-        n_spec_tiled = 10;
-        tile = spec_tiled[6] = cm_tile;
-        gx = (p->N + tile - 1) / tile;
-        gy = (p->M + tile - 1) / tile;
+    uint32_t n_spec_tiled = 9;
+    mm_coopmat_kernel cm;
+    if (fits && !is_int && !gemv &&
+        mm_coopmat_choose(c, values, p->M, p->N, p->K, batches, rows_of_8(p), &cm, stores)) {
+        tiled = cm.shader;
+        n_spec_tiled = cm.n_spec;
+        spec_tiled[0] = cm.local;
+        spec_tiled[6] = cm.tile_n;
+        memcpy(&spec_tiled[9], cm.spec_tail, (cm.n_spec - 9) * sizeof spec_tiled[0]);
+        gx = (p->N + cm.tile_n - 1) / cm.tile_n;
+        gy = (p->M + cm.tile_m - 1) / cm.tile_m;
     }
     int64_t groups = gx * gy * z_count;
     if (fits && !gemv && outer_count == 1 && groups < MM_SPLIT_BELOW && p->K >= 2 * MM_MIN_K_SLICE) {

@@ -1,8 +1,9 @@
-/* Choosing the tensor-core MatMul kernel (shaders/matmul_coopmat_f16.comp). It takes the same
- * push constants, grid and specialization constants as matmul_tiled (plus OUT_WORDS), so
- * src/ops/matmul.c records it in matmul_tiled's place; this file decides when. */
+/* Choosing the tensor-core MatMul kernel and its tiles. Both kernels take matmul_tiled's push
+ * constants, grid and specialization constants (plus OUT_WORDS, and the aligned kernel its tile
+ * shape), so src/ops/matmul.c records them in matmul_tiled's place; this file decides when. */
 #include "matmul_coopmat.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,11 +12,65 @@ enum {
     COOPMAT_BUSY_GROUPS = 256 /* 128 tiles when they alone keep an H200's 132 SMs busy */
 };
 
+/* A block of Y per workgroup (bm x bn), per subgroup (wm x wn), and the K step. */
+typedef struct coopmat_tile {
+    uint32_t bm, bn, wm, wn, bk;
+} coopmat_tile;
+
+static bool tile_valid(coopmat_tile t)
+{
+    if (!t.bm || !t.bn || !t.wm || !t.wn || (t.bk != 32 && t.bk != 64)) return false;
+    if (t.wm % 16 || t.wn % 16 || t.wm > 64 || t.wn > 64 || t.bm % t.wm || t.bn % t.wn) return false;
+    uint32_t local = 32 * (t.bm / t.wm) * (t.bn / t.wn);
+    if (local > 1024) return false;
+    /* every invocation fetches the same number of 8-half runs of each operand, at most 8 */
+    uint32_t a_runs = t.bm * t.bk / 8, b_runs = t.bn * t.bk / 8;
+    return a_runs % local == 0 && b_runs % local == 0 && a_runs / local <= 8 && b_runs / local <= 8;
+}
+
+/* Shared bytes of the aligned kernel: padded A and B tiles (once or twice) and the staging of
+ * one 16x16 fp32 accumulator per subgroup; the larger of the two layouts of each operand. */
+static uint32_t shared_bytes(coopmat_tile t, bool double_buf)
+{
+    uint32_t a_km = t.bm * (t.bk / 8 + 1), a_mk = t.bk * (t.bm / 8 + 1);
+    uint32_t b_nk = t.bn * (t.bk / 8 + 1), b_kn = t.bk * (t.bn / 8 + 1);
+    uint32_t vecs = (a_km > a_mk ? a_km : a_mk) + (b_nk > b_kn ? b_nk : b_kn);
+    return 16 * vecs * (double_buf ? 2 : 1) + 4 * 256 * (t.bm / t.wm) * (t.bn / t.wn);
+}
+
+static bool choose_aligned(op_ctx *c, int64_t M, int64_t N, int64_t batches, mm_coopmat_kernel *k)
+{
+    /* 128 x 256 blocks of eight 64 x 64 warp tiles where they fill the GPU, 64 x 64 blocks of
+     * four 32 x 32 warp tiles otherwise. Measured on the H200 (driver 580), every tile shape
+     * within 10%: its VK_NV_cooperative_matrix products run at ~37 TFLOP/s even with no
+     * loads at all, so the product, not the memory path, bounds this kernel there. */
+    coopmat_tile t = {128, 256, 64, 64, 32};
+    if ((M + 127) / 128 * ((N + 255) / 256) * batches < COOPMAT_BUSY_GROUPS) t = (coopmat_tile){64, 64, 32, 32, 32};
+    /* VKINFER_COOPMAT_TILE=BMxBNxWMxWNxBK overrides (tuning on a new device) */
+    const char *env = getenv("VKINFER_COOPMAT_TILE");
+    if (env && *env) {
+        coopmat_tile e;
+        if (sscanf(env, "%ux%ux%ux%ux%u", &e.bm, &e.bn, &e.wm, &e.wn, &e.bk) == 5 && tile_valid(e)) t = e;
+    }
+    uint32_t limit = c->vk->caps.props.limits.maxComputeSharedMemorySize;
+    bool double_buf = shared_bytes(t, true) <= limit;
+    if (!tile_valid(t) || shared_bytes(t, false) > limit) return false;
+    k->shader = "matmul_coopmat_f16_aligned";
+    k->tile_m = t.bm;
+    k->tile_n = t.bn;
+    k->local = 32 * (t.bm / t.wm) * (t.bn / t.wn);
+    k->n_spec = 15;
+    uint32_t tail[6] = {0, t.bm, t.wm, t.wn, t.bk, double_buf}; /* ids 9..14; 9 set by the caller */
+    memcpy(k->spec_tail, tail, sizeof tail);
+    return true;
+}
+
 bool mm_coopmat_choose(op_ctx *c, const int values[4], int64_t M, int64_t N, int64_t K, int64_t batches,
-                       uint32_t *tile, uint32_t *out_words, gpu_storage stores[4])
+                       bool rows_of_8, mm_coopmat_kernel *k, gpu_storage stores[4])
 {
     if (!c->vk->caps.cooperative_matrix) return false;
-    /* VKINFER_MATMUL_KERNELS=tiled keeps the scalar kernels (comparisons on one device) */
+    /* VKINFER_MATMUL_KERNELS=tiled keeps the scalar kernels, =coopmat_general the element-wise
+     * loading coopmat kernel (comparisons on one device) */
     const char *force = getenv("VKINFER_MATMUL_KERNELS");
     if (force && !strcmp(force, "tiled")) return false;
     if (M < COOPMAT_MIN_DIM || N < COOPMAT_MIN_DIM || K < COOPMAT_MIN_DIM) return false;
@@ -23,9 +78,13 @@ bool mm_coopmat_choose(op_ctx *c, const int values[4], int64_t M, int64_t N, int
     gpu_storage ys = op_storage(c, values[3]);
     /* fp32 words: a float32 output of the fp16 mode (graph outputs stay words) */
     if (ys != GPU_F16 && !(ys == GPU_W32 && op_value(c, values[3])->dtype == VKI_DTYPE_FLOAT)) return false;
-    int64_t groups128 = (M + 127) / 128 * ((N + 127) / 128) * batches;
-    *tile = groups128 >= COOPMAT_BUSY_GROUPS ? 128 : 64;
-    *out_words = ys == GPU_W32;
+    bool general = force && !strcmp(force, "coopmat_general");
+    if (general || !rows_of_8 || !choose_aligned(c, M, N, batches, k)) {
+        int64_t groups128 = (M + 127) / 128 * ((N + 127) / 128) * batches;
+        uint32_t tile = groups128 >= COOPMAT_BUSY_GROUPS ? 128 : 64;
+        *k = (mm_coopmat_kernel){"matmul_coopmat_f16", tile, tile, 128, 10, {0}};
+    }
+    k->spec_tail[0] = ys == GPU_W32; /* OUT_WORDS */
     stores[0] = stores[1] = stores[2] = GPU_F16;
     stores[3] = ys;
     return true;
