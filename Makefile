@@ -41,11 +41,16 @@ test: deps-test
 	cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 900
 	@cmake -DRESULTS=$(BUILD)/conformance-results -P tests/conformance/summary.cmake
+	$(MAKE) fuzz-build
+	FUZZ_RUNS=$(TEST_FUZZ_RUNS) tests/fuzz/run.sh $(BUILD)-fuzz $(ONNX_TESTDATA)
 
 # libFuzzer targets (ONNX model bytes through load and plan, TensorProto bytes, .npy files)
 # built with clang, AddressSanitizer and UndefinedBehaviorSanitizer in $(BUILD)-fuzz, each run
 # FUZZ_SECONDS from seeds made from ONNX's test data
 FUZZ_SECONDS ?= 60
+# `make test` ends with a short, reproducible fuzz run of every target (fixed seed and run
+# count, after its regression inputs): about a minute each on two cores
+TEST_FUZZ_RUNS ?= 20000
 ONNX_TESTDATA ?= /usr/include/onnx/backend/test/data
 fuzz-build: deps-test
 	cmake -S . -B $(BUILD)-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKINFER_FUZZ=ON \

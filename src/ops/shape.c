@@ -154,6 +154,7 @@ static vki_status plan_reshape(op_ctx *c)
             return op_error(c, VKI_ERROR_SHAPE, "the shape has the invalid entry %lld", (long long)s);
         }
         dims[k] = s;
+        if (s && known > INT64_MAX / s) return op_error(c, VKI_ERROR_SHAPE, "the new shape's element count overflows");
         known *= s;
     }
     int64_t numel = shape_numel(x->dims, x->rank);

@@ -79,6 +79,10 @@ static vki_status plan_node(plan *p, int n)
     if (!def)
         return op_error(&c, VKI_ERROR_UNSUPPORTED, "vkinfer has no implementation of op %s%s%s (see `vkinfer ops`)",
                         *node->domain ? node->domain : "", *node->domain ? "." : "", node->op_type);
+    /* every op but Constant reads input 0, and none takes it as optional: refuse a node without
+     * it here rather than in each op (a hostile or broken file) */
+    if (strcmp(node->op_type, "Constant") && (node->n_inputs == 0 || node->inputs[0] < 0))
+        return op_error(&c, VKI_ERROR_MODEL, "input 0 is missing");
     for (int i = 0; i < node->n_inputs; i++)
         if (node->inputs[i] >= 0 && !p->values[node->inputs[i]].shaped)
             return op_error(&c, VKI_ERROR_SHAPE, "input %d ('%s') has no known shape", i, g->values[node->inputs[i]].name);

@@ -58,9 +58,21 @@ bool dtype_gpu_supported(vki_dtype t) { return dtype_is_float(t) || dtype_is_int
 
 int64_t shape_numel(const int64_t *dims, int rank)
 {
+    /* saturates at INT64_MAX rather than overflow: dims come from files, and a product too
+     * large for any tensor must stay too large (checks compare it with 2^40) */
     int64_t n = 1;
-    for (int i = 0; i < rank; i++) n *= dims[i];
-    return n;
+    bool saturated = false;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] == 0) return 0;
+        if (dims[i] < 0) { /* symbolic (-1) dims: the plain product, as callers expect */
+            n = 1;
+            for (int k = 0; k < rank; k++) n *= dims[k];
+            return n;
+        }
+        if (n > INT64_MAX / dims[i]) saturated = true;
+        else n *= dims[i];
+    }
+    return saturated ? INT64_MAX : n;
 }
 
 const char *shape_str(const int64_t *dims, int rank, char *buf, size_t size)

@@ -141,6 +141,24 @@ int main(void)
         if (system(path) != 0) printf("note: could not remove %s\n", dir);
     }
     free(model.data);
+
+    /* found by fuzzing: a TensorProto whose dims promise 2^40 floats but which holds one must be
+     * refused before anything is allocated for it (it used to ask for gigabytes) */
+    {
+        pbw t = {0};
+        float one = 1.0f;
+        pbw_int(&t, 1, (uint64_t)1 << 20);
+        pbw_int(&t, 1, (uint64_t)1 << 20);
+        pbw_int(&t, 2, 1);
+        pbw_len(&t, 4, &one, sizeof one); /* float_data, packed */
+        vki_arena arena = {0};
+        ir_tensor tensor;
+        st = onnx_tensor_parse(t.data, t.len, &tensor, &arena);
+        CHECK(st == VKI_ERROR_MODEL && strstr(vki_last_error(), "fewer data elements"),
+              "a tensor with fewer data elements than its dims: %s", vki_last_error());
+        arena_free(&arena);
+        free(t.data);
+    }
     printf("%d passed, %d failed\n", passes, failures);
     return failures ? 1 : 0;
 }
