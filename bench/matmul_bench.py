@@ -19,7 +19,9 @@ multiples of the tiles (with and without rows of 8 halves, the aligned kernel's 
 bias with alpha and beta, split K, a fused Relu, 128 tiles with ragged edges, and an fp32 model
 in the fp16 mode (fp32 words out). Each is compared with numpy in fp32 on the fp16-rounded
 inputs (max|err| <= 5e-3 * max|ref|), and where `vkinfer devices` reports cooperative
-matrices every product must run a matmul_coopmat_f16 kernel (and no matmul_tiled). Exit status 1 on any failure.
+matrices every product must run a matmul_coopmat_* kernel (and no matmul_tiled). Exit status 1 on any failure.
+VKINFER_COOPMAT=khr in the environment runs the KHR aligned kernel where the device has both
+extensions (NV is the default there; src/vk/device.c).
 
 Needs only python3, numpy and onnx (torch optional)."""
 import argparse
@@ -249,7 +251,7 @@ def check_cases(rng):
 def check(args):
     coop = has_coopmat(args)
     print(f"cooperative matrices on this device: {coop} "
-          f"({'matmul_coopmat_f16 must run' if coop else 'only the scalar kernels can be checked here'})")
+          f"({'a matmul_coopmat kernel must run' if coop else 'only the scalar kernels can be checked here'})")
     rng = np.random.default_rng(1)
     ok = True
     for name, inputs, inits, nodes, ref_fn, precision in check_cases(rng):
@@ -269,7 +271,7 @@ def check(args):
                 continue
             err = rel_err(got, ref) if got.shape == ref.shape else float("inf")
             # split K adds matmul_splitk_reduce_f16; nothing may fall back to matmul_tiled
-            coop_ran = any(k.startswith("matmul_coopmat_f16") for k in kernels) and not any(k.startswith("matmul_tiled") for k in kernels)
+            coop_ran = any(k.startswith("matmul_coopmat_") for k in kernels) and not any(k.startswith("matmul_tiled") for k in kernels)
             good = err <= 5e-3 and (not coop or coop_ran)
             ok &= good
             print(f"{'PASS' if good else 'FAIL'} {name:34} max|err|/max|ref| {err:.2g} (<= 5e-3)  kernels {','.join(kernels)}")

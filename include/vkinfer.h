@@ -114,7 +114,7 @@ typedef struct vki_device_info {
     int fp16_arithmetic;              /* shaderFloat16 */
     int storage_16bit;                /* storageBuffer16BitAccess */
     int storage_8bit;                 /* storageBuffer8BitAccess */
-    int cooperative_matrix;           /* VK_NV_cooperative_matrix with fp16 16x16x16 products, fp32 sums (tensor cores) */
+    int cooperative_matrix;           /* VK_NV_ or VK_KHR_cooperative_matrix with fp16 16x16x16 products, fp32 sums (tensor cores) */
     int is_default;                   /* the device vki_context_create picks with no spec */
 } vki_device_info;
 

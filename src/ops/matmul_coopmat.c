@@ -1,6 +1,9 @@
-/* Choosing the tensor-core MatMul kernel and its tiles. Both kernels take matmul_tiled's push
- * constants, grid and specialization constants (plus OUT_WORDS, and the aligned kernel its tile
- * shape), so src/ops/matmul.c records them in matmul_tiled's place; this file decides when. */
+/* Choosing the tensor-core MatMul kernel and its tiles. The kernels take matmul_tiled's push
+ * constants, grid and specialization constants (plus OUT_WORDS, and the aligned kernels their
+ * tile shape), so src/ops/matmul.c records them in matmul_tiled's place; this file decides when.
+ * The aligned kernel exists twice, on VK_NV_cooperative_matrix (matmul_coopmat_f16_aligned) and
+ * on VK_KHR_cooperative_matrix (matmul_coopmat_khr_f16, same constants); the element-wise
+ * loading kernel matmul_coopmat_f16 only on NV. */
 #include "matmul_coopmat.h"
 
 #include <stdio.h>
@@ -38,6 +41,14 @@ static uint32_t shared_bytes(coopmat_tile t, bool double_buf)
     return 16 * vecs * (double_buf ? 2 : 1) + 4 * 256 * (t.bm / t.wm) * (t.bn / t.wn);
 }
 
+/* The KHR kernel where the device has only that extension, or where VKINFER_COOPMAT=khr enabled
+ * it beside the NV one (vk_device_open decides; measured on the H200, the two run at the same
+ * speed, so NV stays the default there). */
+static const char *aligned_shader(const vk_caps *caps)
+{
+    return caps->cooperative_matrix_khr ? "matmul_coopmat_khr_f16" : "matmul_coopmat_f16_aligned";
+}
+
 static bool choose_aligned(op_ctx *c, int64_t M, int64_t N, int64_t batches, mm_coopmat_kernel *k)
 {
     /* 128 x 256 blocks of eight 64 x 64 warp tiles where they fill the GPU, 64 x 64 blocks of
@@ -55,7 +66,7 @@ static bool choose_aligned(op_ctx *c, int64_t M, int64_t N, int64_t batches, mm_
     uint32_t limit = c->vk->caps.props.limits.maxComputeSharedMemorySize;
     bool double_buf = shared_bytes(t, true) <= limit;
     if (!tile_valid(t) || shared_bytes(t, false) > limit) return false;
-    k->shader = "matmul_coopmat_f16_aligned";
+    k->shader = aligned_shader(&c->vk->caps);
     k->tile_m = t.bm;
     k->tile_n = t.bn;
     k->local = 32 * (t.bm / t.wm) * (t.bn / t.wn);
@@ -68,7 +79,8 @@ static bool choose_aligned(op_ctx *c, int64_t M, int64_t N, int64_t batches, mm_
 bool mm_coopmat_choose(op_ctx *c, const int values[4], int64_t M, int64_t N, int64_t K, int64_t batches,
                        bool rows_of_8, mm_coopmat_kernel *k, gpu_storage stores[4])
 {
-    if (!c->vk->caps.cooperative_matrix) return false;
+    const vk_caps *caps = &c->vk->caps;
+    if (!caps->cooperative_matrix && !caps->cooperative_matrix_khr) return false;
     /* VKINFER_MATMUL_KERNELS=tiled keeps the scalar kernels, =coopmat_general the element-wise
      * loading coopmat kernel (comparisons on one device) */
     const char *force = getenv("VKINFER_MATMUL_KERNELS");
@@ -80,6 +92,7 @@ bool mm_coopmat_choose(op_ctx *c, const int values[4], int64_t M, int64_t N, int
     if (ys != GPU_F16 && !(ys == GPU_W32 && op_value(c, values[3])->dtype == VKI_DTYPE_FLOAT)) return false;
     bool general = force && !strcmp(force, "coopmat_general");
     if (general || !rows_of_8 || !choose_aligned(c, M, N, batches, k)) {
+        if (!caps->cooperative_matrix) return false; /* no KHR twin of the general kernel yet */
         int64_t groups128 = (M + 127) / 128 * ((N + 127) / 128) * batches;
         uint32_t tile = groups128 >= COOPMAT_BUSY_GROUPS ? 128 : 64;
         *k = (mm_coopmat_kernel){"matmul_coopmat_f16", tile, tile, 128, 10, {0}};

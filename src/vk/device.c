@@ -194,8 +194,7 @@ static bool has_device_ext(vk_context *vk, VkPhysicalDevice phys, const char *na
 }
 
 /* Whether VK_NV_cooperative_matrix is there with its feature and offers the one shape our
- * kernel uses: A, B fp16 16x16 (K=16), C and D fp32, subgroup scope. glslc (glslang 11) knows
- * only GL_NV_cooperative_matrix, not the KHR extension, so the NV one is what we can use. */
+ * kernels use: A, B fp16 16x16 (K=16), C and D fp32, subgroup scope. */
 static bool has_nv_coopmat_f16(vk_context *vk, VkPhysicalDevice phys)
 {
     if (!has_device_ext(vk, phys, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) return false;
@@ -221,6 +220,37 @@ static bool has_nv_coopmat_f16(vk_context *vk, VkPhysicalDevice phys)
             found |= p->MSize == 16 && p->NSize == 16 && p->KSize == 16 && p->AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
                      p->BType == VK_COMPONENT_TYPE_FLOAT16_NV && p->CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
                      p->DType == VK_COMPONENT_TYPE_FLOAT32_NV && p->scope == VK_SCOPE_SUBGROUP_NV;
+        }
+    free(props);
+    return found;
+}
+
+/* The same for VK_KHR_cooperative_matrix (shaders/matmul_coopmat_khr_f16.comp, compiled by a
+ * newer glslang than the build's: see scripts/build-khr-shaders.sh). */
+static bool has_khr_coopmat_f16(vk_context *vk, VkPhysicalDevice phys)
+{
+    if (!has_device_ext(vk, phys, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)) return false;
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR feat = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+    VkPhysicalDeviceVulkanMemoryModelFeatures model = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+    VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &feat;
+    feat.pNext = &model;
+    vk->f.vkGetPhysicalDeviceFeatures2(phys, &f2);
+    PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR get_props = (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)
+        vk->f.vkGetInstanceProcAddr(vk->instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+    if (!feat.cooperativeMatrix || !model.vulkanMemoryModel || !get_props) return false;
+    uint32_t n = 0;
+    if (get_props(phys, &n, NULL) != VK_SUCCESS || !n) return false;
+    VkCooperativeMatrixPropertiesKHR *props = calloc(n, sizeof *props);
+    if (!props) return false;
+    for (uint32_t i = 0; i < n; i++) props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
+    bool found = false;
+    if (get_props(phys, &n, props) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n; i++) {
+            const VkCooperativeMatrixPropertiesKHR *p = &props[i];
+            found |= p->MSize == 16 && p->NSize == 16 && p->KSize == 16 && p->AType == VK_COMPONENT_TYPE_FLOAT16_KHR &&
+                     p->BType == VK_COMPONENT_TYPE_FLOAT16_KHR && p->CType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+                     p->ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR && p->scope == VK_SCOPE_SUBGROUP_KHR;
         }
     free(props);
     return found;
@@ -264,8 +294,9 @@ static void read_caps(vk_context *vk, VkPhysicalDevice phys, vk_caps *caps)
     caps->storage_16bit = s16.storageBuffer16BitAccess;
     caps->fp16_arithmetic = f16.shaderFloat16;
     caps->storage_8bit = s8.storageBuffer8BitAccess;
-    caps->cooperative_matrix = caps->fp16_arithmetic && caps->storage_16bit && caps->subgroup_size == 32 &&
-                               has_nv_coopmat_f16(vk, phys);
+    bool coopmat_ok = caps->fp16_arithmetic && caps->storage_16bit && caps->subgroup_size == 32;
+    caps->cooperative_matrix = coopmat_ok && has_nv_coopmat_f16(vk, phys);
+    caps->cooperative_matrix_khr = coopmat_ok && has_khr_coopmat_f16(vk, phys);
     VkPhysicalDeviceMemoryProperties mp;
     vk->f.vkGetPhysicalDeviceMemoryProperties(phys, &mp);
     for (uint32_t i = 0; i < mp.memoryHeapCount; i++)
@@ -294,7 +325,7 @@ vki_status vk_describe_device(vk_context *vk, VkPhysicalDevice phys, uint32_t in
     out->fp16_arithmetic = caps.fp16_arithmetic;
     out->storage_16bit = caps.storage_16bit;
     out->storage_8bit = caps.storage_8bit;
-    out->cooperative_matrix = caps.cooperative_matrix;
+    out->cooperative_matrix = caps.cooperative_matrix || caps.cooperative_matrix_khr;
     return VKI_OK;
 }
 
@@ -343,10 +374,15 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
         if (strstr(disable, "storage16")) vk->caps.storage_16bit = false;
         if (strstr(disable, "storage8")) vk->caps.storage_8bit = false;
         if (strstr(disable, "fp16")) vk->caps.fp16_arithmetic = false;
-        if (strstr(disable, "coopmat")) vk->caps.cooperative_matrix = false;
+        if (strstr(disable, "coopmat")) vk->caps.cooperative_matrix = vk->caps.cooperative_matrix_khr = false;
     }
-    /* the cooperative-matrix kernel declares fp16 buffers and shared arrays */
-    if (!vk->caps.storage_16bit || !vk->caps.fp16_arithmetic) vk->caps.cooperative_matrix = false;
+    /* the cooperative-matrix kernels declare fp16 buffers and shared arrays */
+    if (!vk->caps.storage_16bit || !vk->caps.fp16_arithmetic) vk->caps.cooperative_matrix = vk->caps.cooperative_matrix_khr = false;
+    /* Where the device has both, the KHR extension stays off unless VKINFER_COOPMAT=khr asks for
+     * it: on the H200 (driver 580) the KHR kernel runs no faster than the NV one, and Debian 12's
+     * validation layer (1.3.239) predates the KHR extension and rejects its feature struct. */
+    const char *coopmat_pick = getenv("VKINFER_COOPMAT");
+    if (vk->caps.cooperative_matrix && !(coopmat_pick && !strcmp(coopmat_pick, "khr"))) vk->caps.cooperative_matrix_khr = false;
     vk->f.vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem_props);
     if (!has_compute_queue(vk, vk->phys, &vk->queue_family))
         return vki_fail(VKI_ERROR_NO_VULKAN, "device '%s' has no compute queue", vk->caps.props.deviceName);
@@ -367,19 +403,31 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
         s16.pNext = &f16;
         f16.pNext = &s8;
     }
-    /* cooperative matrices for shaders/matmul_coopmat_f16.comp (VKINFER_DISABLE_FEATURES=coopmat
-     * leaves the extension off) */
+    /* cooperative matrices for the matmul_coopmat kernels, NV, KHR or both as the device has
+     * them (VKINFER_DISABLE_FEATURES=coopmat leaves both off); glslang declares the Vulkan
+     * memory model in their shaders. Either implies Vulkan >= 1.2 (shaderFloat16), where the
+     * memory model is core. */
     VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR coopmat_khr = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
     VkPhysicalDeviceVulkanMemoryModelFeatures memory_model = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
-    const char *extensions[1];
+    const char *extensions[2];
     uint32_t n_extensions = 0;
-    if (vk->caps.cooperative_matrix) { /* implies Vulkan >= 1.2 (shaderFloat16): the memory model is core */
-        coopmat.cooperativeMatrix = VK_TRUE;
+    if (vk->caps.cooperative_matrix || vk->caps.cooperative_matrix_khr) {
         memory_model.vulkanMemoryModel = VK_TRUE;
         memory_model.pNext = features;
-        coopmat.pNext = &memory_model;
+        features = &memory_model;
+    }
+    if (vk->caps.cooperative_matrix) {
+        coopmat.cooperativeMatrix = VK_TRUE;
+        coopmat.pNext = features;
         features = &coopmat;
         extensions[n_extensions++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    }
+    if (vk->caps.cooperative_matrix_khr) {
+        coopmat_khr.cooperativeMatrix = VK_TRUE;
+        coopmat_khr.pNext = features;
+        features = &coopmat_khr;
+        extensions[n_extensions++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
     }
     VkDeviceCreateInfo dci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.pNext = features;

@@ -6,6 +6,36 @@
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
 
+/* VK_KHR_cooperative_matrix came with header version 255; Debian 12's headers (239) lack it,
+ * so its few declarations are spelled here, with the registry's values. */
+#ifndef VK_KHR_cooperative_matrix
+#define VK_KHR_cooperative_matrix 1
+#define VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME "VK_KHR_cooperative_matrix"
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR ((VkStructureType)1000506000)
+#define VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR ((VkStructureType)1000506001)
+typedef VkComponentTypeNV VkComponentTypeKHR; /* the KHR enums keep the NV values */
+typedef VkScopeNV VkScopeKHR;
+#define VK_COMPONENT_TYPE_FLOAT16_KHR VK_COMPONENT_TYPE_FLOAT16_NV
+#define VK_COMPONENT_TYPE_FLOAT32_KHR VK_COMPONENT_TYPE_FLOAT32_NV
+#define VK_SCOPE_SUBGROUP_KHR VK_SCOPE_SUBGROUP_NV
+typedef struct VkCooperativeMatrixPropertiesKHR {
+    VkStructureType sType;
+    void *pNext;
+    uint32_t MSize, NSize, KSize;
+    VkComponentTypeKHR AType, BType, CType, ResultType;
+    VkBool32 saturatingAccumulation;
+    VkScopeKHR scope;
+} VkCooperativeMatrixPropertiesKHR;
+typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 cooperativeMatrix;
+    VkBool32 cooperativeMatrixRobustBufferAccess;
+} VkPhysicalDeviceCooperativeMatrixFeaturesKHR;
+typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
+    VkPhysicalDevice physicalDevice, uint32_t *pPropertyCount, VkCooperativeMatrixPropertiesKHR *pProperties);
+#endif
+
 #include "../util/util.h"
 
 #include <pthread.h>
@@ -63,6 +93,9 @@ typedef struct vk_caps {
      * accumulation at subgroup scope (shaders/matmul_coopmat_f16.comp's shape); the shaders
      * that use it need shaderFloat16 and 32-wide subgroups too, which this implies */
     bool cooperative_matrix;
+    /* the same through VK_KHR_cooperative_matrix (shaders/matmul_coopmat_khr_f16.comp), with
+     * the same implications; a device may have either or both */
+    bool cooperative_matrix_khr;
     uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
 } vk_caps;
 
