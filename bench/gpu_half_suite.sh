@@ -11,7 +11,7 @@ BUILD=${1:-build}
 OUT=${2:-/tmp/vkinfer-gpu-half}
 PY=${PYTHON:-python3}
 mkdir -p "$OUT"
-export VKINFER_CACHE_DIR=$OUT/cache
+export VKINFER_CACHE_DIR=${VKINFER_CACHE_DIR:-$OUT/cache}
 "$BUILD/vkinfer" devices | tee "$OUT/devices.txt"
 VAL=0
 ls /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >/dev/null 2>&1 && VAL=1
