@@ -413,7 +413,17 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     const char *extensions[2];
     uint32_t n_extensions = 0;
     if (vk->caps.cooperative_matrix || vk->caps.cooperative_matrix_khr) {
+        /* with the memory model on, the validation layer holds every shader to it: our other
+         * kernels' buffer barriers use Device scope, which then needs
+         * vulkanMemoryModelDeviceScope (found on the H200); without it, no cooperative matrices */
+        VkPhysicalDeviceVulkanMemoryModelFeatures have = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+        VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &have};
+        vk->f.vkGetPhysicalDeviceFeatures2(vk->phys, &f2);
+        if (!have.vulkanMemoryModelDeviceScope) vk->caps.cooperative_matrix = vk->caps.cooperative_matrix_khr = false;
+    }
+    if (vk->caps.cooperative_matrix || vk->caps.cooperative_matrix_khr) {
         memory_model.vulkanMemoryModel = VK_TRUE;
+        memory_model.vulkanMemoryModelDeviceScope = VK_TRUE;
         memory_model.pNext = features;
         features = &memory_model;
     }
