@@ -159,11 +159,13 @@ vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)
 
 /* The node that alone reads value v, once, where v is a float value that is not a graph
  * output and that node is planned as itself (no part of a pattern of src/plan/fuse.c): its
- * index; -1 otherwise. */
+ * index; -1 otherwise. v is unshaped when it is the output of a node claimed just now
+ * (op_fused_output), whose dtype is the claiming kernel's. */
 static int sole_reader(const plan *p, int v)
 {
     const ir_graph *g = p->graph;
-    if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output || p->uses[v] != 1 || !dtype_is_float(p->values[v].dtype))
+    if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output || p->uses[v] != 1 ||
+        (p->values[v].shaped && !dtype_is_float(p->values[v].dtype)))
         return -1;
     int n = p->reader[v];
     if (p->pattern[n] != PATTERN_NONE || p->fused[n] || *g->nodes[n].domain || g->nodes[n].n_outputs < 1 ||
