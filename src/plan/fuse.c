@@ -7,7 +7,10 @@
  * also with Mul(x, 1/sqrt 2) for the Div, the 0.5 applied to x first
  * (Mul(Mul(x, 0.5), Add(...)), as Hugging Face's exports have it) or to the Add first, and
  * any operand order of Add and Mul. Every intermediate value must have the pattern's next
- * node as its only reader and must not be a graph output. Constants match within 1e-6. */
+ * node as its only reader and must not be a graph output. Constants match within 1e-6.
+ *
+ * LayerNormalization over the last axis as exports of opset < 17 spell it (ReduceMean, Sub,
+ * Pow 2, ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta): see match_layer_norm. */
 #include "plan.h"
 
 #include <math.h>
@@ -119,7 +122,81 @@ static bool match_gelu(matcher *m, int n)
     for (int i = 0; i < 6; i++)
         if (nodes[i] >= 0) m->p->pattern[nodes[i]] = PATTERN_INNER;
     m->p->pattern[last] = PATTERN_GELU;
-    m->p->pattern_in[last] = x;
+    m->p->pattern_in[(size_t)last * 3] = x;
+    return true;
+}
+
+/* ReduceMean over the last axis, keeping it (the attribute form of opsets < 18). */
+static bool is_mean_last(const matcher *m, int n)
+{
+    const ir_node *node = &m->p->graph->nodes[n];
+    const int64_t *axes;
+    return ir_attr_ints(node, "axes", &axes) == 1 && axes[0] == -1 && ir_attr_int(node, "keepdims", 1) == 1;
+}
+
+/* A live node other than `not` that reads v, or -1. */
+static int other_reader(const matcher *m, int v, int not)
+{
+    const ir_graph *g = m->p->graph;
+    for (int n = 0; n < g->n_nodes; n++)
+        for (int i = 0; m->live[n] && n != not && i < g->nodes[n].n_inputs; i++)
+            if (g->nodes[n].inputs[i] == v) return n;
+    return -1;
+}
+
+/* A 1-D float initializer, or an Identity of one (exporters share equal weights that way). */
+static bool is_vector(const matcher *m, int v)
+{
+    const ir_graph *g = m->p->graph;
+    for (int hops = 0; v >= 0 && v < g->n_values && hops < 8; hops++) {
+        if (g->values[v].kind == VALUE_INITIALIZER)
+            return m->p->values[v].rank == 1 && dtype_is_float(m->p->values[v].dtype);
+        int n = g->values[v].producer;
+        if (n < 0 || strcmp(g->nodes[n].op_type, "Identity") || *g->nodes[n].domain || g->nodes[n].n_inputs != 1) return false;
+        v = g->nodes[n].inputs[0];
+    }
+    return false;
+}
+
+/* Node n as the first node of LayerNormalization over the last axis as opset < 17 exports
+ * spell it: d = Sub(x, ReduceMean(x)); y = Add(Mul(Div(d, Sqrt(Add(ReduceMean(Pow(d, 2)),
+ * eps))), gamma), beta), gamma and beta 1-D initializers (or Identities of them); d is read by the Pow and the Div. */
+static bool match_layer_norm(matcher *m, int n)
+{
+    const ir_graph *g = m->p->graph;
+    if (!is_op(m, n, "ReduceMean", 1) || !is_mean_last(m, n)) return false;
+    int x = g->nodes[n].inputs[0];
+    int sub = only_reader(m, out0(m, n), "Sub", 2);
+    if (x < 0 || sub < 0 || g->nodes[sub].inputs[0] != x || g->nodes[sub].inputs[1] != out0(m, n)) return false;
+    int d = out0(m, sub);
+    if (g->values[d].is_output || m->p->uses[d] != 2) return false;
+    int pw = other_reader(m, d, -1), dv = pw >= 0 ? other_reader(m, d, pw) : -1;
+    if (pw >= 0 && dv >= 0 && is_op(m, pw, "Div", 2)) {
+        int t = pw;
+        pw = dv;
+        dv = t;
+    }
+    if (pw < 0 || dv < 0 || !is_op(m, pw, "Pow", 2) || g->nodes[pw].inputs[0] != d || !is_const(m, g->nodes[pw].inputs[1], 2.0))
+        return false;
+    int r2 = only_reader(m, out0(m, pw), "ReduceMean", 1);
+    if (r2 < 0 || !is_mean_last(m, r2)) return false;
+    int ae = only_reader(m, out0(m, r2), "Add", 2);
+    double eps;
+    if (ae < 0 || !plan_const_scalar(m->p, other_input(m, ae, out0(m, r2)), &eps) || eps < 0) return false;
+    int sq = only_reader(m, out0(m, ae), "Sqrt", 1);
+    if (sq < 0 || only_reader(m, out0(m, sq), "Div", 2) != dv || g->nodes[dv].inputs[0] != d) return false;
+    int mu = only_reader(m, out0(m, dv), "Mul", 2);
+    int gamma = mu >= 0 ? other_input(m, mu, out0(m, dv)) : -1;
+    int ab = mu >= 0 ? only_reader(m, out0(m, mu), "Add", 2) : -1;
+    int beta = ab >= 0 ? other_input(m, ab, out0(m, mu)) : -1;
+    if (!is_vector(m, gamma) || !is_vector(m, beta)) return false;
+    int nodes[9] = {n, sub, pw, r2, ae, sq, dv, mu, ab};
+    for (int i = 0; i < 9; i++) m->p->pattern[nodes[i]] = PATTERN_INNER;
+    m->p->pattern[ab] = PATTERN_LAYER_NORM;
+    m->p->pattern_in[(size_t)ab * 3] = x;
+    m->p->pattern_in[(size_t)ab * 3 + 1] = gamma;
+    m->p->pattern_in[(size_t)ab * 3 + 2] = beta;
+    m->p->pattern_eps[ab] = (float)eps;
     return true;
 }
 
@@ -129,15 +206,12 @@ static void count_uses(plan *p, const bool *live)
     memset(p->uses, 0, (size_t)g->n_values * sizeof *p->uses);
     for (int n = 0; n < g->n_nodes; n++) {
         if (!live[n] || p->pattern[n] == PATTERN_INNER) continue;
-        if (p->pattern[n] != PATTERN_NONE) { /* planned as one op on the pattern's input */
-            p->uses[p->pattern_in[n]]++;
-            p->reader[p->pattern_in[n]] = n;
-            continue;
-        }
-        for (int i = 0; i < g->nodes[n].n_inputs; i++)
-            if (g->nodes[n].inputs[i] >= 0) {
-                p->uses[g->nodes[n].inputs[i]]++;
-                p->reader[g->nodes[n].inputs[i]] = n;
+        bool pattern = p->pattern[n] != PATTERN_NONE; /* planned as one op on the pattern's inputs */
+        const int *in = pattern ? &p->pattern_in[(size_t)n * 3] : g->nodes[n].inputs;
+        for (int i = 0; i < (pattern ? 3 : g->nodes[n].n_inputs); i++)
+            if (in[i] >= 0) {
+                p->uses[in[i]]++;
+                p->reader[in[i]] = n;
             }
     }
 }
@@ -149,8 +223,9 @@ vki_status plan_fuse_patterns(plan *p, const bool *live)
     if (p->no_fusion) return VKI_OK;
     matcher m = {p, live};
     bool found = false;
+    for (int n = 0; n < p->graph->n_nodes * 3; n++) p->pattern_in[n] = -1;
     for (int n = 0; n < p->graph->n_nodes; n++)
-        if (match_gelu(&m, n)) found = true;
+        if (match_gelu(&m, n) || match_layer_norm(&m, n)) found = true;
     if (found) count_uses(p, live);
     return VKI_OK;
 }

@@ -79,15 +79,23 @@ static vki_status plan_node(plan *p, int n)
         p->fused_nodes++;
         return VKI_OK;
     }
-    /* a pattern's last node is planned as one Gelu node reading the pattern's input */
-    int gelu_in = p->pattern_in[n];
-    ir_attr approx = {.name = "approximate", .type = ATTR_STRING, .s = "none", .s_len = 4};
-    ir_node gelu = {.name = node->name, .op_type = "Gelu", .domain = "", .n_inputs = 1, .n_outputs = 1,
-                    .n_attrs = 1, .inputs = &gelu_in, .outputs = node->outputs, .attrs = &approx};
-    if (p->pattern[n] == PATTERN_GELU || p->pattern[n] == PATTERN_GELU_TANH) {
-        if (p->pattern[n] == PATTERN_GELU_TANH) approx.s = "tanh", approx.s_len = 4;
-        c.node = node = &gelu;
+    /* a pattern's last node is planned as one node of the fused op reading the pattern's inputs */
+    ir_attr attrs[2] = {{.name = "approximate", .type = ATTR_STRING, .s = "none", .s_len = 4}};
+    ir_node fused = {.name = node->name, .domain = "", .n_inputs = 1, .n_outputs = 1, .n_attrs = 1,
+                     .inputs = &p->pattern_in[(size_t)n * 3], .outputs = node->outputs, .attrs = attrs};
+    switch (p->pattern[n]) {
+    case PATTERN_GELU_TANH: attrs[0].s = "tanh"; /* fall through */
+    case PATTERN_GELU: fused.op_type = "Gelu"; break;
+    case PATTERN_LAYER_NORM:
+        fused.op_type = "LayerNormalization";
+        fused.n_inputs = 3;
+        attrs[0] = (ir_attr){.name = "axis", .type = ATTR_INT, .i = -1};
+        attrs[1] = (ir_attr){.name = "epsilon", .type = ATTR_FLOAT, .f = p->pattern_eps[n]};
+        fused.n_attrs = 2;
+        break;
+    default: break;
     }
+    if (fused.op_type) c.node = node = &fused;
     const op_def *def = op_find(node->domain, node->op_type);
     if (!def)
         return op_error(&c, VKI_ERROR_UNSUPPORTED, "vkinfer has no implementation of op %s%s%s (see `vkinfer ops`)",
@@ -181,8 +189,9 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks
         p->reader = calloc((size_t)g->n_values + 1, sizeof *p->reader);
         p->fused = calloc((size_t)g->n_nodes + 1, sizeof *p->fused);
         p->pattern = calloc((size_t)g->n_nodes + 1, sizeof *p->pattern);
-        p->pattern_in = calloc((size_t)g->n_nodes + 1, sizeof *p->pattern_in);
-        if (!p->uses || !p->reader || !p->fused || !p->pattern || !p->pattern_in)
+        p->pattern_in = calloc((size_t)g->n_nodes * 3 + 1, sizeof *p->pattern_in);
+        p->pattern_eps = calloc((size_t)g->n_nodes + 1, sizeof *p->pattern_eps);
+        if (!p->uses || !p->reader || !p->fused || !p->pattern || !p->pattern_in || !p->pattern_eps)
             st = vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
         else
             st = plan_fuse_patterns(p, live);
@@ -248,6 +257,7 @@ void plan_destroy(plan *p)
     free(p->fused);
     free(p->pattern);
     free(p->pattern_in);
+    free(p->pattern_eps);
     free(p);
     if (locked) pthread_mutex_unlock(&vk->plan_lock);
 }

@@ -74,14 +74,15 @@ struct plan {
     int *fused;    /* per node: 1 + the input slot whose value's producer applied the node (its
                     * output is a view of that input); 0: planned as itself */
     uint8_t *pattern; /* per node: enum plan_pattern (src/plan/fuse.c) */
-    int *pattern_in;  /* per node: the input of the pattern whose last node this is */
+    int *pattern_in;  /* per node, 3 each: the inputs of the pattern whose last node this is (-1: none) */
+    float *pattern_eps; /* per node: PATTERN_LAYER_NORM's epsilon */
     bool no_fusion;   /* VKINFER_NO_FUSION: no patterns, no epilogues */
 };
 
 /* Patterns of several nodes planned as one op (src/plan/fuse.c). The pattern's last node is
- * planned as the op (on input pattern_in, writing the last node's output); the other nodes
+ * planned as the op (on inputs pattern_in, writing the last node's output); the other nodes
  * are PATTERN_INNER: skipped, their outputs never exist. */
-enum plan_pattern { PATTERN_NONE = 0, PATTERN_INNER, PATTERN_GELU, PATTERN_GELU_TANH };
+enum plan_pattern { PATTERN_NONE = 0, PATTERN_INNER, PATTERN_GELU, PATTERN_GELU_TANH, PATTERN_LAYER_NORM };
 
 /* Finds the patterns among live nodes and marks them in p->pattern / p->pattern_in, then
  * counts p->uses and p->reader over the nodes as they will be planned. */

@@ -3,6 +3,7 @@ exporter, run by `vkinfer run` with fusion on and with VKINFER_NO_FUSION=1, and 
 PyTorch eager; the fused plan must have at least the expected number of dispatches fewer and
 at least that many nodes "fused into their producer". A `control` case builds a pattern that
 must NOT fuse (an intermediate read twice, a residual of a batched product) and expects 0.
+Opset 14 exports spell LayerNormalization as nine nodes, which are planned as one.
 
     fusion.py VKINFER [fp16]
 
@@ -97,14 +98,16 @@ class Encoder(nn.Module):
         return self.enc(x)
 
 
-# name: (model, inputs, dispatches fewer at least)
+# name: (model, inputs, opset, dispatches fewer at least)
 CASES = {
-    "bias_relu": (BiasRelu, (torch.randn(2, 10, 64),), 3),
-    "residual": (Residual, (torch.randn(3, 7, 64),), 3),
-    "gelus": (Gelus, (torch.randn(2, 5, 32),), 15),
-    "control": (Control, (torch.randn(2, 8, 16),), 0),
+    "bias_relu": (BiasRelu, (torch.randn(2, 10, 64),), 17, 3),
+    "residual": (Residual, (torch.randn(3, 7, 64),), 17, 3),
+    "gelus": (Gelus, (torch.randn(2, 5, 32),), 17, 15),
+    "control": (Control, (torch.randn(2, 8, 16),), 17, 0),
     # per layer: 2 GELUs' 4 nodes, the feed-forward's 2 bias Adds, the in-projection's bias Add
-    "encoder": (Encoder, (torch.randn(1, 12, 64),), 2 * (4 + 2 + 1)),
+    "encoder": (Encoder, (torch.randn(1, 12, 64),), 17, 2 * (4 + 2 + 1)),
+    # opset 14: LayerNormalization spelled as 9 nodes, 2 per layer, planned as one each
+    "encoder_opset14": (Encoder, (torch.randn(1, 12, 64),), 14, 2 * (4 + 2 + 1 + 2 * 8)),
 }
 
 
@@ -117,7 +120,7 @@ def main():
     vkinfer = sys.argv[1]
     fp16 = len(sys.argv) > 2 and sys.argv[2] == "fp16"
     failed = 0
-    for name, (cls, inputs, fewer) in CASES.items():
+    for name, (cls, inputs, opset, fewer) in CASES.items():
         torch.manual_seed(0)
         model = cls().eval()
         with torch.no_grad():
@@ -129,7 +132,7 @@ def main():
             else:
                 os.environ.pop("VKINFER_NO_FUSION", None)
             with tempfile.TemporaryDirectory() as tmp:
-                run, got = run_exported(vkinfer, model, inputs, tmp, 17, ["--precision", "fp16"] if fp16 else [])
+                run, got = run_exported(vkinfer, model, inputs, tmp, opset, ["--precision", "fp16"] if fp16 else [])
             if got is None:
                 print(f"FAIL {name} {mode}: vkinfer exited {run.returncode}")
                 failed += 1
