@@ -65,7 +65,7 @@ static int64_t batch_count(const mm_problem *p, int from)
 /* Host evaluation for constant inputs (shape arithmetic, tiny constant subgraphs). */
 static void fold_on_host(op_ctx *c, const mm_problem *p)
 {
-    plan_value *a = op_in(c, 0), *b = op_in(c, 1), *cv = p->has_c ? op_in(c, 2) : NULL;
+    plan_value *a = op_in(c, 0), *b = op_in(c, 1), *cv = p->has_c ? op_value(c, p->c_value) : NULL;
     plan_value *y = op_out(c, 0);
     void *out = op_output_host(c, 0);
     bool is_float = dtype_is_float(y->dtype);
@@ -166,13 +166,12 @@ static vki_status record(op_ctx *c, const mm_problem *p)
 
     bool is_int = !dtype_is_float(y->dtype);
     uint32_t out_dt = op_dtype_code(y->dtype);
-    /* a following Relu/Clip is applied where the result is stored */
-    float lo = -INFINITY, hi = INFINITY;
-    bool clamp = !is_int && op_fuse_clamp(c, 0, &lo, &hi);
+    bool clamp = p->clamp;
+    float lo = p->lo, hi = p->hi;
     uint32_t spec_tiled[15] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0, clamp};
     uint32_t spec_gemv[8] = {MM_LOCAL, out_dt, is_int, (uint32_t)(p->M ? p->M : 1), gemv_cols, b_k_contig, p->has_c, clamp};
     /* without C, binding 2 repeats A: the shaders never read it */
-    int values[4] = {op_in_index(c, 0), op_in_index(c, 1), p->has_c ? op_in_index(c, 2) : op_in_index(c, 0),
+    int values[4] = {op_in_index(c, 0), op_in_index(c, 1), p->has_c ? p->c_value : op_in_index(c, 0),
                      op_out_index(c, 0)};
     /* float operands all held as halves run the kernels' 16-bit variants on them as they are;
      * windows and sizes below are in elements of that storage */
@@ -183,7 +182,7 @@ static vki_status record(op_ctx *c, const mm_problem *p)
      * 16-bit variants below, so that their weights stay halves) */
     if (st == GPU_W32 && mm_cpu_kernels(c)) {
         bool taken;
-        VKI_TRY(mm_record_cpu(c, p, clamp, lo, hi, &taken));
+        VKI_TRY(mm_record_cpu(c, p, &taken));
         if (taken) return VKI_OK;
     }
 
@@ -205,7 +204,7 @@ static vki_status record(op_ctx *c, const mm_problem *p)
         .sb0 = (uint32_t)sb[0], .sb1 = (uint32_t)sb[1], .sb2 = (uint32_t)sb[2], .lo = lo, .hi = hi,
     };
     uint64_t range = op_max_binding_bytes(c);
-    plan_value *cv = p->has_c ? op_in(c, 2) : NULL;
+    plan_value *cv = p->has_c ? op_value(c, p->c_value) : NULL;
     bool fits = (uint64_t)a_numel * elem <= range && (uint64_t)b_numel * elem <= range && (uint64_t)y_numel * elem <= range;
     if (cv && (uint64_t)shape_numel(cv->dims, cv->rank) * elem > range)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "C is larger than the device's maxStorageBufferRange (%llu bytes); "
@@ -306,6 +305,34 @@ static void fold_batch_into_rows(mm_problem *p)
     }
 }
 
+/* Epilogues the kernels apply where they store Y: a following Add of a bias (one N-vector,
+ * any shape of it, or a scalar) or of a residual of Y's shape when Y is one [M,N] product
+ * (C has no batch strides) becomes C, where Y has none yet (MatMul, Gemm without C); then a
+ * Relu/Clip after Y (or after that Add) becomes the clamp. */
+static void fuse_epilogues(op_ctx *c, mm_problem *p)
+{
+    plan_value *y = op_out(c, 0);
+    int last = op_out_index(c, 0), other, add;
+    p->lo = -INFINITY, p->hi = INFINITY;
+    if (!dtype_is_float(y->dtype)) return;
+    if (!p->has_c && (add = op_fuse_add_find(c, last, &other)) >= 0) {
+        plan_value *o = op_value(c, other);
+        int64_t on = shape_numel(o->dims, o->rank), y_numel = shape_numel(y->dims, y->rank);
+        bool bias = on == 1 || (on == p->N && o->dims[o->rank - 1] == p->N && y->rank >= 1 && y->dims[y->rank - 1] == p->N);
+        bool residual = p->nb == 0 && on == y_numel && y_numel == p->M * p->N;
+        if ((bias || residual) && (uint64_t)on * 4 <= op_max_binding_bytes(c)) {
+            p->has_c = true;
+            p->c_value = other;
+            p->beta = 1;
+            p->scn = on == 1 ? 0 : 1;
+            p->scm = bias ? 0 : p->N;
+            op_fuse_claim(c, add, last);
+            last = op_fused_output(c, add);
+        }
+    }
+    p->clamp = op_fuse_clamp_value(c, last, &p->lo, &p->hi);
+}
+
 static vki_status finish(op_ctx *c, mm_problem *p)
 {
     merge_batch_dims(p);
@@ -315,6 +342,7 @@ static vki_status finish(op_ctx *c, mm_problem *p)
         fold_on_host(c, p);
         return VKI_OK;
     }
+    fuse_epilogues(c, p);
     return record(c, p);
 }
 
@@ -403,6 +431,7 @@ static vki_status plan_gemm(op_ctx *c)
         if ((cm != M && cm != 1) || (cn != N && cn != 1))
             return op_error(c, VKI_ERROR_SHAPE, "C does not broadcast to [M,N] = [%lld,%lld]", (long long)M, (long long)N);
         p.has_c = true;
+        p.c_value = op_in_index(c, 2);
         p.scn = cn == 1 ? 0 : 1;
         p.scm = cm == 1 ? 0 : cn;
     }

@@ -12,8 +12,11 @@ typedef struct mm_problem {
     int64_t M, N, K;
     int64_t sam, sak, sbk, sbn; /* A(m,k) = A[m*sam + k*sak], B(k,n) = B[k*sbk + n*sbn] */
     bool has_c;
+    int c_value;                /* C's value: Gemm's input 2, or a fused Add's other operand */
     int64_t scm, scn;           /* C(m,n) = C[m*scm + n*scn]; 0 where C is broadcast */
     float alpha, beta;
+    bool clamp;                 /* a fused Relu/Clip: store min(max(r, lo), hi) */
+    float lo, hi;
     int nb;                     /* batch dims of Y, outermost first, size-1 dims dropped */
     int64_t bdims[MM_MAX_BATCH], sa[MM_MAX_BATCH], sb[MM_MAX_BATCH];
 } mm_problem;
@@ -25,7 +28,7 @@ bool mm_cpu_kernels(const op_ctx *c);
 /* Records p with the CPU-device kernels (shaders/matmul_cpu*.comp). Sets *taken = false and
  * records nothing when they do not take p (integer products, operands or packed copies larger
  * than one binding, more than three batch dims): the caller then records the GPU kernels.
- * clamp/lo/hi: a fused Relu/Clip (op_fuse_clamp), already claimed by the caller. */
-vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool clamp, float lo, float hi, bool *taken);
+ * Fused epilogues (p->c_value, p->clamp) are already claimed by the caller. */
+vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken);
 
 #endif

@@ -84,10 +84,10 @@ static vki_status pack_on_device(op_ctx *c, const mm_problem *p, int input, cons
     return op_dispatch(c, "matmul_cpu_pack", spec, 4, &push, sizeof push, values, 2, gx, gy, 1);
 }
 
-vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool clamp, float lo, float hi, bool *taken)
+vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
 {
     *taken = false;
-    plan_value *a = op_in(c, 0), *b = op_in(c, 1), *y = op_out(c, 0), *cv = p->has_c ? op_in(c, 2) : NULL;
+    plan_value *a = op_in(c, 0), *b = op_in(c, 1), *y = op_out(c, 0), *cv = p->has_c ? op_value(c, p->c_value) : NULL;
     /* the shader hands rows from lane to lane for subgroups of 4 to 16 lanes (8 on AVX2) */
     uint32_t lanes = c->vk->caps.subgroup_size;
     if (!dtype_is_float(y->dtype) || p->nb > MM_SHADER_BATCH_DIMS || p->K == 0 || lanes < 4 || lanes > 16 ||
@@ -124,7 +124,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool clamp, float lo, f
 
     mm_cpu_push push = {
         .M = (uint32_t)p->M, .N = (uint32_t)p->N, .K4 = (uint32_t)K4, .scm = (uint32_t)p->scm, .scn = (uint32_t)p->scn,
-        .alpha = p->alpha, .beta = p->beta, .bd1 = (uint32_t)bd[1], .bd2 = (uint32_t)bd[2], .lo = lo, .hi = hi,
+        .alpha = p->alpha, .beta = p->beta, .bd1 = (uint32_t)bd[1], .bd2 = (uint32_t)bd[2], .lo = p->lo, .hi = p->hi,
     };
     int a_value = op_in_index(c, 0), b_value;
     if (a_direct) {
@@ -153,9 +153,9 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool clamp, float lo, f
         push.sb2 = (uint32_t)per_matrix, push.sb1 = push.sb2 * (uint32_t)bd[2], push.sb0 = push.sb1 * (uint32_t)bd[1];
     }
 
-    uint32_t spec[8] = {t.lx, op_dtype_code(y->dtype), t.rq, t.rn, p->has_c, clamp, sg, b_direct};
+    uint32_t spec[8] = {t.lx, op_dtype_code(y->dtype), t.rq, t.rn, p->has_c, p->clamp, sg, b_direct};
     /* without C, binding 2 repeats Y's input A: the shader never reads it */
-    int values[4] = {a_value, b_value, p->has_c ? op_in_index(c, 2) : a_value, op_out_index(c, 0)};
+    int values[4] = {a_value, b_value, p->has_c ? p->c_value : a_value, op_out_index(c, 0)};
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
         gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
         push.batch_base = (uint32_t)z0;

@@ -83,11 +83,25 @@ plan_value *op_value(op_ctx *c, int value_index);
  * the weights (folded parameters such as BatchNormalization's scale and shift). */
 void *op_temp_const(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
 
-/* Epilogue fusion. If output `out` is read by exactly one node, once, that node is Relu or
- * Clip with plan-time bounds on the same dtype, and `out` is not a graph output, this claims
- * that node (it becomes a view of `out`, with no dispatch) and returns its bounds: the caller's
- * kernel must then store min(max(v, *lo), *hi). Returns false and changes nothing otherwise. */
+/* Epilogue fusion: a kernel that can apply a following node where it stores its results
+ * claims that node, which then becomes a view of the kernel's output with no dispatch. Each
+ * helper looks at the node that alone reads value `v` (once), where v is a float value that
+ * is not a graph output, and changes nothing when the pattern does not hold.
+ *
+ * op_fuse_clamp_value: that node is Relu or Clip with plan-time bounds: claims it and returns
+ * its bounds; the kernel must then store min(max(r, *lo), *hi). op_fuse_clamp does it for
+ * output `out` of the current node. */
+bool op_fuse_clamp_value(op_ctx *c, int v, float *lo, float *hi);
 bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi);
+/* op_fuse_add_find: that node is Add(v, o) or Add(o, v) where o is another value of v's dtype
+ * known now (a constant or the output of a node planned earlier) that broadcasts to v's shape
+ * without growing it (a bias, or a residual of v's shape): returns the node and sets *other to
+ * o, claiming nothing, so that the kernel may look at o's shape first; -1 otherwise.
+ * op_fuse_claim: the kernel takes node `node` (one found above) into its results, stored in
+ * v; op_fused_output is that node's output, where a further epilogue (a clamp) may follow. */
+int op_fuse_add_find(op_ctx *c, int v, int *other);
+void op_fuse_claim(op_ctx *c, int node, int v);
+int op_fused_output(const op_ctx *c, int node);
 
 /* ---- recording ---- */
 /* values[]: value indices bound at bindings 0..n-1 (inputs first, then outputs, by

@@ -157,15 +157,43 @@ vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)
     return VKI_OK;
 }
 
-bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi)
+/* The node that alone reads value v, once, where v is a float value that is not a graph
+ * output and that node is planned as itself (no part of a pattern of src/plan/fuse.c): its
+ * index; -1 otherwise. v is unshaped when it is the output of a node claimed just now
+ * (op_fused_output), whose dtype is the claiming kernel's. */
+static int sole_reader(const plan *p, int v)
+{
+    const ir_graph *g = p->graph;
+    if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output || p->uses[v] != 1 ||
+        (p->values[v].shaped && !dtype_is_float(p->values[v].dtype)))
+        return -1;
+    int n = p->reader[v];
+    if (p->pattern[n] != PATTERN_NONE || p->fused[n] || *g->nodes[n].domain || g->nodes[n].n_outputs < 1 ||
+        g->nodes[n].outputs[0] < 0)
+        return -1;
+    return n;
+}
+
+void op_fuse_claim(op_ctx *c, int node, int v)
+{
+    const ir_node *nd = &c->plan->graph->nodes[node];
+    for (int i = 0; i < nd->n_inputs; i++)
+        if (nd->inputs[i] == v) {
+            c->plan->fused[node] = i + 1;
+            return;
+        }
+}
+
+int op_fused_output(const op_ctx *c, int node) { return c->plan->graph->nodes[node].outputs[0]; }
+
+bool op_fuse_clamp_value(op_ctx *c, int v, float *lo, float *hi)
 {
     plan *p = c->plan;
     const ir_graph *g = p->graph;
-    int v = op_out_index(c, out);
-    if (v < 0 || g->values[v].is_output || p->uses[v] != 1 || !dtype_is_float(p->values[v].dtype)) return false;
-    int n = p->reader[v];
+    int n = sole_reader(p, v);
+    if (n < 0) return false;
     const ir_node *node = &g->nodes[n];
-    if (*node->domain || node->n_inputs < 1 || node->inputs[0] != v || node->n_outputs < 1) return false;
+    if (node->n_inputs < 1 || node->inputs[0] != v) return false;
     float l = -INFINITY, h = INFINITY;
     if (!strcmp(node->op_type, "Relu")) {
         l = 0;
@@ -177,27 +205,43 @@ bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi)
         for (int k = 1; k <= 2 && k < node->n_inputs; k++) {
             int b = node->inputs[k];
             if (b < 0) continue;
-            const plan_value *bv = &p->values[b];
-            const ir_tensor *t = NULL; /* a Constant node after us in graph order is not planned yet */
-            if (!bv->host && g->values[b].producer >= 0 && !strcmp(g->nodes[g->values[b].producer].op_type, "Constant")) {
-                const ir_attr *a = ir_find_attr(&g->nodes[g->values[b].producer], "value");
-                if (a && a->type == ATTR_TENSOR) t = a->tensor;
-            }
-            const void *data = bv->host ? bv->host : t ? t->data : NULL;
-            vki_dtype dt = bv->host ? bv->dtype : t ? t->dtype : VKI_DTYPE_UNDEFINED;
-            if (!data || !dtype_is_float(dt) || (bv->host ? shape_numel(bv->dims, bv->rank) : shape_numel(t->dims, t->rank)) != 1)
-                return false;
-            float f = (float)host_read_f64(dt, data, 0);
-            if (k == 1) l = f;
-            else h = f;
+            double f;
+            if (!plan_const_scalar(p, b, &f)) return false;
+            if (k == 1) l = (float)f;
+            else h = (float)f;
         }
     } else {
         return false;
     }
-    p->fused[n] = true;
+    op_fuse_claim(c, n, v);
     *lo = l;
     *hi = h;
     return true;
+}
+
+bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi)
+{
+    return op_fuse_clamp_value(c, op_out_index(c, out), lo, hi);
+}
+
+int op_fuse_add_find(op_ctx *c, int v, int *other)
+{
+    plan *p = c->plan;
+    int n = sole_reader(p, v);
+    if (n < 0) return -1;
+    const ir_node *node = &p->graph->nodes[n];
+    if (strcmp(node->op_type, "Add") || node->n_inputs != 2) return -1;
+    int o = node->inputs[0] == v ? node->inputs[1] : node->inputs[0];
+    if (o < 0 || o == v) return -1;
+    const plan_value *x = &p->values[v], *ov = &p->values[o];
+    /* known now: an initializer, a folded constant or the output of a node planned earlier */
+    if (!ov->shaped || ov->dtype != x->dtype || ov->rank > x->rank) return -1;
+    for (int d = 0; d < ov->rank; d++) {
+        int64_t od = ov->dims[ov->rank - 1 - d], xd = x->dims[x->rank - 1 - d];
+        if (od != xd && od != 1) return -1; /* broadcasting must not grow v */
+    }
+    *other = o;
+    return n;
 }
 
 void *op_temp_const(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)

@@ -75,6 +75,27 @@ static vki_status plan_node(plan *p, int n)
     const ir_graph *g = p->graph;
     const ir_node *node = &g->nodes[n];
     op_ctx c = {p, node, n, p->vk, g->opset};
+    if (p->pattern[n] == PATTERN_INNER) { /* its pattern's last node does its work */
+        p->fused_nodes++;
+        return VKI_OK;
+    }
+    /* a pattern's last node is planned as one node of the fused op reading the pattern's inputs */
+    ir_attr attrs[2] = {{.name = "approximate", .type = ATTR_STRING, .s = "none", .s_len = 4}};
+    ir_node fused = {.name = node->name, .domain = "", .n_inputs = 1, .n_outputs = 1, .n_attrs = 1,
+                     .inputs = &p->pattern_in[(size_t)n * 3], .outputs = node->outputs, .attrs = attrs};
+    switch (p->pattern[n]) {
+    case PATTERN_GELU_TANH: attrs[0].s = "tanh"; /* fall through */
+    case PATTERN_GELU: fused.op_type = "Gelu"; break;
+    case PATTERN_LAYER_NORM:
+        fused.op_type = "LayerNormalization";
+        fused.n_inputs = 3;
+        attrs[0] = (ir_attr){.name = "axis", .type = ATTR_INT, .i = -1};
+        attrs[1] = (ir_attr){.name = "epsilon", .type = ATTR_FLOAT, .f = p->pattern_eps[n]};
+        fused.n_attrs = 2;
+        break;
+    default: break;
+    }
+    if (fused.op_type) c.node = node = &fused;
     const op_def *def = op_find(node->domain, node->op_type);
     if (!def)
         return op_error(&c, VKI_ERROR_UNSUPPORTED, "vkinfer has no implementation of op %s%s%s (see `vkinfer ops`)",
@@ -89,10 +110,11 @@ static vki_status plan_node(plan *p, int n)
     int first_dispatch = p->n_dispatches;
     p->current_node = n;
     if (p->fused[n]) { /* its producer's kernel applied it: the output is that value */
-        plan_value *x = &p->values[node->inputs[0]];
+        int slot = p->fused[n] - 1;
+        plan_value *x = &p->values[node->inputs[slot]];
         VKI_TRY(op_set_output(&c, 0, x->dtype, x->rank, x->dims));
         p->fused_nodes++;
-        return op_output_alias(&c, 0, 0);
+        return op_output_alias(&c, 0, slot);
     }
     VKI_TRY(def->plan(&c));
     VKI_TRY(plan_finish_node(&c));
@@ -170,13 +192,13 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks
         p->uses = calloc((size_t)g->n_values + 1, sizeof *p->uses);
         p->reader = calloc((size_t)g->n_values + 1, sizeof *p->reader);
         p->fused = calloc((size_t)g->n_nodes + 1, sizeof *p->fused);
-        if (!p->uses || !p->reader || !p->fused) st = vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
-        for (int n = 0; st == VKI_OK && n < g->n_nodes; n++)
-            for (int i = 0; live[n] && i < g->nodes[n].n_inputs; i++)
-                if (g->nodes[n].inputs[i] >= 0) {
-                    p->uses[g->nodes[n].inputs[i]]++;
-                    p->reader[g->nodes[n].inputs[i]] = n;
-                }
+        p->pattern = calloc((size_t)g->n_nodes + 1, sizeof *p->pattern);
+        p->pattern_in = calloc((size_t)g->n_nodes * 3 + 1, sizeof *p->pattern_in);
+        p->pattern_eps = calloc((size_t)g->n_nodes + 1, sizeof *p->pattern_eps);
+        if (!p->uses || !p->reader || !p->fused || !p->pattern || !p->pattern_in || !p->pattern_eps)
+            st = vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+        else
+            st = plan_fuse_patterns(p, live);
     }
     for (int n = 0; st == VKI_OK && n < g->n_nodes; n++)
         if (live[n]) st = plan_node(p, n);
@@ -237,6 +259,9 @@ void plan_destroy(plan *p)
     free(p->uses);
     free(p->reader);
     free(p->fused);
+    free(p->pattern);
+    free(p->pattern_in);
+    free(p->pattern_eps);
     free(p);
     if (locked) pthread_mutex_unlock(&vk->plan_lock);
 }

@@ -71,8 +71,25 @@ struct plan {
     int *out_copy;  /* per value: this node's scratch copy of the output in its kernel's storage, or -1 */
     int *uses;     /* input slots of live nodes that read the value */
     int *reader;   /* the last live node that reads it */
-    bool *fused;   /* per node: its work is done by its producer's kernel */
+    int *fused;    /* per node: 1 + the input slot whose value's producer applied the node (its
+                    * output is a view of that input); 0: planned as itself */
+    uint8_t *pattern; /* per node: enum plan_pattern (src/plan/fuse.c) */
+    int *pattern_in;  /* per node, 3 each: the inputs of the pattern whose last node this is (-1: none) */
+    float *pattern_eps; /* per node: PATTERN_LAYER_NORM's epsilon */
+    bool no_fusion;   /* VKINFER_NO_FUSION: no patterns, no epilogues */
 };
+
+/* Patterns of several nodes planned as one op (src/plan/fuse.c). The pattern's last node is
+ * planned as the op (on inputs pattern_in, writing the last node's output); the other nodes
+ * are PATTERN_INNER: skipped, their outputs never exist. */
+enum plan_pattern { PATTERN_NONE = 0, PATTERN_INNER, PATTERN_GELU, PATTERN_GELU_TANH, PATTERN_LAYER_NORM };
+
+/* Finds the patterns among live nodes and marks them in p->pattern / p->pattern_in, then
+ * counts p->uses and p->reader over the nodes as they will be planned. */
+vki_status plan_fuse_patterns(plan *p, const bool *live);
+/* Whether value v is a float scalar known before planning (an initializer or a Constant
+ * node's tensor, of one element); its value in *out. */
+bool plan_const_scalar(const plan *p, int v, double *out);
 
 /* Builds a plan for the given input shapes (ranks[i], dims[i*VKI_MAX_RANK...]). Inputs with
  * keyed[i] are treated as constants holding data[i] (an op needs their values at plan time:

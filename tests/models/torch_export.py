@@ -30,14 +30,14 @@ def randomize_batchnorm(model, seed=1):
     return model
 
 
-def run_exported(vkinfer, model, inputs, tmp, opset):
+def run_exported(vkinfer, model, inputs, tmp, opset, extra=()):
     """Exports `model` (inputs in0, in1..., output 'out') into folder `tmp`, runs `vkinfer run`
-    on the inputs and returns (process, output array or None). bfloat16 inputs are saved as
+    on the inputs (with `extra` arguments) and returns (process, output array or None). bfloat16 inputs are saved as
     float32, which vkinfer takes for them (numpy has no bfloat16)."""
     names = [f"in{i}" for i in range(len(inputs))]
     path = os.path.join(tmp, "model.onnx")
     export_onnx(model, inputs, path, names, ["out"], opset)
-    cmd = [vkinfer, "run", path, "--output-dir", os.path.join(tmp, "out")]
+    cmd = [vkinfer, "run", path, "--output-dir", os.path.join(tmp, "out"), *extra]
     for n, t in zip(names, inputs):
         np.save(os.path.join(tmp, n + ".npy"), t.float().numpy() if t.dtype == torch.bfloat16 else t.numpy())
         cmd += ["--input", f"{n}={os.path.join(tmp, n + '.npy')}"]

@@ -1,0 +1,231 @@
+/* Plan-time pattern fusion: chains of nodes that one kernel computes, found before any node
+ * is planned, so that the ops files stay one op each. A pattern is planned at its last node
+ * as one op (plan_node in plan.c) on the pattern's input; its other nodes are skipped.
+ *
+ * GELU as the TorchScript exporter writes it (opset < 20 has no Gelu op):
+ *   y = Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5)
+ * also with Mul(x, 1/sqrt 2) for the Div, the 0.5 applied to x first
+ * (Mul(Mul(x, 0.5), Add(...)), as Hugging Face's exports have it) or to the Add first, and
+ * any operand order of Add and Mul. Every intermediate value must have the pattern's next
+ * node as its only reader and must not be a graph output. Constants match within 1e-6.
+ *
+ * LayerNormalization over the last axis as exports of opset < 17 spell it (ReduceMean, Sub,
+ * Pow 2, ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta): see match_layer_norm. */
+#include "plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool plan_const_scalar(const plan *p, int v, double *out)
+{
+    const ir_graph *g = p->graph;
+    if (v < 0) return false;
+    const plan_value *pv = &p->values[v];
+    const void *data = NULL;
+    vki_dtype dt = VKI_DTYPE_UNDEFINED;
+    int64_t numel = 0;
+    if (pv->host) {
+        data = pv->host, dt = pv->dtype, numel = shape_numel(pv->dims, pv->rank);
+    } else if (v < g->n_values && g->values[v].producer >= 0 &&
+               !strcmp(g->nodes[g->values[v].producer].op_type, "Constant")) {
+        /* a Constant node is not planned yet when the pass runs, nor when it follows in graph order */
+        const ir_attr *a = ir_find_attr(&g->nodes[g->values[v].producer], "value");
+        if (a && a->type == ATTR_TENSOR && a->tensor) {
+            data = a->tensor->data, dt = a->tensor->dtype, numel = shape_numel(a->tensor->dims, a->tensor->rank);
+        }
+    }
+    if (!data || !dtype_is_float(dt) || numel != 1) return false;
+    *out = host_read_f64(dt, data, 0);
+    return true;
+}
+
+typedef struct matcher {
+    plan *p;
+    const bool *live;
+} matcher;
+
+static bool is_op(const matcher *m, int n, const char *op, int n_inputs)
+{
+    const ir_node *node = &m->p->graph->nodes[n];
+    return m->live[n] && m->p->pattern[n] == PATTERN_NONE && !*node->domain && !strcmp(node->op_type, op) &&
+           node->n_inputs == n_inputs && node->n_outputs >= 1 && node->outputs[0] >= 0;
+}
+
+static int out0(const matcher *m, int n) { return m->p->graph->nodes[n].outputs[0]; }
+
+/* The live node that alone reads intermediate value v (once), which is not a graph output, if it
+ * is `op`; -1 otherwise. */
+static int only_reader(const matcher *m, int v, const char *op, int n_inputs)
+{
+    const ir_graph *g = m->p->graph;
+    if (v < 0 || g->values[v].is_output || m->p->uses[v] != 1) return -1;
+    int n = m->p->reader[v];
+    return is_op(m, n, op, n_inputs) ? n : -1;
+}
+
+/* For a binary node reading v: its other operand, or -1 (also when both are v). */
+static int other_input(const matcher *m, int n, int v)
+{
+    const ir_node *node = &m->p->graph->nodes[n];
+    if (node->inputs[0] == v && node->inputs[1] != v) return node->inputs[1];
+    if (node->inputs[1] == v && node->inputs[0] != v) return node->inputs[0];
+    return -1;
+}
+
+static bool is_const(const matcher *m, int v, double want)
+{
+    double f;
+    return plan_const_scalar(m->p, v, &f) && fabs(f - want) <= 1e-6;
+}
+
+/* Node n as the first node of an erf-GELU: marks the pattern and returns true. */
+static bool match_gelu(matcher *m, int n)
+{
+    const ir_node *d = &m->p->graph->nodes[n];
+    int x;
+    if (is_op(m, n, "Div", 2) && is_const(m, d->inputs[1], sqrt(2.0))) {
+        x = d->inputs[0];
+    } else if (is_op(m, n, "Mul", 2) && is_const(m, d->inputs[1], sqrt(0.5))) {
+        x = d->inputs[0];
+    } else if (is_op(m, n, "Mul", 2) && is_const(m, d->inputs[0], sqrt(0.5))) {
+        x = d->inputs[1];
+    } else {
+        return false;
+    }
+    if (x < 0) return false;
+    int e = only_reader(m, out0(m, n), "Erf", 1);
+    if (e < 0) return false;
+    int a = only_reader(m, out0(m, e), "Add", 2);
+    if (a < 0 || !is_const(m, other_input(m, a, out0(m, e)), 1.0)) return false;
+    int r = only_reader(m, out0(m, a), "Mul", 2);
+    if (r < 0) return false;
+    int r_other = other_input(m, r, out0(m, a)), nodes[6] = {n, e, a, r, -1, -1}, last;
+    if (r_other == x) { /* x * (1 + erf) then * 0.5 */
+        int h = only_reader(m, out0(m, r), "Mul", 2);
+        if (h < 0 || !is_const(m, other_input(m, h, out0(m, r)), 0.5)) return false;
+        nodes[4] = last = h;
+    } else if (is_const(m, r_other, 0.5)) { /* (1 + erf) * 0.5 then * x */
+        int h = only_reader(m, out0(m, r), "Mul", 2);
+        if (h < 0 || other_input(m, h, out0(m, r)) != x) return false;
+        nodes[4] = last = h;
+    } else { /* (x * 0.5) * (1 + erf) */
+        const ir_graph *g = m->p->graph;
+        if (r_other < 0 || r_other >= g->n_values) return false;
+        int h = g->values[r_other].producer;
+        if (h < 0 || !is_op(m, h, "Mul", 2) || only_reader(m, r_other, "Mul", 2) != r) return false;
+        int hx = other_input(m, h, x);
+        if (hx < 0 || !is_const(m, hx, 0.5)) return false;
+        nodes[4] = h;
+        last = r;
+    }
+    for (int i = 0; i < 6; i++)
+        if (nodes[i] >= 0) m->p->pattern[nodes[i]] = PATTERN_INNER;
+    m->p->pattern[last] = PATTERN_GELU;
+    m->p->pattern_in[(size_t)last * 3] = x;
+    return true;
+}
+
+/* ReduceMean over the last axis, keeping it (the attribute form of opsets < 18). */
+static bool is_mean_last(const matcher *m, int n)
+{
+    const ir_node *node = &m->p->graph->nodes[n];
+    const int64_t *axes;
+    return ir_attr_ints(node, "axes", &axes) == 1 && axes[0] == -1 && ir_attr_int(node, "keepdims", 1) == 1;
+}
+
+/* A live node other than `not` that reads v, or -1. */
+static int other_reader(const matcher *m, int v, int not)
+{
+    const ir_graph *g = m->p->graph;
+    for (int n = 0; n < g->n_nodes; n++)
+        for (int i = 0; m->live[n] && n != not && i < g->nodes[n].n_inputs; i++)
+            if (g->nodes[n].inputs[i] == v) return n;
+    return -1;
+}
+
+/* A 1-D float initializer, or an Identity of one (exporters share equal weights that way). */
+static bool is_vector(const matcher *m, int v)
+{
+    const ir_graph *g = m->p->graph;
+    for (int hops = 0; v >= 0 && v < g->n_values && hops < 8; hops++) {
+        if (g->values[v].kind == VALUE_INITIALIZER)
+            return m->p->values[v].rank == 1 && dtype_is_float(m->p->values[v].dtype);
+        int n = g->values[v].producer;
+        if (n < 0 || strcmp(g->nodes[n].op_type, "Identity") || *g->nodes[n].domain || g->nodes[n].n_inputs != 1) return false;
+        v = g->nodes[n].inputs[0];
+    }
+    return false;
+}
+
+/* Node n as the first node of LayerNormalization over the last axis as opset < 17 exports
+ * spell it: d = Sub(x, ReduceMean(x)); y = Add(Mul(Div(d, Sqrt(Add(ReduceMean(Pow(d, 2)),
+ * eps))), gamma), beta), gamma and beta 1-D initializers (or Identities of them); d is read by the Pow and the Div. */
+static bool match_layer_norm(matcher *m, int n)
+{
+    const ir_graph *g = m->p->graph;
+    if (!is_op(m, n, "ReduceMean", 1) || !is_mean_last(m, n)) return false;
+    int x = g->nodes[n].inputs[0];
+    int sub = only_reader(m, out0(m, n), "Sub", 2);
+    if (x < 0 || sub < 0 || g->nodes[sub].inputs[0] != x || g->nodes[sub].inputs[1] != out0(m, n)) return false;
+    int d = out0(m, sub);
+    if (g->values[d].is_output || m->p->uses[d] != 2) return false;
+    int pw = other_reader(m, d, -1), dv = pw >= 0 ? other_reader(m, d, pw) : -1;
+    if (pw >= 0 && dv >= 0 && is_op(m, pw, "Div", 2)) {
+        int t = pw;
+        pw = dv;
+        dv = t;
+    }
+    if (pw < 0 || dv < 0 || !is_op(m, pw, "Pow", 2) || g->nodes[pw].inputs[0] != d || !is_const(m, g->nodes[pw].inputs[1], 2.0))
+        return false;
+    int r2 = only_reader(m, out0(m, pw), "ReduceMean", 1);
+    if (r2 < 0 || !is_mean_last(m, r2)) return false;
+    int ae = only_reader(m, out0(m, r2), "Add", 2);
+    double eps;
+    if (ae < 0 || !plan_const_scalar(m->p, other_input(m, ae, out0(m, r2)), &eps) || eps < 0) return false;
+    int sq = only_reader(m, out0(m, ae), "Sqrt", 1);
+    if (sq < 0 || only_reader(m, out0(m, sq), "Div", 2) != dv || g->nodes[dv].inputs[0] != d) return false;
+    int mu = only_reader(m, out0(m, dv), "Mul", 2);
+    int gamma = mu >= 0 ? other_input(m, mu, out0(m, dv)) : -1;
+    int ab = mu >= 0 ? only_reader(m, out0(m, mu), "Add", 2) : -1;
+    int beta = ab >= 0 ? other_input(m, ab, out0(m, mu)) : -1;
+    if (!is_vector(m, gamma) || !is_vector(m, beta)) return false;
+    int nodes[9] = {n, sub, pw, r2, ae, sq, dv, mu, ab};
+    for (int i = 0; i < 9; i++) m->p->pattern[nodes[i]] = PATTERN_INNER;
+    m->p->pattern[ab] = PATTERN_LAYER_NORM;
+    m->p->pattern_in[(size_t)ab * 3] = x;
+    m->p->pattern_in[(size_t)ab * 3 + 1] = gamma;
+    m->p->pattern_in[(size_t)ab * 3 + 2] = beta;
+    m->p->pattern_eps[ab] = (float)eps;
+    return true;
+}
+
+static void count_uses(plan *p, const bool *live)
+{
+    const ir_graph *g = p->graph;
+    memset(p->uses, 0, (size_t)g->n_values * sizeof *p->uses);
+    for (int n = 0; n < g->n_nodes; n++) {
+        if (!live[n] || p->pattern[n] == PATTERN_INNER) continue;
+        bool pattern = p->pattern[n] != PATTERN_NONE; /* planned as one op on the pattern's inputs */
+        const int *in = pattern ? &p->pattern_in[(size_t)n * 3] : g->nodes[n].inputs;
+        for (int i = 0; i < (pattern ? 3 : g->nodes[n].n_inputs); i++)
+            if (in[i] >= 0) {
+                p->uses[in[i]]++;
+                p->reader[in[i]] = n;
+            }
+    }
+}
+
+vki_status plan_fuse_patterns(plan *p, const bool *live)
+{
+    count_uses(p, live);
+    p->no_fusion = getenv("VKINFER_NO_FUSION") != NULL; /* measure against the graph as it is */
+    if (p->no_fusion) return VKI_OK;
+    matcher m = {p, live};
+    bool found = false;
+    for (int n = 0; n < p->graph->n_nodes * 3; n++) p->pattern_in[n] = -1;
+    for (int n = 0; n < p->graph->n_nodes; n++)
+        if (match_gelu(&m, n) || match_layer_norm(&m, n)) found = true;
+    if (found) count_uses(p, live);
+    return VKI_OK;
+}

@@ -1,0 +1,165 @@
+"""Plan-time fusion (docs/architecture.md, "Fusion"): each model is exported by the TorchScript
+exporter, run by `vkinfer run` with fusion on and with VKINFER_NO_FUSION=1, and compared with
+PyTorch eager; the fused plan must have at least the expected number of dispatches fewer and
+at least that many nodes "fused into their producer". A `control` case builds a pattern that
+must NOT fuse (an intermediate read twice, a residual of a batched product) and expects 0.
+Opset 14 exports spell LayerNormalization as nine nodes, which are planned as one.
+
+    fusion.py VKINFER [fp16]
+
+Run it with VKINFER_MATMUL_KERNELS=cpu and =gpu so that both MatMul kernel families take the
+fused C operand. fp16: the fp16 execution mode, bound 1e-2 * max|ref|. Passes when
+max|vkinfer - eager| <= 1e-4 * max|eager| + 1e-5 (fp32)."""
+import math
+import os
+import re
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from torch_export import run_exported
+
+
+class BiasRelu(nn.Module):
+    """3-D Linear = MatMul + Add(bias): the Add and the Relu fold into the MatMul (2 per layer)."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(64, 96), nn.Linear(96, 32)
+
+    def forward(self, x):
+        return self.l2(torch.relu(self.l1(x)))
+
+
+class Residual(nn.Module):
+    """x + Linear(x) without bias: a residual of the output's shape is C (1 per layer); a
+    Relu after it is the clamp (1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(64, 64, bias=False), nn.Linear(64, 64, bias=False)
+
+    def forward(self, x):
+        h = torch.relu(self.l1(x) + x)
+        return h + self.l2(h)  # residual first in the Add
+
+
+def gelu_hf(x):  # Hugging Face's: 0.5 applied to x first
+    return x * 0.5 * (1.0 + torch.erf(x / math.sqrt(2.0)))
+
+
+def gelu_half_first(x):  # 0.5 applied to (1 + erf) first, Mul by 1/sqrt(2)
+    return x * (0.5 * (1.0 + torch.erf(x * (1.0 / math.sqrt(2.0)))))
+
+
+class Gelus(nn.Module):
+    """Three erf-GELU spellings, 4 nodes fused each, plus a bias Add on each Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2, self.l3 = nn.Linear(32, 128), nn.Linear(128, 64), nn.Linear(64, 16)
+
+    def forward(self, x):
+        h = nn.functional.gelu(self.l1(x))
+        h = gelu_hf(self.l2(h))
+        return gelu_half_first(self.l3(h))
+
+
+class Control(nn.Module):
+    """Patterns that must not fuse: the Erf output is also read elsewhere; a batched product's
+    residual (C has no batch strides); a bias Add whose MatMul output is also read again."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(2, 16, 16) * 0.2)
+        self.b = nn.Parameter(torch.randn(16))
+
+    def forward(self, x):
+        e = torch.erf(x / math.sqrt(2.0))
+        g = x * (1.0 + e) * 0.5 + e
+        m = torch.matmul(g, self.w)  # [2,8,16] x [2,16,16]: batched
+        r = m + g
+        p = torch.matmul(r, self.w[0])
+        return (p + self.b) * p
+
+
+class Encoder(nn.Module):
+    """BERT-shaped layers (small): attention, bias Adds, GELU, residual Adds, LayerNorm."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(64, 4, 256, dropout=0.0, batch_first=True, activation="gelu")
+        self.enc = nn.TransformerEncoder(layer, 2)
+
+    def forward(self, x):
+        return self.enc(x)
+
+
+# name: (model, inputs, opset, dispatches fewer at least)
+CASES = {
+    "bias_relu": (BiasRelu, (torch.randn(2, 10, 64),), 17, 3),
+    "residual": (Residual, (torch.randn(3, 7, 64),), 17, 3),
+    "gelus": (Gelus, (torch.randn(2, 5, 32),), 17, 15),
+    "control": (Control, (torch.randn(2, 8, 16),), 17, 0),
+    # per layer: 2 GELUs' 4 nodes, the feed-forward's 2 bias Adds, the in-projection's bias Add
+    "encoder": (Encoder, (torch.randn(1, 12, 64),), 17, 2 * (4 + 2 + 1)),
+    # opset 14: LayerNormalization spelled as 9 nodes, 2 per layer, planned as one each
+    "encoder_opset14": (Encoder, (torch.randn(1, 12, 64),), 14, 2 * (4 + 2 + 1 + 2 * 8)),
+}
+
+
+def plan_line(run):
+    m = re.search(r"plan: (\d+) dispatches, \d+ GPU nodes, (\d+) fused into their producer", run.stdout)
+    return (int(m.group(1)), int(m.group(2))) if m else (None, None)
+
+
+def main():
+    vkinfer = sys.argv[1]
+    fp16 = len(sys.argv) > 2 and sys.argv[2] == "fp16"
+    failed = 0
+    for name, (cls, inputs, opset, fewer) in CASES.items():
+        torch.manual_seed(0)
+        model = cls().eval()
+        with torch.no_grad():
+            ref = model(*inputs).numpy()
+        results = {}
+        for mode in ("fused", "unfused"):
+            if mode == "unfused":
+                os.environ["VKINFER_NO_FUSION"] = "1"
+            else:
+                os.environ.pop("VKINFER_NO_FUSION", None)
+            with tempfile.TemporaryDirectory() as tmp:
+                run, got = run_exported(vkinfer, model, inputs, tmp, opset, ["--precision", "fp16"] if fp16 else [])
+            if got is None:
+                print(f"FAIL {name} {mode}: vkinfer exited {run.returncode}")
+                failed += 1
+                continue
+            err = float(np.max(np.abs(got.astype(np.float64) - ref))) if got.shape == ref.shape else float("inf")
+            bound = (1e-2 if fp16 else 1e-4) * float(np.max(np.abs(ref))) + 1e-5
+            dispatches, fused = plan_line(run)
+            results[mode] = (dispatches, fused)
+            ok = err <= bound
+            print(f"{'PASS' if ok else 'FAIL'} {name} {mode}: max abs error {err:.3g} (bound {bound:.3g}), "
+                  f"{dispatches} dispatches, {fused} fused")
+            failed += not ok
+        os.environ.pop("VKINFER_NO_FUSION", None)
+        if len(results) == 2:
+            (d_on, f_on), (d_off, f_off) = results["fused"], results["unfused"]
+            if fewer == 0:
+                if d_on != d_off:
+                    print(f"FAIL {name}: nothing should fuse, yet {d_off} -> {d_on} dispatches")
+                    failed += 1
+            elif d_off - d_on < fewer or f_on - f_off < fewer:
+                print(f"FAIL {name}: {d_off} -> {d_on} dispatches, {f_off} -> {f_on} fused; expected at least {fewer} fewer")
+                failed += 1
+            else:
+                print(f"{name}: {d_off} -> {d_on} dispatches")
+    print("PASS" if not failed else f"FAIL ({failed})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
