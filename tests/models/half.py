@@ -16,8 +16,8 @@ KIND:
          Bound: max|err| <= 1e-2 * max|ref|.
 Every case also prints its error against float32 eager, and checks the memory the half run
 reports (`vkinfer bench --json`: weight_bytes) against the float32 run of the same model: at
-most half of it plus one 256-byte alignment pad per initializer (constants are placed at
-256-byte offsets, which dominates for tiny models).
+most half of it plus one 256-byte alignment pad per initializer or Constant node (constants are
+placed at 256-byte offsets, which dominates for tiny models).
 
 MODEL: mlp, transformer (batch 8), unet1d, cnn, mobilenet_v2, resnet18."""
 import json
@@ -162,7 +162,8 @@ def main():
         err = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("inf")
         err32 = float(np.max(np.abs(got - ref32))) if got.shape == ref32.shape else float("inf")
         w32, w16 = weight_bytes(vkinfer, path32, []), weight_bytes(vkinfer, path, half_flags)
-        n_init = len(onnx.load(path).graph.initializer)
+        g = onnx.load(path).graph
+        n_init = len(g.initializer) + sum(n.op_type == "Constant" for n in g.node)
     print(f"{kind} {name}: reference {what}")
     print(f"{kind} {name}: max abs error {err:.3g} (bound {bound_rel * scale:.3g}, max|ref| {scale:.3g}); "
           f"against float32 eager {err32:.3g} ({err32 / scale:.2e} relative)")
