@@ -144,9 +144,9 @@ static bool rows_of_8(const mm_problem *p)
 /* Records the dispatches of one product. Up to three batch dims go to the shader (z is
  * their flattened index); further outer dims, and z beyond the grid limit, are looped here.
  * Operands larger than one binding are bound as windows of consecutive batches. */
-static vki_status record(op_ctx *c, const mm_problem *p)
+vki_status mm_record(op_ctx *c, const mm_problem *p)
 {
-    plan_value *a = op_in(c, 0), *b = op_in(c, 1), *y = op_out(c, 0);
+    plan_value *a = op_value(c, p->a_value), *b = op_value(c, p->b_value), *y = op_value(c, p->y_value);
     int64_t a_numel = shape_numel(a->dims, a->rank), b_numel = shape_numel(b->dims, b->rank);
     int64_t y_numel = shape_numel(y->dims, y->rank);
     if (a_numel > UINT32_MAX || b_numel > UINT32_MAX || y_numel > UINT32_MAX)
@@ -171,8 +171,7 @@ static vki_status record(op_ctx *c, const mm_problem *p)
     uint32_t spec_tiled[15] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0, clamp};
     uint32_t spec_gemv[8] = {MM_LOCAL, out_dt, is_int, (uint32_t)(p->M ? p->M : 1), gemv_cols, b_k_contig, p->has_c, clamp};
     /* without C, binding 2 repeats A: the shaders never read it */
-    int values[4] = {op_in_index(c, 0), op_in_index(c, 1), p->has_c ? p->c_value : op_in_index(c, 0),
-                     op_out_index(c, 0)};
+    int values[4] = {p->a_value, p->b_value, p->has_c ? p->c_value : p->a_value, p->y_value};
     /* float operands all held as halves run the kernels' 16-bit variants on them as they are;
      * windows and sizes below are in elements of that storage */
     gpu_storage st = is_int ? GPU_W32 : op_half_storage(c, values, 4);
@@ -343,7 +342,10 @@ static vki_status finish(op_ctx *c, mm_problem *p)
         return VKI_OK;
     }
     fuse_epilogues(c, p);
-    return record(c, p);
+    p->a_value = op_in_index(c, 0);
+    p->b_value = op_in_index(c, 1);
+    p->y_value = op_out_index(c, 0);
+    return mm_record(c, p);
 }
 
 static vki_status require_same_dtype(op_ctx *c, int i)

@@ -9,6 +9,8 @@ enum { MM_MAX_BATCH = VKI_MAX_RANK, MM_SHADER_BATCH_DIMS = 3 };
 
 /* One (batched) product, all strides in elements. Y is contiguous [batch..., M, N]. */
 typedef struct mm_problem {
+    int a_value, b_value, y_value; /* A, B and Y: MatMul/Gemm's inputs 0, 1 and output 0, or a
+                                    * convolution's weights, image columns and output */
     int64_t M, N, K;
     int64_t sam, sak, sbk, sbn; /* A(m,k) = A[m*sam + k*sak], B(k,n) = B[k*sbk + n*sbn] */
     bool has_c;
@@ -24,6 +26,10 @@ typedef struct mm_problem {
 /* Whether MatMul/Gemm take the CPU-device kernels: on CPU devices (lavapipe), unless
  * VKINFER_MATMUL_KERNELS=gpu|cpu says otherwise (so that CI on lavapipe tests both). */
 bool mm_cpu_kernels(const op_ctx *c);
+
+/* Records p (the node's dispatches) with the kernel the device and shapes call for. Used by
+ * MatMul, Gemm and, for convolutions as matrix products, Conv (src/ops/conv.c). */
+vki_status mm_record(op_ctx *c, const mm_problem *p);
 
 /* Records p with the CPU-device kernels (shaders/matmul_cpu*.comp). Sets *taken = false and
  * records nothing when they do not take p (integer products, operands or packed copies larger

@@ -53,8 +53,8 @@ static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
  * constant, -2 out of memory. */
 static int pack_b_on_host(op_ctx *c, const mm_problem *p, const mm_cpu_tiling *t, int64_t K4, int64_t groups)
 {
-    plan_value *b = op_in(c, 1);
-    if (!op_input_is_const(c, 1) || !b->host) return -1;
+    plan_value *b = op_value(c, p->b_value);
+    if (!b->host) return -1;
     int64_t per = p->K * p->N, n_mat = per ? shape_numel(b->dims, b->rank) / per : 0;
     int64_t rn = t->rn, lx = t->lx, packed_per = groups * K4 * 4 * lx * rn;
     int value;
@@ -87,7 +87,8 @@ static vki_status pack_on_device(op_ctx *c, const mm_problem *p, int input, cons
 vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
 {
     *taken = false;
-    plan_value *a = op_in(c, 0), *b = op_in(c, 1), *y = op_out(c, 0), *cv = p->has_c ? op_value(c, p->c_value) : NULL;
+    plan_value *a = op_value(c, p->a_value), *b = op_value(c, p->b_value), *y = op_value(c, p->y_value);
+    plan_value *cv = p->has_c ? op_value(c, p->c_value) : NULL;
     /* the shader hands rows from lane to lane for subgroups of 4 to 16 lanes (8 on AVX2) */
     uint32_t lanes = c->vk->caps.subgroup_size;
     if (!dtype_is_float(y->dtype) || p->nb > MM_SHADER_BATCH_DIMS || p->K == 0 || lanes < 4 || lanes > 16 ||
@@ -110,7 +111,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     /* every operand and packed copy is bound whole: larger ones take the GPU kernels' windows */
     uint64_t range = op_max_binding_bytes(c);
     bool a_direct = p->sak == 1 && p->K % 4 == 0 && p->sam % 4 == 0 && sa[0] % 4 == 0 && sa[1] % 4 == 0 && sa[2] % 4 == 0;
-    bool b_host = op_input_is_const(c, 1) && b->host && p->K * p->N > 0;
+    bool b_host = b->host && p->K * p->N > 0;
     /* B's rows read in place as vec4s; constant weights are repacked all the same, for free */
     bool b_direct = !b_host && p->sbn == 1 && p->N % 4 == 0 && p->K % 4 == 0 && p->sbk % 4 == 0 && sb[0] % 4 == 0 &&
                     sb[1] % 4 == 0 && sb[2] % 4 == 0;
@@ -126,7 +127,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
         .M = (uint32_t)p->M, .N = (uint32_t)p->N, .K4 = (uint32_t)K4, .scm = (uint32_t)p->scm, .scn = (uint32_t)p->scn,
         .alpha = p->alpha, .beta = p->beta, .bd1 = (uint32_t)bd[1], .bd2 = (uint32_t)bd[2], .lo = p->lo, .hi = p->hi,
     };
-    int a_value = op_in_index(c, 0), b_value;
+    int a_value = p->a_value, b_value;
     if (a_direct) {
         push.a_row = (uint32_t)(p->sam / 4);
         push.sa0 = (uint32_t)(sa[0] / 4), push.sa1 = (uint32_t)(sa[1] / 4), push.sa2 = (uint32_t)(sa[2] / 4);
@@ -145,7 +146,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
         push.sb0 = (uint32_t)(sb[0] / per * per_matrix), push.sb1 = (uint32_t)(sb[1] / per * per_matrix);
         push.sb2 = (uint32_t)(sb[2] / per * per_matrix);
     } else if (b_direct) {
-        b_value = op_in_index(c, 1);
+        b_value = p->b_value;
         push.b_row = (uint32_t)(p->sbk / 4);
         push.sb0 = (uint32_t)(sb[0] / 4), push.sb1 = (uint32_t)(sb[1] / 4), push.sb2 = (uint32_t)(sb[2] / 4);
     } else {
@@ -155,7 +156,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
 
     uint32_t spec[8] = {t.lx, op_dtype_code(y->dtype), t.rq, t.rn, p->has_c, p->clamp, sg, b_direct};
     /* without C, binding 2 repeats Y's input A: the shader never reads it */
-    int values[4] = {a_value, b_value, p->has_c ? p->c_value : a_value, op_out_index(c, 0)};
+    int values[4] = {a_value, b_value, p->has_c ? p->c_value : a_value, p->y_value};
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
         gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
         push.batch_base = (uint32_t)z0;
