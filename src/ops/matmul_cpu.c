@@ -78,7 +78,7 @@ static vki_status pack_on_device(op_ctx *c, const mm_problem *p, int input, cons
                          (uint32_t)(is_b ? p->sbk : p->sam), (uint32_t)(is_b ? p->sbn : p->sak), (uint32_t)K4,
                          (uint32_t)bd[1], (uint32_t)bd[2], (uint32_t)st[0], (uint32_t)st[1], (uint32_t)st[2], 0};
     uint32_t spec[4] = {MM_PACK_LOCAL, is_b, t->rn, t->lx};
-    int values[2] = {op_in_index(c, input), *value};
+    int values[2] = {input ? p->b_value : p->a_value, *value};
     uint32_t gx, gy;
     op_grid_1d((uint64_t)count, MM_PACK_LOCAL, &gx, &gy);
     return op_dispatch(c, "matmul_cpu_pack", spec, 4, &push, sizeof push, values, 2, gx, gy, 1);
