@@ -96,9 +96,11 @@ static vki_status plan_topk(op_ctx *c)
         (uint32_t)rows, (uint32_t)n, (uint32_t)k, (uint32_t)shape_numel(x->dims + axis + 1, x->rank - axis - 1)};
     uint32_t gx, gy;
     op_grid_1d((uint64_t)rows, 1, &gx, &gy);
-    if (n <= BITONIC_MAX_ROW) {
-        uint32_t size = 2;
-        while (size < n) size *= 2;
+    uint32_t size = 2;
+    while (size < n && size <= BITONIC_MAX_ROW) size *= 2;
+    /* the sort holds a key and an index per element in shared memory: 16 KiB at 2048, all an
+     * Android Baseline device has; a device with less takes the selection kernel */
+    if (n <= BITONIC_MAX_ROW && (uint64_t)size * 8 <= c->vk->caps.props.limits.maxComputeSharedMemorySize) {
         uint32_t spec[4] = {128, op_dtype_code(x->dtype), largest, size};
         return op_dispatch(c, "topk_bitonic", spec, 4, &push, sizeof push, values, 3, gx, gy, 1);
     }

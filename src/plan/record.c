@@ -98,6 +98,8 @@ static vki_status use_weight_cache(plan *p)
         wc->blocks = blocks;
         vki_status st = upload_constants(p, &wc->blocks[wc->n_blocks], bytes, new_shared_constant);
         if (st != VKI_OK) { /* forget the half-made block */
+            if (st == VKI_ERROR_OUT_OF_MEMORY)
+                st = vki_fail_prefix(st, "the session's shared weights (%llu bytes): ", (unsigned long long)bytes);
             for (int v = 0; v < p->n_values && v < p->graph->n_values; v++)
                 if (wc->block_of[v] == wc->n_blocks) wc->block_of[v] = -1;
             vk_buffer_destroy(p->vk, &wc->blocks[wc->n_blocks]);
@@ -292,9 +294,14 @@ vki_status plan_record(plan *p)
 {
     vk_context *vk = p->vk;
     const ir_graph *g = p->graph;
-    VKI_TRY(upload_constants(p, &p->weights, p->weight_bytes, plan_local_constant));
+    vki_status st = upload_constants(p, &p->weights, p->weight_bytes, plan_local_constant);
+    if (st == VKI_ERROR_OUT_OF_MEMORY)
+        return vki_fail_prefix(st, "the weights (%llu bytes): ", (unsigned long long)p->weight_bytes);
+    VKI_TRY(st);
     VKI_TRY(use_weight_cache(p));
-    VKI_TRY(vk_buffer_create(vk, p->arena_bytes, VK_BUFFER_DEVICE, &p->intermediates));
+    st = vk_buffer_create(vk, p->arena_bytes, VK_BUFFER_DEVICE, &p->intermediates);
+    if (st != VKI_OK)
+        return vki_fail_prefix(st, "the intermediates of a plan (%llu bytes): ", (unsigned long long)p->arena_bytes);
     p->input_offsets = calloc((size_t)g->n_inputs + 1, sizeof(uint64_t));
     p->output_offsets = calloc((size_t)g->n_outputs + 1, sizeof(uint64_t));
     if (!p->input_offsets || !p->output_offsets) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -322,7 +329,7 @@ vki_status plan_record(plan *p)
     }
     VkDescriptorSet *sets = calloc((size_t)p->n_dispatches + 1, sizeof *sets);
     if (!sets) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
-    vki_status st = p->n_dispatches ? make_descriptor_sets(p, sets) : VKI_OK;
+    st = p->n_dispatches ? make_descriptor_sets(p, sets) : VKI_OK;
     if (st == VKI_OK) st = record_commands(p, sets);
     free(sets);
     return st;

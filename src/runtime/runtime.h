@@ -25,6 +25,7 @@ gpu_storage tensor_storage(vki_dtype t);
 struct vki_model {
     vki_context *ctx;
     onnx_model onnx;
+    char name[256]; /* the file's name, for messages */
 };
 
 #define SESSION_MAX_PLANS 8

@@ -12,6 +12,8 @@ vki_status vki_model_load(vki_context *ctx, const char *path, vki_model **out)
     vki_model *m = calloc(1, sizeof *m);
     if (!m) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     m->ctx = ctx;
+    const char *slash = strrchr(path, '/');
+    snprintf(m->name, sizeof m->name, "%s", slash ? slash + 1 : path);
     vki_status st = onnx_model_load(path, &m->onnx);
     if (st != VKI_OK) {
         free(m);
@@ -377,6 +379,7 @@ static vki_status find_plan(vki_session *s, bool eager, plan **out)
         int wanted = -1;
         st = plan_create(&s->model->ctx->vk, g, ranks, dims, data, bytes, s->keyed, s->profiling, s->fp16_mode, &s->weights, &wanted,
                          &p);
+        if (st == VKI_ERROR_OUT_OF_MEMORY) st = vki_fail_prefix(st, "model '%s': ", s->model->name);
         if (st == VKI_OK || wanted < 0 || s->keyed[wanted]) break;
         if (s->inputs[wanted].bound) {
             st = vki_fail(VKI_ERROR_UNSUPPORTED, "input '%s' is read at plan time (a shape or other value an op needs before "

@@ -32,8 +32,9 @@ vki_status vki_tensor_create(vki_context *ctx, vki_dtype dtype, const int64_t *d
     t->bytes = (uint64_t)numel * storage_size(t->storage);
     vki_status st = vk_buffer_create(&ctx->vk, (t->bytes + 3) / 4 * 4, VK_BUFFER_DEVICE, &t->buffer);
     if (st != VKI_OK) {
+        unsigned long long bytes = t->bytes;
         free(t);
-        return st;
+        return vki_fail_prefix(st, "a device tensor of %llu bytes: ", bytes);
     }
     *out = t;
     return VKI_OK;

@@ -304,10 +304,40 @@ static void read_caps(vk_context *vk, VkPhysicalDevice phys, vk_caps *caps)
             caps->device_local_bytes = mp.memoryHeaps[i].size;
 }
 
+/* VKINFER_LIMITS=android-baseline-2022: behave as a device with only the Vulkan Android
+ * Baseline 2022 profile's limits and features, so that a desktop (or lavapipe) shows what a
+ * small phone GPU would refuse. Limits are lowered, never raised; the alignment is raised. */
+static bool apply_limits_profile(vk_caps *caps, const char *profile)
+{
+    if (!profile || !*profile) return true;
+    if (strcmp(profile, "android-baseline-2022")) return false;
+    VkPhysicalDeviceLimits *l = &caps->props.limits;
+#define CLAMP(field, value) \
+    if (field > (value)) field = (value)
+    CLAMP(caps->max_storage_buffer_range, 128ull << 20);
+    CLAMP(l->maxStorageBufferRange, 128u << 20);
+    CLAMP(l->maxComputeSharedMemorySize, 16384u);
+    CLAMP(l->maxComputeWorkGroupInvocations, 128u);
+    CLAMP(l->maxComputeWorkGroupSize[0], 128u);
+    CLAMP(l->maxComputeWorkGroupSize[1], 128u);
+    CLAMP(l->maxComputeWorkGroupSize[2], 64u);
+    CLAMP(l->maxPerStageDescriptorStorageBuffers, 4u);
+    CLAMP(l->maxBoundDescriptorSets, 4u);
+    CLAMP(l->maxPushConstantsSize, 128u);
+#undef CLAMP
+    if (caps->min_storage_offset_alignment < 256) caps->min_storage_offset_alignment = 256;
+    if (l->minStorageBufferOffsetAlignment < 256) l->minStorageBufferOffsetAlignment = 256;
+    caps->storage_16bit = caps->storage_8bit = caps->fp16_arithmetic = false;
+    caps->subgroup_size = 1; /* no subgroup operations: kernels that need them are not chosen */
+    caps->cooperative_matrix = caps->cooperative_matrix_khr = false;
+    return true;
+}
+
 vki_status vk_describe_device(vk_context *vk, VkPhysicalDevice phys, uint32_t index, vki_device_info *out)
 {
     vk_caps caps;
     read_caps(vk, phys, &caps);
+    apply_limits_profile(&caps, getenv("VKINFER_LIMITS")); /* an unknown profile fails at open */
     memset(out, 0, sizeof *out);
     out->index = index;
     snprintf(out->name, sizeof out->name, "%s", caps.props.deviceName);
@@ -363,6 +393,19 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     vk->device_index = chosen;
     free(devs);
     read_caps(vk, vk->phys, &vk->caps);
+    const char *limits = getenv("VKINFER_LIMITS");
+    if (!apply_limits_profile(&vk->caps, limits))
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "VKINFER_LIMITS=%s is not a known profile (known: android-baseline-2022)", limits);
+    /* VKINFER_MAX_MEMORY caps the bytes of device buffers this context holds (tests of
+     * memory exhaustion; a budget on a shared GPU) */
+    const char *max_memory = getenv("VKINFER_MAX_MEMORY");
+    if (max_memory && *max_memory) {
+        char *end;
+        unsigned long long cap = strtoull(max_memory, &end, 10);
+        if (*end || !cap)
+            return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "VKINFER_MAX_MEMORY=%s is not a positive byte count", max_memory);
+        vk->max_memory = cap;
+    }
     /* VKINFER_MAX_BINDING_BYTES lowers the per-binding limit (tests of windowed dispatches) */
     const char *max_binding = getenv("VKINFER_MAX_BINDING_BYTES");
     if (max_binding && strtoull(max_binding, NULL, 10) >= 256 && strtoull(max_binding, NULL, 10) < vk->caps.max_storage_buffer_range)

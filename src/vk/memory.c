@@ -43,6 +43,21 @@ vki_status vk_buffer_create(vk_context *vk, VkDeviceSize size, enum vk_buffer_us
         if (type < 0) type = find_memory_type(vk, req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, 0);
     }
     if (type < 0) type = find_memory_type(vk, req.memoryTypeBits, 0, 0);
+    /* the cap is checked and the bytes reserved in one step, so that threads sharing the
+     * context cannot pass it together */
+    _Atomic uint64_t *counter = use == VK_BUFFER_DEVICE ? &vk->allocated_bytes : &vk->staging_bytes;
+    uint64_t held = atomic_load(counter);
+    do {
+        if (use == VK_BUFFER_DEVICE && vk->max_memory && held + req.size > vk->max_memory) {
+            vk->f.vkDestroyBuffer(vk->device, out->buffer, NULL);
+            out->buffer = VK_NULL_HANDLE;
+            return vki_fail(VKI_ERROR_OUT_OF_MEMORY,
+                            "%llu bytes of device memory do not fit under VKINFER_MAX_MEMORY=%llu (%llu bytes held)",
+                            (unsigned long long)req.size, (unsigned long long)vk->max_memory, (unsigned long long)held);
+        }
+    } while (!atomic_compare_exchange_weak(counter, &held, held + req.size));
+    out->use = use;
+    out->counted = req.size;
     VkMemoryAllocateInfo mai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     mai.allocationSize = req.size;
     mai.memoryTypeIndex = (uint32_t)type;
@@ -50,6 +65,8 @@ vki_status vk_buffer_create(vk_context *vk, VkDeviceSize size, enum vk_buffer_us
     if (r != VK_SUCCESS) {
         vk->f.vkDestroyBuffer(vk->device, out->buffer, NULL);
         out->buffer = VK_NULL_HANDLE;
+        atomic_fetch_sub(counter, req.size);
+        out->counted = 0;
         return vki_fail(r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY ? VKI_ERROR_OUT_OF_MEMORY : VKI_ERROR_VULKAN,
                         "cannot allocate %llu bytes of %s memory (%s)", (unsigned long long)req.size,
                         use == VK_BUFFER_DEVICE ? "device" : "host-visible", vk_result_str(r));
@@ -71,6 +88,7 @@ void vk_buffer_destroy(vk_context *vk, vk_buffer *b)
 {
     if (b->buffer) vk->f.vkDestroyBuffer(vk->device, b->buffer, NULL);
     if (b->memory) vk->f.vkFreeMemory(vk->device, b->memory, NULL);
+    if (b->counted) atomic_fetch_sub(b->use == VK_BUFFER_DEVICE ? &vk->allocated_bytes : &vk->staging_bytes, b->counted);
     memset(b, 0, sizeof *b);
 }
 

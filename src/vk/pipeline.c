@@ -97,6 +97,7 @@ vki_status vk_pipeline_get(vk_context *vk, const vk_shader *shader, const uint32
             *out = p;
             return VKI_OK;
         }
+    VKI_TRY(vk_shader_check_limits(vk, shader, spec, n_spec));
     vk_pipeline *p = calloc(1, sizeof *p);
     if (!p) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     p->shader = shader;

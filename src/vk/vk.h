@@ -127,6 +127,13 @@ typedef struct vk_context {
      * pipeline creation, so sessions of one context may run and plan on several threads. */
     pthread_mutex_t queue_lock, plan_lock;
     bool locks_ready;
+    /* Memory held by this context's buffers (bytes of their allocations), updated atomically
+     * by vk_buffer_create / vk_buffer_destroy: device-local buffers (weights, intermediates,
+     * device tensors) in allocated_bytes, host-visible staging in staging_bytes. A device
+     * buffer that would take allocated_bytes past max_memory (VKINFER_MAX_MEMORY; 0 = no cap)
+     * fails with VKI_ERROR_OUT_OF_MEMORY before anything is allocated. */
+    _Atomic uint64_t allocated_bytes, staging_bytes;
+    uint64_t max_memory;
 } vk_context;
 
 /* Initialises the context's locks (before any other use of it). */
@@ -146,15 +153,17 @@ vki_status vk_check_validation(vk_context *vk);
 const char *vk_result_str(VkResult r);
 
 /* ---- buffers ---- */
+enum vk_buffer_use { VK_BUFFER_DEVICE, VK_BUFFER_UPLOAD, VK_BUFFER_DOWNLOAD };
 typedef struct vk_buffer {
     VkBuffer buffer;
     VkDeviceMemory memory;
     VkDeviceSize size;
     void *mapped; /* host-visible buffers only */
     bool coherent;
+    enum vk_buffer_use use;
+    VkDeviceSize counted; /* bytes counted in the context's allocated_bytes or staging_bytes */
 } vk_buffer;
 
-enum vk_buffer_use { VK_BUFFER_DEVICE, VK_BUFFER_UPLOAD, VK_BUFFER_DOWNLOAD };
 vki_status vk_buffer_create(vk_context *vk, VkDeviceSize size, enum vk_buffer_use use, vk_buffer *out);
 void vk_buffer_destroy(vk_context *vk, vk_buffer *b);
 void vk_buffer_flush(vk_context *vk, vk_buffer *b);      /* after host writes */
@@ -170,6 +179,11 @@ typedef struct vk_shader {
 
 /* The embedded shader table, generated from shaders/ by the build. */
 const vk_shader *vk_shader_find(const char *name);
+/* VKI_ERROR_UNSUPPORTED, naming the kernel and the limit, when a pipeline of shader s with
+ * these specialization constants would exceed the device's limits (as VKINFER_LIMITS may
+ * lower them): storage buffers per stage, push constants, workgroup size, shared memory. Read
+ * from the SPIR-V, so that no kernel reaches the driver (or the validation layer) too big. */
+vki_status vk_shader_check_limits(const vk_context *vk, const vk_shader *s, const uint32_t *spec, uint32_t n_spec);
 
 #define VK_MAX_SPEC 16
 struct vk_pipeline {
