@@ -3,6 +3,7 @@
  * are folded on the host so that shape subgraphs disappear from the plan. */
 #include "movement.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define FOLD_MAX_ELEMENTS 4096
@@ -365,22 +366,21 @@ static vki_status plan_slice(op_ctx *c)
     return copy_run(c, 0, 0, &s, fold);
 }
 
-static vki_status plan_split(op_ctx *c)
+/* Any number of outputs: the TorchScript exporter splits ACT's 300 action queries one by one. */
+static vki_status split_outputs(op_ctx *c, int axis, int64_t *sizes, int n_out)
 {
-    VKI_TRY(op_require_inputs(c, 1, 2));
     plan_value *x = op_in(c, 0);
-    int axis, n_out = op_output_count(c);
-    VKI_TRY(op_axis(c, ir_attr_int(c->node, "axis", 0), x->rank, &axis));
-    int64_t sizes[64];
     int n_sizes = -1;
-    if (n_out > 64) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 64 outputs");
     if (c->opset < 13) {
         const int64_t *v;
         n_sizes = ir_attr_ints(c->node, "split", &v);
-        if (n_sizes > 64) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 64 splits");
+        if (n_sizes > n_out) return op_error(c, VKI_ERROR_MODEL, "split has %d entries for %d outputs", n_sizes, n_out);
         if (n_sizes > 0) memcpy(sizes, v, (size_t)n_sizes * sizeof *v);
     } else if (op_has_input(c, 1)) {
-        VKI_TRY(op_const_ints(c, 1, sizes, 64, &n_sizes));
+        plan_value *s = op_in(c, 1);
+        if (s->shaped && shape_numel(s->dims, s->rank) > n_out)
+            return op_error(c, VKI_ERROR_MODEL, "split has %lld entries for %d outputs", (long long)shape_numel(s->dims, s->rank), n_out);
+        VKI_TRY(op_const_ints(c, 1, sizes, n_out, &n_sizes));
     }
     int64_t d = x->dims[axis];
     if (n_sizes >= 0 && ir_find_attr(c->node, "num_outputs"))
@@ -423,6 +423,20 @@ static vki_status plan_split(op_ctx *c)
         VKI_TRY(copy_run(c, 0, i, &s, fold));
     }
     return VKI_OK;
+}
+
+static vki_status plan_split(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 1, 2));
+    plan_value *x = op_in(c, 0);
+    int axis, n_out = op_output_count(c);
+    VKI_TRY(op_axis(c, ir_attr_int(c->node, "axis", 0), x->rank, &axis));
+    if (n_out < 1) return op_error(c, VKI_ERROR_MODEL, "Split needs at least one output");
+    int64_t *sizes = malloc((size_t)n_out * sizeof *sizes);
+    if (!sizes) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory for %d split sizes", n_out);
+    vki_status st = split_outputs(c, axis, sizes, n_out);
+    free(sizes);
+    return st;
 }
 
 static vki_status plan_expand(op_ctx *c)

@@ -1,7 +1,9 @@
-/* ScatterElements (and the older Scatter) and ScatterND with every reduction
- * (shaders/scatter_*.comp). The shaders work as gathers: each output element collects the
- * updates aimed at it in order, so duplicate indices need no atomics and reduce exactly as the
- * reference does. Small constant inputs are folded on the host. */
+/* ScatterElements (and the older Scatter) and ScatterND with every reduction (none, add, mul,
+ * max, min; shaders/scatter_*.comp). The shaders work as gathers: each output element collects
+ * the updates aimed at it in order, so duplicate indices need no atomics and reduce exactly as
+ * the reference does. Small constant inputs are folded on the host. Constant indices out of
+ * range are errors at plan time; on the GPU an update whose index (ScatterND: any index of
+ * its tuple) is out of range is skipped, so nothing is written outside the output. */
 #include "movement.h"
 
 #include <string.h>
@@ -61,7 +63,11 @@ static vki_status gpu_scatter(op_ctx *c, const char *shader, uint32_t spec1, enu
     uint32_t spec[4] = {128, spec1, op_dtype_code(x->dtype), red}, gx, gy;
     int values[4] = {op_in_index(c, 0), op_in_index(c, 1), op_in_index(c, 2), op_out_index(c, 0)};
     op_grid_1d((uint64_t)count, 128, &gx, &gy);
-    return op_dispatch(c, shader, spec, 4, push, push_bytes, values, 4, gx, gy, 1);
+    if (strcmp(shader, "scatter_nd")) return op_dispatch(c, shader, spec, 4, push, push_bytes, values, 4, gx, gy, 1);
+    /* float data and updates held as halves are scattered as halves; indices stay int32 words */
+    int data[3] = {values[0], values[2], values[3]};
+    gpu_storage st = op_half_storage(c, data, 3), stores[4] = {st, GPU_W32, st, st};
+    return op_dispatch_stored(c, op_variant(c, shader, st), spec, 4, push, push_bytes, values, NULL, stores, 4, gx, gy, 1);
 }
 
 static vki_status plan_scatter_elements(op_ctx *c)
@@ -163,4 +169,4 @@ static vki_status plan_scatter_nd(op_ctx *c)
 #define ALL_DTYPES OP_DTYPES_ALL
 const op_def op_ScatterElements = {"ScatterElements", "", ALL_DTYPES, "", plan_scatter_elements};
 const op_def op_Scatter = {"Scatter", "", ALL_DTYPES, "", plan_scatter_elements};
-const op_def op_ScatterND = {"ScatterND", "", ALL_DTYPES, "", plan_scatter_nd};
+const op_def op_ScatterND = {"ScatterND", "", ALL_DTYPES, "out-of-range index tuples are skipped on the GPU", plan_scatter_nd};

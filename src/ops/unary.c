@@ -152,9 +152,14 @@ static vki_status plan_unary(op_ctx *c)
             int64_t training = 0;
             int n;
             VKI_TRY(op_const_ints(c, 2, &training, 1, &n));
-            if (training) return op_error(c, VKI_ERROR_UNSUPPORTED, "Dropout in training mode is not supported (inference only)");
+            /* torchvision's transformers export training_mode = true with ratio 0: the identity */
+            double ratio = 0.5;
+            if (training && op_has_input(c, 1)) VKI_TRY(op_const_floats(c, 1, &ratio, 1, &n));
+            if (training && ratio != 0)
+                return op_error(c, VKI_ERROR_UNSUPPORTED, "Dropout in training mode with ratio %g is not supported "
+                                "(inference only; training mode runs only with a plan-time ratio of 0, the identity)", ratio);
         }
-        if (op_has_output(c, 1)) { /* the mask: all true in inference */
+        if (op_has_output(c, 1)) { /* the mask: all true in inference and with ratio 0 */
             VKI_TRY(op_set_output(c, 1, VKI_DTYPE_BOOL, x->rank, x->dims));
             unsigned char *mask = op_output_host(c, 1);
             memset(mask, 1, (size_t)shape_numel(x->dims, x->rank));
@@ -218,4 +223,4 @@ UNARY(Sign, NUMERIC) UNARY(Softplus, FLOATS) UNARY(Softsign, FLOATS) UNARY(Elu, 
 UNARY(Celu, FLOATS) UNARY(ThresholdedRelu, FLOATS) UNARY(Not, "bool") UNARY(IsNaN, FLOATS)
 UNARY(IsInf, FLOATS) UNARY(Gelu, FLOATS) UNARY(Mish, FLOATS) UNARY(BitwiseNot, "int8 int16 int32 int64 uint8 uint16")
 UNARY(Identity, ALL) UNARY(Cast, ALL)
-const op_def op_Dropout = {"Dropout", "", ALL, "inference only (training_mode must be false)", plan_unary};
+const op_def op_Dropout = {"Dropout", "", ALL, "inference only: training_mode runs only with a plan-time ratio of 0 (the identity)", plan_unary};
