@@ -122,8 +122,14 @@ static bool spv_footprint_read(const vk_shader *s, const uint32_t *spec, uint32_
                     }
             break;
         case 32: if (a[0] < bound && a[2] < bound) pointee[a[0]] = a[2]; break;          /* OpTypePointer */
-        case 41: case 48: if (id < bound) val[id] = 1, known[id] = 1; break;              /* True */
-        case 42: case 49: if (id < bound) val[id] = 0, known[id] = 1; break;              /* False */
+        case 41: if (id < bound) val[id] = 1, known[id] = 1; break;                       /* OpConstantTrue */
+        case 42: if (id < bound) val[id] = 0, known[id] = 1; break;                       /* OpConstantFalse */
+        case 48: case 49: /* OpSpecConstantTrue/False: the pipeline's value where it sets one */
+            if (id < bound) {
+                val[id] = spec_id[id] >= 0 && (uint32_t)spec_id[id] < n_spec ? spec[spec_id[id]] != 0 : op == 48;
+                known[id] = 1;
+            }
+            break;
         case 43: if (id < bound) val[id] = a[2], known[id] = 1; break;                    /* OpConstant */
         case 50: /* OpSpecConstant */
             if (id < bound) {
