@@ -15,11 +15,9 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import torch
@@ -29,6 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import policies  # noqa: E402  the same seeded networks as the tests
 from parity import build  # noqa: E402
 from torch_export import export_onnx  # noqa: E402
+from compare import timed  # noqa: E402  (bench/compare.py: median of timed runs after warm-up)
 
 
 class MatMul(nn.Module):
@@ -65,17 +64,6 @@ def case(name):
     if name in ("mobilenet_v2", "resnet18"):
         return build(name), (r(1, 3, 224, 224),), None
     raise SystemExit(f"unknown case {name}")
-
-
-def timed(fn, runs, warmup):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def main():

@@ -84,6 +84,17 @@ static void pbw_node(pbw *graph, const char *op, const char *in, const char *out
     pbw_msg(graph, 1, &node);
 }
 
+/* A node with two inputs (Add, Mul, MatMul...). */
+static inline void pbw_node2(pbw *graph, const char *op, const char *a, const char *b, const char *out)
+{
+    pbw node = {0};
+    pbw_str(&node, 1, a);
+    pbw_str(&node, 1, b);
+    pbw_str(&node, 2, out);
+    pbw_str(&node, 4, op);
+    pbw_msg(graph, 1, &node);
+}
+
 /* A 1-D initializer `name` of elem_type holding `bytes` of raw data. */
 static inline void pbw_initializer(pbw *graph, const char *name, int elem_type, uint64_t dim, const void *data, size_t bytes)
 {

@@ -15,16 +15,6 @@
 #define WIDTH 64
 #define STEPS 10
 
-static void node2(pbw *graph, const char *op, const char *a, const char *b, const char *out)
-{
-    pbw node = {0};
-    pbw_str(&node, 1, a);
-    pbw_str(&node, 1, b);
-    pbw_str(&node, 2, out);
-    pbw_str(&node, 4, op);
-    pbw_msg(graph, 1, &node);
-}
-
 /* One denoising step: y = x - 0.1 * tanh(x + w) */
 static void write_denoiser(const char *path)
 {
@@ -35,10 +25,10 @@ static void write_denoiser(const char *path)
         w[i] = (float)(i % 9) / 8.0f - 0.5f;
         k[i] = 0.1f;
     }
-    node2(&graph, "Add", "x", "w", "a");
+    pbw_node2(&graph, "Add", "x", "w", "a");
     pbw_node(&graph, "Tanh", "a", "b");
-    node2(&graph, "Mul", "b", "k", "c");
-    node2(&graph, "Sub", "x", "c", "y");
+    pbw_node2(&graph, "Mul", "b", "k", "c");
+    pbw_node2(&graph, "Sub", "x", "c", "y");
     pbw_initializer(&graph, "w", 1, WIDTH, w, sizeof w);
     pbw_initializer(&graph, "k", 1, WIDTH, k, sizeof k);
     pbw_value_info(&graph, 11, "x", 1, dims, 2);

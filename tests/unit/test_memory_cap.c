@@ -22,15 +22,11 @@
 /* x[-1, width] + w[width] -> Tanh -> y, all float32 */
 static void write_model(const char *path, int64_t width)
 {
-    pbw graph = {0}, model = {0}, add = {0};
+    pbw graph = {0}, model = {0};
     int64_t dims[2] = {-1, width};
     float *w = malloc((size_t)width * sizeof *w);
     for (int64_t i = 0; i < width; i++) w[i] = (float)(i % 7) * 0.125f;
-    pbw_str(&add, 1, "x");
-    pbw_str(&add, 1, "w");
-    pbw_str(&add, 2, "s");
-    pbw_str(&add, 4, "Add");
-    pbw_msg(&graph, 1, &add);
+    pbw_node2(&graph, "Add", "x", "w", "s");
     pbw_node(&graph, "Tanh", "s", "y");
     pbw_initializer(&graph, "w", 1, (uint64_t)width, w, (size_t)width * sizeof *w);
     pbw_value_info(&graph, 11, "x", 1, dims, 2);

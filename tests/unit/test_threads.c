@@ -37,12 +37,7 @@ static void write_models(const char *path0, const char *path1)
 
     uint16_t w[WIDTH];
     for (int i = 0; i < WIDTH; i++) w[i] = (uint16_t)(0x3c00 + (i % 7) * 0x40); /* 1.0 .. 1.375 */
-    pbw add = {0};
-    pbw_str(&add, 1, "x");
-    pbw_str(&add, 1, "w");
-    pbw_str(&add, 2, "s");
-    pbw_str(&add, 4, "Add");
-    pbw_msg(&graph, 1, &add);
+    pbw_node2(&graph, "Add", "x", "w", "s");
     pbw_node(&graph, "Tanh", "s", "y");
     pbw_initializer(&graph, "w", 10, WIDTH, w, sizeof w);
     pbw_value_info(&graph, 11, "x", 10, dims, 2);
