@@ -15,7 +15,7 @@ TEST_PACKAGES = vulkan-validationlayers python3-numpy python3-onnx python3-torch
 	pkgconf g++ clang python3-venv python3-setuptools python3-pip python3-matplotlib
 CROSS_PACKAGES = gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 
-.PHONY: all build install test demo deps deps-test cross-check warnings-check fuzz fuzz-build clean
+.PHONY: all build install test demo deps deps-test cross-check warnings-check fuzz fuzz-build sanitize clean
 
 all: build
 
@@ -43,6 +43,17 @@ test: deps-test
 	@cmake -DRESULTS=$(BUILD)/conformance-results -P tests/conformance/summary.cmake
 	$(MAKE) fuzz-build
 	FUZZ_RUNS=$(TEST_FUZZ_RUNS) tests/fuzz/run.sh $(BUILD)-fuzz $(ONNX_TESTDATA)
+	$(MAKE) sanitize
+
+# The unit tests, the CLI test and a slice of the conformance suite built with AddressSanitizer
+# and UndefinedBehaviorSanitizer (in $(BUILD)-asan). Leak checks are off: lavapipe's own
+# allocations outlive the process; the unit tests check our memory by counters instead.
+SANITIZE_TESTS ?= ^unit/|^cli$$|^node/test_(add|averagepool|batchnorm|cast|concat|conv|gather|gemm|matmul|reshape|resize|slice|softmax|transpose)
+sanitize: deps-test
+	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKINFER_SANITIZE=ON $(DEV_FLAGS)
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		ctest -j $(JOBS) --output-on-failure --timeout 900 -R "$(SANITIZE_TESTS)" -E "unit/test_hostile_models"
 
 # libFuzzer targets (ONNX model bytes through load and plan, TensorProto bytes, .npy files)
 # built with clang, AddressSanitizer and UndefinedBehaviorSanitizer in $(BUILD)-fuzz, each run

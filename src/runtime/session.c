@@ -542,6 +542,10 @@ static vki_status session_run(vki_session *s)
             return vki_fail(VKI_ERROR_SHAPE, "output '%s' is %s%s, the device tensor bound to it %s%s", g->values[g->outputs[i]].name,
                             vki_dtype_name(pv->dtype), shape_str(pv->dims, pv->rank, want, sizeof want),
                             vki_dtype_name(t->dtype), shape_str(t->dims, t->rank, got, sizeof got));
+        for (int k = 0; k < i; k++)
+            if (s->bound_outputs[k] == t)
+                return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "one device tensor is bound to outputs '%s' and '%s'; "
+                                "each output needs its own", g->values[g->outputs[k]].name, g->values[g->outputs[i]].name);
         for (int k = 0; k < g->n_inputs; k++)
             if (s->inputs[k].bound == t)
                 return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "one device tensor is bound as input '%s' and output '%s' of the same "

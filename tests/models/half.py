@@ -19,7 +19,7 @@ reports (`vkinfer bench --json`: weight_bytes) against the float32 run of the sa
 most half of it plus one 256-byte alignment pad per initializer or Constant node (constants are
 placed at 256-byte offsets, which dominates for tiny models).
 
-MODEL: mlp, transformer (batch 8), unet1d, cnn, mobilenet_v2, resnet18."""
+MODEL: mlp, transformer (batch 8), unet1d, conv (one Conv), cnn, mobilenet_v2, resnet18."""
 import json
 import os
 import subprocess
@@ -44,6 +44,8 @@ def build(name):
         return Transformer(), (torch.randn(8, 10, 64),)
     if name == "unet1d":
         return UNetBlock(), (torch.randn(2, 8, 16), torch.randn(2, 16))
+    if name == "conv":  # one Conv from graph input to graph output (both float32 words in the fp16 mode)
+        return torch.nn.Conv2d(3, 8, 3, padding=1), (torch.randn(2, 3, 16, 16),)
     if name == "cnn":
         m = torch.nn.Sequential(
             torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),

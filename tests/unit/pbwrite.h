@@ -18,7 +18,7 @@ static void pbw_bytes(pbw *w, const void *p, size_t n)
         w->cap = (w->len + n) * 2 + 64;
         w->data = realloc(w->data, w->cap);
     }
-    memcpy(w->data + w->len, p, n);
+    if (n) memcpy(w->data + w->len, p, n); /* p may be NULL for nothing */
     w->len += n;
 }
 
