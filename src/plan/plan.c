@@ -46,6 +46,13 @@ static vki_status init_values(plan *p, const int *ranks, const int64_t *dims)
         pv->storage = plan_storage_for(p, g->inputs[i], pv->dtype);
         pv->rank = ranks[i];
         memcpy(pv->dims, dims + (size_t)i * VKI_MAX_RANK, sizeof pv->dims);
+        /* shapes declared by the file (planning at session creation) are bounded like the ones
+         * set at run time, so that no op's size arithmetic can overflow */
+        if (shape_numel(pv->dims, pv->rank) > (int64_t)1 << 40) {
+            char shape[256];
+            return vki_fail(VKI_ERROR_SHAPE, "input '%s' has shape %s: more than 2^40 elements", g->values[g->inputs[i]].name,
+                            shape_str(pv->dims, pv->rank, shape, sizeof shape));
+        }
         pv->shaped = true;
     }
     return VKI_OK;
