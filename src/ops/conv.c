@@ -396,20 +396,8 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     bool direct = kh == 1 && kw == 1 && g->stride[0] == 1 && g->stride[last] == 1 && g->pad_begin[0] == 0 &&
                   g->pad_begin[last] == 0 && oh == h && ow == wd;
     if (shape_numel(w->dims, w->rank) != g->cout * K) return VKI_OK;
-    /* the columns are held as the product will read them: MatMul's rule over W, X (standing in
-     * for the columns, same dtype), B and Y, so that no scratch value needs converting */
-    int mm_values[4] = {op_in_index(c, 1), op_in_index(c, 0), op_has_input(c, 2) ? op_in_index(c, 2) : op_in_index(c, 1),
-                        op_out_index(c, 0)};
-    gpu_storage st = op_half_storage(c, mm_values, 4);
-    int64_t col_numel = direct ? 0 : g->batch * K * ohw;
-    uint64_t range = op_max_binding_bytes(c);
-    /* im2col binds X and the columns whole: where either is larger than one binding, the
-     * convolution kernels run instead (they split the work along the batch) */
-    if (col_numel > UINT32_MAX || (uint64_t)col_numel * storage_size(st) > range ||
-        (!direct && (uint64_t)shape_numel(x->dims, x->rank) * storage_size(st) > range))
-        return VKI_OK;
-    mm_problem p = {.a_value = op_in_index(c, 1), .y_value = op_out_index(c, 0), .M = g->cout, .N = ohw, .K = K,
-                    .sam = K, .sak = 1, .sbk = ohw, .sbn = 1, .alpha = 1, .beta = 1, .nb = 1};
+    mm_problem p = {.a_value = op_in_index(c, 1), .b_value = op_in_index(c, 0), .y_value = op_out_index(c, 0),
+                    .M = g->cout, .N = ohw, .K = K, .sam = K, .sak = 1, .sbk = ohw, .sbn = 1, .alpha = 1, .beta = 1, .nb = 1};
     p.bdims[0] = g->batch;
     p.sa[0] = 0;
     p.sb[0] = K * ohw;
@@ -419,9 +407,17 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
         p.scm = 1;
         p.scn = 0;
     }
-    if (direct) {
-        p.b_value = op_in_index(c, 0);
-    } else {
+    /* the columns are held as the product will read them (X stands in for them: same dtype),
+     * so that no scratch value needs converting */
+    gpu_storage st = mm_storage(c, &p);
+    int64_t col_numel = direct ? 0 : g->batch * K * ohw;
+    uint64_t range = op_max_binding_bytes(c);
+    /* im2col binds X and the columns whole: where either is larger than one binding, the
+     * convolution kernels run instead (they split the work along the batch) */
+    if (col_numel > UINT32_MAX || (uint64_t)col_numel * storage_size(st) > range ||
+        (!direct && (uint64_t)shape_numel(x->dims, x->rank) * storage_size(st) > range))
+        return VKI_OK;
+    if (!direct) {
         int col;
         VKI_TRY(op_temp(c, x->dtype, col_numel, &col));
         op_value(c, col)->storage = st; /* the product reads it as it reads W */

@@ -144,6 +144,13 @@ static bool rows_of_8(const mm_problem *p)
 /* Records the dispatches of one product. Up to three batch dims go to the shader (z is
  * their flattened index); further outer dims, and z beyond the grid limit, are looped here.
  * Operands larger than one binding are bound as windows of consecutive batches. */
+gpu_storage mm_storage(op_ctx *c, const mm_problem *p)
+{
+    /* without C, binding 2 repeats A: the shaders never read it */
+    int values[4] = {p->a_value, p->b_value, p->has_c ? p->c_value : p->a_value, p->y_value};
+    return dtype_is_float(op_value(c, p->y_value)->dtype) ? op_half_storage(c, values, 4) : GPU_W32;
+}
+
 vki_status mm_record(op_ctx *c, const mm_problem *p)
 {
     plan_value *a = op_value(c, p->a_value), *b = op_value(c, p->b_value), *y = op_value(c, p->y_value);
@@ -174,7 +181,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     int values[4] = {p->a_value, p->b_value, p->has_c ? p->c_value : p->a_value, p->y_value};
     /* float operands all held as halves run the kernels' 16-bit variants on them as they are;
      * windows and sizes below are in elements of that storage */
-    gpu_storage st = is_int ? GPU_W32 : op_half_storage(c, values, 4);
+    gpu_storage st = mm_storage(c, p);
     gpu_storage stores[4] = {st, st, st, st};
     uint64_t elem = storage_size(st);
     /* CPU devices: the register-blocked kernels, which read 32-bit words (halves take the

@@ -27,6 +27,11 @@ typedef struct mm_problem {
  * VKINFER_MATMUL_KERNELS=gpu|cpu says otherwise (so that CI on lavapipe tests both). */
 bool mm_cpu_kernels(const op_ctx *c);
 
+/* The storage the product kernels read and write for p's operands (16-bit variants where A, B,
+ * C and Y allow them). A caller that makes an operand first (Conv's im2col columns) holds it in
+ * this storage, so that nothing needs converting. */
+gpu_storage mm_storage(op_ctx *c, const mm_problem *p);
+
 /* Records p (the node's dispatches) with the kernel the device and shapes call for. Used by
  * MatMul, Gemm and, for convolutions as matrix products, Conv (src/ops/conv.c). */
 vki_status mm_record(op_ctx *c, const mm_problem *p);
