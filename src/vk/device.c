@@ -320,6 +320,9 @@ static void read_caps(vk_context *vk, VkPhysicalDevice phys, vk_caps *caps)
         snprintf(caps->driver_name, sizeof caps->driver_name, "driver %u", p2.properties.driverVersion);
     }
     caps->subgroup_size = subgroup.subgroupSize;
+    caps->subgroup_arithmetic = (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
+                                (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && subgroup.subgroupSize >= 4 &&
+                                subgroup.subgroupSize <= 128;
     caps->max_allocation_bytes = maint3.maxMemoryAllocationSize;
     caps->max_storage_buffer_range = p2.properties.limits.maxStorageBufferRange;
     caps->min_storage_offset_alignment = (uint32_t)p2.properties.limits.minStorageBufferOffsetAlignment;
@@ -373,6 +376,7 @@ static bool apply_limits_profile(vk_caps *caps, const char *profile)
     if (l->minStorageBufferOffsetAlignment < 256) l->minStorageBufferOffsetAlignment = 256;
     caps->storage_16bit = caps->storage_8bit = caps->fp16_arithmetic = false;
     caps->subgroup_size = 1; /* no subgroup operations: kernels that need them are not chosen */
+    caps->subgroup_arithmetic = false;
     caps->cooperative_matrix = caps->cooperative_matrix_khr = caps->cooperative_matrix2 = false;
     return true;
 }
