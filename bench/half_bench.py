@@ -109,6 +109,7 @@ def main():
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--markdown")
+    ap.add_argument("--vkinfer-only", action="store_true", help="skip the PyTorch CUDA timings")
     ap.add_argument("--profile", action="store_true", help="also print `vkinfer bench --profile` for each vkinfer run")
     a = ap.parse_args()
     rows = []
@@ -144,7 +145,7 @@ def main():
                 print(rows[-1], flush=True)
         for label, dt in (("PyTorch CUDA eager float32", torch.float32),
                           ("PyTorch CUDA eager " + ("bfloat16" if native else "float16"), native or torch.float16)):
-            t = torch_time(model, x, dt, a.runs, a.warmup)
+            t = None if a.vkinfer_only else torch_time(model, x, dt, a.runs, a.warmup)
             if t is not None:
                 rows.append((name, label, t, float("nan"), 0, 0))
                 print(rows[-1], flush=True)

@@ -421,8 +421,8 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
         int col;
         VKI_TRY(op_temp(c, x->dtype, col_numel, &col));
         op_value(c, col)->storage = st; /* the product reads it as it reads W */
-        /* an invocation per run of 8 output pixels of one (n, k) row (shaders/im2col.glsl) */
-        int64_t invocations = g->batch * K * ((ohw + 7) / 8);
+        /* an invocation per run of 8 k of one output pixel (shaders/im2col.glsl) */
+        int64_t invocations = g->batch * ((K + 7) / 8) * ohw;
         im2col_push push = {(uint32_t)invocations, (uint32_t)g->cin, (uint32_t)h, (uint32_t)wd, (uint32_t)kh, (uint32_t)kw,
                             (uint32_t)oh, (uint32_t)ow, (uint32_t)(two ? g->stride[0] : 1), (uint32_t)g->stride[last],
                             (uint32_t)(two ? g->dil[0] : 1), (uint32_t)g->dil[last], (int32_t)(two ? g->pad_begin[0] : 0),
