@@ -1,8 +1,8 @@
 // Attention's output Y, one workgroup per query row (common part: attention_common.glsl):
-// the row's max logit and its sum of exponentials by shared-memory trees, then Y = P V with
-// keys in tiles of one per invocation (their probabilities in shared memory) and each
-// invocation accumulating some of the Dv outputs in fp32. The row's logits are kept in
-// shared memory when there are no more than CACHE keys, recomputed otherwise.
+// the row's max logit and its sum of exponentials by shared-memory trees, then Y = P V, each
+// invocation accumulating some of the Dv outputs in fp32 in key order. With no more than
+// CACHE keys the row's logits, then its probabilities, stay in shared memory; with more they
+// are recomputed, the probabilities in tiles of one key per invocation.
 layout(constant_id = 8) const uint CACHE = 1u;
 
 layout(std430, binding = 3) writeonly buffer Y { ELEM y[]; };
@@ -69,6 +69,16 @@ void main()
     uint y_row = Q_3D ? (r.b * pc.q_len + r.i) * pc.q_heads * pc.v_head + r.h * pc.v_head
                       : ((r.b * pc.q_heads + r.h) * pc.q_len + r.i) * pc.v_head;
     uint width = pc.head + pc.v_head;
+    if (pc.kv_len <= CACHE) { // the row's probabilities replace its logits: one barrier, no tiles
+        for (uint j = t; j < pc.kv_len; j += group) s_logit[j] = probability(softmax_term(s_logit[j], m), sum, any);
+        barrier();
+        for (uint d = t; d < pc.v_head; d += group) {
+            float acc = 0.0;
+            for (uint j = 0u; j < pc.kv_len; j++) acc += s_logit[j] * uintBitsToFloat(LOAD(kv, r.kv_at + j * width + pc.head + d));
+            STORE(y, y_row + d, floatBitsToUint(round_to_dtype(DT, acc)));
+        }
+        return;
+    }
     for (uint d0 = 0u; d0 < pc.v_head; d0 += group) {
         uint d = d0 + t;
         float acc = 0.0;
