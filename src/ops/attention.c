@@ -228,4 +228,6 @@ static vki_status plan_attention(op_ctx *c)
 }
 
 const op_def op_Attention = {"Attention", "", OP_DTYPES_FLOAT,
-                             "Q, K, V (and the past) of one float type; no double", plan_attention};
+                             "Q, K, V and the past of one float type; qk_matmul_output mode 0 with a softcap is "
+                             "softcapped, as ONNX's reference gives",
+                             plan_attention};
