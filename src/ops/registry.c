@@ -34,6 +34,8 @@
     X(Trilu) X(ScatterElements) X(Scatter) X(ScatterND)                                    \
     /* gather_nd.c, reverse_sequence.c, lp_normalization.c */                              \
     X(GatherND) X(ReverseSequence) X(LpNormalization)                                      \
+    /* rms_norm.c, rotary.c, attention.c */                                                 \
+    X(RMSNormalization) X(RotaryEmbedding) X(Attention)                                    \
     /* end */
 
 #define DECLARE(name) extern const op_def op_##name;
