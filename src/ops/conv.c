@@ -375,7 +375,7 @@ static bool matmul_path_wanted(const op_ctx *c, const conv_geom *g, bool transpo
 {
     if (transposed || g->groups != 1 || g->nsp > 2 || !fast_paths(g, transposed)) return false;
     const char *force = getenv("VKINFER_CONV_KERNELS");
-    if (force && *force) return !strcmp(force, "gemm");
+    if (force && *force) return !strcmp(force, "gemm") || !strcmp(force, "gemm_batch");
     return c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
@@ -383,7 +383,30 @@ typedef struct im2col_push {
     uint32_t count, cin, h, w, kh, kw, oh, ow;
     uint32_t sh, sw, dh, dw;
     int32_t ph, pw;
+    uint32_t col_stride; /* elements from one row (k) of the columns to the next */
+    uint32_t col_image;  /* elements from one image's columns to the next */
 } im2col_push;
+
+/* Y [batch, cout, ohw] (the node's output) from Y' [cout, batch * ohw] (value yt), both held in
+ * storage st: one dispatch of the strided copy (shaders/copy.glsl; push constants as
+ * src/ops/movement.c's copy_dispatch). */
+static vki_status copy_image_major(op_ctx *c, int yt, gpu_storage st, int64_t batch, int64_t cout, int64_t ohw)
+{
+    struct {
+        uint32_t count;
+        int32_t in_base, out_base;
+        uint32_t unused;
+        uint32_t dims[8];
+        int32_t in_strides[8], out_strides[8];
+    } push = {(uint32_t)(batch * cout * ohw), 0, 0, 0, {(uint32_t)batch, (uint32_t)cout, (uint32_t)ohw},
+              {(int32_t)ohw, (int32_t)(batch * ohw), 1}, {(int32_t)(cout * ohw), (int32_t)ohw, 1}};
+    uint32_t spec[2] = {128, 3}, gx, gy;
+    op_grid_1d((uint64_t)push.count, 128, &gx, &gy);
+    int values[2] = {yt, op_out_index(c, 0)};
+    gpu_storage stores[2] = {st, st};
+    const char *shader = st == GPU_W32 ? "copy" : storage_size(st) == 2 ? "copy_16" : "copy_8";
+    return op_dispatch_stored(c, shader, spec, 2, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1);
+}
 
 static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
 {
@@ -410,7 +433,23 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     /* the columns are held as the product will read them (X stands in for them: same dtype),
      * so that no scratch value needs converting */
     gpu_storage st = mm_storage(c, &p);
-    int64_t col_numel = direct ? 0 : g->batch * K * ohw;
+    bool coopmat2 = st == GPU_F16 && c->vk->caps.cooperative_matrix2;
+    /* Small maps (ResNet's 28x28 and below) run as one product over the whole batch,
+     * Y' [Cout, N*OH*OW] = W x col [K, N*OH*OW], then a copy into Y [N, Cout, OH*OW]: per image
+     * the products were too small to fill the H200 (layer4's 512 x 49 x 4608: 45 TFLOP/s).
+     * VKINFER_CONV_KERNELS=gemm_batch forces it (CI on lavapipe). */
+    const char *force = getenv("VKINFER_CONV_KERNELS");
+    bool batched = g->batch > 1 && ((force && !strcmp(force, "gemm_batch")) || (coopmat2 && ohw <= 1024));
+    /* halves on a device with VK_NV_cooperative_matrix2: the column rows padded to a multiple
+     * of 8 (16 bytes), which its kernel loads 16 bytes at a time; a 1x1 convolution whose
+     * maps are not (ResNet's 14x14 and 7x7) gets such a padded copy too. Measured on the
+     * H200: the same product reads 3-4x faster aligned. */
+    int64_t n_cols = batched ? g->batch * ohw : ohw; /* columns of one product */
+    bool pad_rows = coopmat2 && n_cols % 8;
+    if (pad_rows || batched) direct = false;
+    int64_t col_stride = pad_rows ? (n_cols + 7) / 8 * 8 : n_cols;          /* one row of col to the next */
+    int64_t col_image = batched ? ohw : K * col_stride;                    /* one image's columns to the next */
+    int64_t col_numel = direct ? 0 : batched ? K * col_stride : g->batch * K * col_stride;
     uint64_t range = op_max_binding_bytes(c);
     /* im2col binds X and the columns whole: where either is larger than one binding, the
      * convolution kernels run instead (they split the work along the batch) */
@@ -426,7 +465,7 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
         im2col_push push = {(uint32_t)invocations, (uint32_t)g->cin, (uint32_t)h, (uint32_t)wd, (uint32_t)kh, (uint32_t)kw,
                             (uint32_t)oh, (uint32_t)ow, (uint32_t)(two ? g->stride[0] : 1), (uint32_t)g->stride[last],
                             (uint32_t)(two ? g->dil[0] : 1), (uint32_t)g->dil[last], (int32_t)(two ? g->pad_begin[0] : 0),
-                            (int32_t)g->pad_begin[last]};
+                            (int32_t)g->pad_begin[last], (uint32_t)col_stride, (uint32_t)col_image};
         uint32_t spec[1] = {256}, gx, gy;
         op_grid_1d((uint64_t)invocations, 256, &gx, &gy);
         int values[2] = {op_in_index(c, 0), col};
@@ -434,10 +473,22 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
         VKI_TRY(op_dispatch_stored(c, op_variant(c, "im2col", st), spec, 1, &push, sizeof push, values, NULL, stores, 2,
                                    gx, gy, 1));
         p.b_value = col;
+        p.sbk = col_stride;
+        p.sb[0] = col_image;
     }
     p.clamp = op_fuse_clamp(c, 0, &p.lo, &p.hi);
     *taken = true;
-    return mm_record(c, &p);
+    if (!batched) return mm_record(c, &p);
+    /* one product over the batch into Y' [Cout, N*OH*OW], then Y' copied into Y */
+    plan_value *y = op_out(c, 0);
+    int yt;
+    VKI_TRY(op_temp(c, y->dtype, g->cout * n_cols, &yt));
+    op_value(c, yt)->storage = st;
+    p.y_value = yt;
+    p.N = n_cols;
+    p.nb = 0;
+    VKI_TRY(mm_record(c, &p));
+    return copy_image_major(c, yt, st, g->batch, g->cout, ohw);
 }
 
 /* Records the shaders for g. A batch too large for one binding runs as several dispatches over

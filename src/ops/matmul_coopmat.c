@@ -80,7 +80,7 @@ static bool choose_aligned(op_ctx *c, int64_t M, int64_t N, int64_t batches, mm_
  * driver stages the tiles. Blocks of 128 x 256 on the largest workgroup the device offers where
  * they fill the GPU, 128 x 128 next, 64 x 64 on the smallest otherwise; each a multiple of that
  * size's granularity. VKINFER_COOPMAT2_TILE=BMxBNxBKxLOCAL overrides (tuning on a new device). */
-static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t batches, bool rows_of_8, mm_coopmat_kernel *k)
+static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t batches, uint32_t aligned, mm_coopmat_kernel *k)
 {
     const vk_caps *caps = &c->vk->caps;
     int big = -1, small = -1;
@@ -107,12 +107,12 @@ static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t batches, bo
         offered |= caps->coopmat2_local[i] == local && bm % caps->coopmat2_gran_m[i] == 0 &&
                    bn % caps->coopmat2_gran_n[i] == 0 && bk % 16 == 0;
     if (!offered) return false;
-    *k = (mm_coopmat_kernel){"matmul_coopmat2_f16", bm, bn, local, 13, {0, bm, bk, rows_of_8}};
+    *k = (mm_coopmat_kernel){"matmul_coopmat2_f16", bm, bn, local, 13, {0, bm, bk, aligned}};
     return true;
 }
 
 bool mm_coopmat_choose(op_ctx *c, const int values[4], int64_t M, int64_t N, int64_t K, int64_t batches,
-                       bool rows_of_8, mm_coopmat_kernel *k, gpu_storage stores[4])
+                       bool rows_of_8, uint32_t aligned, mm_coopmat_kernel *k, gpu_storage stores[4])
 {
     const vk_caps *caps = &c->vk->caps;
     if (!caps->cooperative_matrix && !caps->cooperative_matrix_khr && !caps->cooperative_matrix2) return false;
@@ -129,7 +129,7 @@ bool mm_coopmat_choose(op_ctx *c, const int values[4], int64_t M, int64_t N, int
     /* fp32 words: a float32 output of the fp16 mode (graph outputs stay words) */
     if (ys != GPU_F16 && !(ys == GPU_W32 && op_value(c, values[3])->dtype == VKI_DTYPE_FLOAT)) return false;
     bool general = force && !strcmp(force, "coopmat_general");
-    bool chosen = caps->cooperative_matrix2 && !general && choose_coopmat2(c, M, N, batches, rows_of_8, k);
+    bool chosen = caps->cooperative_matrix2 && !general && choose_coopmat2(c, M, N, batches, aligned, k);
     if (!chosen && !general && rows_of_8 && (caps->cooperative_matrix || caps->cooperative_matrix_khr))
         chosen = choose_aligned(c, M, N, batches, k);
     if (!chosen) {

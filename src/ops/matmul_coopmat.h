@@ -20,9 +20,10 @@ typedef struct mm_coopmat_kernel {
  * C are held as fp16 and Y as fp16 or fp32 words, and the product is big enough for the 64
  * tiles to pay. rows_of_8: every operand is read along a contiguous axis whose extent, like
  * every other stride and batch offset of A, B and Y, is a multiple of 8 halves (then the
- * vector-load kernel runs). Sets *k and stores[0..3], the storages the kernel reads and
+ * vector-load kernel runs). aligned: which operands start every row and batch at a multiple
+ * of 8 halves (bit 0 A, 1 B, 2 Y; the workgroup-scope kernel's load hints). Sets *k and stores[0..3], the storages the kernel reads and
  * writes. */
 bool mm_coopmat_choose(op_ctx *c, const int values[4], int64_t M, int64_t N, int64_t K, int64_t batches,
-                       bool rows_of_8, mm_coopmat_kernel *k, gpu_storage stores[4]);
+                       bool rows_of_8, uint32_t aligned, mm_coopmat_kernel *k, gpu_storage stores[4]);
 
 #endif
