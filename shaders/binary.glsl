@@ -145,8 +145,12 @@ int apply_int(int a, int b)
         return r != 0 && (r < 0) != (b < 0) ? r + b : r;
     }
     case OP_FMOD: return a - div_trunc(a, b) * b;
-    case OP_SHIFT_LEFT: return uint(b) >= 32u ? 0 : int(uint(a) << uint(b));
-    case OP_SHIFT_RIGHT: return uint(b) >= 32u ? 0 : int(uint(a) >> uint(b));
+    // BitShift (pc.param: the dtype's width): by a negative amount or past the width only the
+    // sign fill is left; right shifts are arithmetic (unsigned values load non-negative);
+    // the store wraps a left shift to the dtype. int64 is held as int32: amounts of 32..63
+    // leave the sign fill too.
+    case OP_SHIFT_LEFT: return b < 0 || b >= min(int(pc.param), 32) ? 0 : int(uint(a) << uint(b));
+    case OP_SHIFT_RIGHT: return b < 0 || b >= min(int(pc.param), 32) ? (a < 0 ? -1 : 0) : a >> b;
     case OP_BITAND: return a & b;
     case OP_BITOR: return a | b;
     case OP_BITXOR: return a ^ b;

@@ -10,7 +10,7 @@
     X(HardSigmoid) X(HardSwish) X(LeakyRelu) X(Floor) X(Ceil) X(Round) X(Sin) X(Cos) X(Tan) \
     X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Asinh) X(Acosh) X(Atanh) X(Erf) X(Sign)       \
     X(Softplus) X(Softsign) X(Elu) X(Selu) X(Celu) X(ThresholdedRelu) X(Not) X(IsNaN)       \
-    X(IsInf) X(Gelu) X(Mish) X(BitwiseNot) X(Identity) X(Cast) X(Dropout)                 \
+    X(IsInf) X(Gelu) X(Mish) X(Swish) X(BitwiseNot) X(Identity) X(Cast) X(Dropout)                 \
     /* binary.c */                                                                         \
     X(Add) X(Sub) X(Mul) X(Div) X(Pow) X(Mod) X(BitShift) X(BitwiseAnd) X(BitwiseOr)       \
     X(BitwiseXor) X(And) X(Or) X(Xor) X(Equal) X(Less) X(LessOrEqual) X(Greater)            \

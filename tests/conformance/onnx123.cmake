@@ -16,6 +16,9 @@ set(ONNX123_PYTHON "" CACHE FILEPATH "a Python with onnx ${ONNX123_VERSION} (emp
 set(ONNX123_DATA ${CMAKE_BINARY_DIR}/onnx123-node)
 set(ONNX123_SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/conformance/onnx_node_tests.py)
 set(ONNX123_OK ON)
+# editing a list or the generator reconfigures
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${ONNX123_SCRIPT}
+             ${CMAKE_CURRENT_SOURCE_DIR}/conformance/onnx123_passing.txt ${CMAKE_CURRENT_SOURCE_DIR}/conformance/onnx123_failing.txt)
 
 if(ONNX123_PYTHON)
   set(onnx123_python ${ONNX123_PYTHON})
