@@ -25,7 +25,7 @@
     /* reduce.c, softmax.c */                                                              \
     X(ReduceSum) X(ReduceMean) X(ReduceMax) X(ReduceMin) X(ReduceProd) X(ReduceL1) X(ReduceL2) \
     X(ReduceLogSum) X(ReduceLogSumExp) X(ReduceSumSquare) X(ArgMax) X(ArgMin)              \
-    X(Softmax) X(LogSoftmax) X(Hardmax) X(CumSum)                                          \
+    X(Softmax) X(LogSoftmax) X(Hardmax) X(CumSum) X(CumProd)                               \
     /* shape.c, movement.c */                                                              \
     /* resize.c, topk.c, einsum.c, misc.c */ X(Resize) X(Upsample) X(TopK) X(Einsum) X(Shrink) X(CastLike) X(Det) X(MaxUnpool) \
     X(Shape) X(Size) X(Constant) X(ConstantOfShape) X(Reshape) X(Flatten) X(Squeeze)       \
