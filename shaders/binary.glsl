@@ -116,6 +116,13 @@ int div_trunc(int a, int b)
     return (a < 0) != (b < 0) ? -int(q) : int(q);
 }
 
+// C's fmod: the dividend's sign; a finite dividend over an infinite divisor is itself
+float fmod_float(float a, float b)
+{
+    if (isinf(b) && !isinf(a) && !isnan(a)) return a;
+    return a - b * trunc(a / b);
+}
+
 float apply_float(float a, float b)
 {
     switch (OP) {
@@ -123,8 +130,13 @@ float apply_float(float a, float b)
     case OP_SUB: return a - b;
     case OP_MUL: return a * b;
     case OP_DIV: return a / b;
-    case OP_MOD: return a - b * floor(a / b);            // sign of the divisor
-    case OP_FMOD: return b == 0.0 ? NAN : a - b * trunc(a / b); // sign of the dividend
+    case OP_MOD: { // numpy's remainder: the divisor's sign, a zero signed like the divisor
+        if (b == 0.0) return NAN;
+        float r = fmod_float(a, b);
+        if (r == 0.0) return b < 0.0 ? uintBitsToFloat(0x80000000u) : 0.0;
+        return (r < 0.0) != (b < 0.0) ? r + b : r;
+    }
+    case OP_FMOD: return b == 0.0 ? NAN : fmod_float(a, b); // sign of the dividend
     case OP_MAX: return isnan(a) || isnan(b) ? NAN : max(a, b);
     case OP_MIN: return isnan(a) || isnan(b) ? NAN : min(a, b);
     case OP_PRELU: return a < 0.0 ? a * b : a;

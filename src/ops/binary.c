@@ -260,9 +260,10 @@ static double host_float(enum binary_code code, double a, double b, double param
     case B_MUL: return a * b;
     case B_DIV: return a / b;
     case B_POW: return pow(a, b);
-    case B_MOD: {
+    case B_MOD: { /* numpy's remainder: the divisor's sign, a zero signed like the divisor */
         double r = fmod(a, b);
-        return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+        if (r == 0) return copysign(0.0, b);
+        return (r < 0) != (b < 0) ? r + b : r;
     }
     case B_FMOD: return fmod(a, b);
     case B_EQUAL: return a == b;
