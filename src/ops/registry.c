@@ -32,10 +32,11 @@
     X(Unsqueeze) X(Range) X(EyeLike) X(Transpose) X(Concat) X(Slice) X(Split) X(Expand)    \
     X(Tile) X(DepthToSpace) X(SpaceToDepth) X(Gather) X(GatherElements) X(OneHot) X(Pad)   \
     X(Trilu) X(ScatterElements) X(Scatter) X(ScatterND)                                    \
-    /* gather_nd.c, reverse_sequence.c, lp_normalization.c, loss.c, bitcast.c, quantize.c */\
+    /* gather_nd.c, reverse_sequence.c, lp_normalization.c, loss.c, bitcast.c, quantize.c, \
+       grid_sample.c */                                                                    \
     X(GatherND) X(ReverseSequence) X(LpNormalization)                                      \
     X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(BitCast)                     \
-    X(QuantizeLinear) X(DequantizeLinear) X(DynamicQuantizeLinear)                         \
+    X(QuantizeLinear) X(DequantizeLinear) X(DynamicQuantizeLinear) X(GridSample)           \
     /* end */
 
 #define DECLARE(name) extern const op_def op_##name;
