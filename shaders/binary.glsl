@@ -37,6 +37,7 @@ layout(std430, binding = 2) writeonly buffer Out { ELEM result[]; };
 #define OP_MIN 21u
 #define OP_PRELU 22u
 #define OP_MEAN_LAST 23u
+#define OP_SWIGLU 25u // 24 is Where (shaders/where.glsl)
 
 #define NAN uintBitsToFloat(0x7fc00000u)
 #define INF uintBitsToFloat(0x7f800000u)
@@ -141,6 +142,10 @@ float apply_float(float a, float b)
     case OP_MIN: return isnan(a) || isnan(b) ? NAN : min(a, b);
     case OP_PRELU: return a < 0.0 ? a * b : a;
     case OP_MEAN_LAST: return (a + b) / pc.param;
+    case OP_SWIGLU: { // Swish(a) * b, Swish's alpha in pc.param
+        float z = pc.param * a;
+        return a * (z >= 0.0 ? 1.0 / (1.0 + exp(-z)) : exp(z) / (1.0 + exp(z))) * b;
+    }
     default: return a;
     }
 }

@@ -11,6 +11,7 @@ enum binary_code { /* keep in step with shaders/binary.glsl */
     B_BITXOR, B_AND, B_OR, B_XOR, B_EQUAL, B_LESS, B_LESS_EQUAL, B_GREATER, B_GREATER_EQUAL, B_MAX,
     B_MIN, B_PRELU, B_MEAN_LAST,
     B_WHERE, /* shaders/where.glsl */
+    B_SWIGLU, /* shaders/binary.glsl again: a * sigmoid(param a) * b */
 };
 
 enum binary_types { NUMERIC, ANY_TYPE, FLOATS_ONLY, INTS_ONLY, BOOLS_ONLY, POW_TYPES, WHERE_TYPES };
@@ -35,7 +36,7 @@ static const binary_desc binary_ops[] = {
     {"GreaterOrEqual", B_GREATER_EQUAL, NUMERIC, false, false}, {"Max", B_MAX, NUMERIC, true, false},
     {"Min", B_MIN, NUMERIC, true, false}, {"Sum", B_ADD, FLOATS_ONLY, true, false},
     {"Mean", B_ADD, FLOATS_ONLY, true, false}, {"PRelu", B_PRELU, NUMERIC, false, false},
-    {"Where", B_WHERE, WHERE_TYPES, false, false},
+    {"Where", B_WHERE, WHERE_TYPES, false, false}, {"SwiGLU", B_SWIGLU, FLOATS_ONLY, false, false},
 };
 
 static const binary_desc *find_desc(const char *name)
@@ -275,6 +276,7 @@ static double host_float(enum binary_code code, double a, double b, double param
     case B_MIN: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
     case B_PRELU: return a < 0 ? a * b : a;
     case B_MEAN_LAST: return (a + b) / param;
+    case B_SWIGLU: return a / (1 + exp(-param * a)) * b;
     default: return a;
     }
 }
@@ -309,7 +311,8 @@ static vki_status fold_on_host(op_ctx *c, const binary_desc *d, enum binary_code
             double acc = host_read_f64(a->dtype, a->host, offsets[0]);
             for (int k = 1; k < n; k++) {
                 plan_value *b = op_in(c, k);
-                acc = host_float(mean && k == n - 1 ? B_MEAN_LAST : code, acc, host_read_f64(b->dtype, b->host, offsets[k]), n);
+                double param = code == B_SWIGLU ? ir_attr_float(c->node, "alpha", 1.0f) : n;
+                acc = host_float(mean && k == n - 1 ? B_MEAN_LAST : code, acc, host_read_f64(b->dtype, b->host, offsets[k]), param);
             }
             host_write_f64(out->dtype, data, (size_t)i, acc);
         } else {
@@ -539,6 +542,8 @@ static vki_status plan_binary(op_ctx *c)
     shape out_shape;
     if (!broadcast_shapes(shapes, n, &out_shape))
         return op_error(c, VKI_ERROR_SHAPE, "the input shapes do not broadcast together (numpy rules)");
+    if (code == B_SWIGLU && !same_shape(&shapes[0], &shapes[1]))
+        return op_error(c, VKI_ERROR_SHAPE, "A and B must have one shape (SwiGLU does not broadcast)");
     if (code == B_PRELU && !same_shape(&out_shape, &shapes[0]))
         return op_error(c, VKI_ERROR_SHAPE, "slope does not broadcast to X's shape (unidirectional broadcasting)");
 
@@ -554,6 +559,7 @@ static vki_status plan_binary(op_ctx *c)
     elementwise e = {code == B_WHERE, n, {0}, {0}, (float)n};
     /* BitShift: the dtype's width in bits (int64 is held narrowed to int32) */
     if (code == B_SHIFT_LEFT || code == B_SHIFT_RIGHT) e.param = (float)(8 * vki_dtype_size(out_dtype));
+    if (code == B_SWIGLU) e.param = ir_attr_float(c->node, "alpha", 1.0f);
     for (int k = 0; k < n; k++) {
         e.ins[k] = k;
         e.codes[k] = k == n - 1 && !strcmp(d->name, "Mean") ? B_MEAN_LAST : code;
@@ -565,7 +571,7 @@ static vki_status plan_binary(op_ctx *c)
 #define INTS OP_DTYPES_INT
 #define BINARY(name_, dtypes_) const op_def op_##name_ = {#name_, "", dtypes_, "", plan_binary};
 BINARY(Add, FLOATS " " INTS) BINARY(Sub, FLOATS " " INTS) BINARY(Mul, FLOATS " " INTS) BINARY(Div, FLOATS " " INTS)
-BINARY(Mod, FLOATS " " INTS) BINARY(BitShift, INTS) BINARY(BitwiseAnd, INTS) BINARY(BitwiseOr, INTS)
+BINARY(SwiGLU, FLOATS) BINARY(Mod, FLOATS " " INTS) BINARY(BitShift, INTS) BINARY(BitwiseAnd, INTS) BINARY(BitwiseOr, INTS)
 BINARY(BitwiseXor, INTS) BINARY(And, "bool") BINARY(Or, "bool") BINARY(Xor, "bool")
 BINARY(Equal, FLOATS " " INTS " bool") BINARY(Less, FLOATS " " INTS) BINARY(LessOrEqual, FLOATS " " INTS)
 BINARY(Greater, FLOATS " " INTS) BINARY(GreaterOrEqual, FLOATS " " INTS) BINARY(Max, FLOATS " " INTS)
