@@ -1,18 +1,17 @@
 #version 450
 // DynamicQuantizeLinear's parameters: one workgroup takes min(0, min x) and max(0, max x), then
 // scale = (max - min) / 255 (1 / 255 when they are equal) and zero point = round_half_even(
-// clamp(-min / scale, 0, 255)), written for the quantize kernel (fp32 and int32 words) and as
-// the node's outputs y_scale and y_zero_point.
+// clamp(-min / scale, 0, 255)), written for the quantize kernel (words 0 and 1 of one scratch
+// value: fp32 and int32) and as the node's outputs y_scale and y_zero_point.
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in; // 128, the size of lo[] and hi[]
 layout(constant_id = 1) const uint DT = 0u;
 
 layout(std430, binding = 0) readonly buffer In { uint x[]; };
-layout(std430, binding = 1) writeonly buffer Scale { uint scale_word[]; };
-layout(std430, binding = 2) writeonly buffer ZeroPoint { int zero_point_word[]; };
-layout(std430, binding = 3) writeonly buffer YScale { uint y_scale[]; };
-layout(std430, binding = 4) writeonly buffer YZeroPoint { uint y_zero_point[]; };
+layout(std430, binding = 1) writeonly buffer Params { uint params[]; };
+layout(std430, binding = 2) writeonly buffer YScale { uint y_scale[]; };
+layout(std430, binding = 3) writeonly buffer YZeroPoint { uint y_zero_point[]; };
 layout(push_constant) uniform Push { uint count; } pc;
 
 shared float lo[128];
@@ -40,8 +39,8 @@ void main()
     if (t != 0u) return;
     float scale = (lo[0] == hi[0] ? 1.0 : hi[0] - lo[0]) / 255.0;
     int zp = int(roundEven(clamp(0.0 - lo[0] / scale, 0.0, 255.0)));
-    scale_word[0] = floatBitsToUint(scale);
-    zero_point_word[0] = zp;
+    params[0] = floatBitsToUint(scale);
+    params[1] = uint(zp);
     y_scale[0] = floatBitsToUint(round_to_dtype(DT, scale));
     y_zero_point[0] = uint(zp);
 }

@@ -1,10 +1,10 @@
 #version 450
 // NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss, per position: one invocation per
 // (n, d1..dk) of input [N, C, d1..dk] (D = d1 * ... * dk). With SOFTMAX the input is scores:
-// the invocation takes log-softmax over C first (max, then the log of the sum of exponentials)
-// and, with pc.write_logp, writes the C log-probabilities (SoftmaxCrossEntropyLoss's second
-// output). loss[p] = -logp[n, t, d] * w[t] with t = target[p]; a target equal to ignore_index,
-// or outside [0, C), gives loss 0 and weight 0. wsum[p] = that weight, for the mean.
+// the invocation takes log-softmax over C first (max, then the log of the sum of exponentials).
+// loss[p] = -logp[n, t, d] * w[t] with t = target[p]; a target equal to ignore_index, or
+// outside [0, C), gives loss 0 and weight 0; with pc.write_wsum, loss[positions + p] = that
+// weight, for the mean (four bindings: the Android Baseline 2022 limit).
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -15,12 +15,10 @@ layout(std430, binding = 0) readonly buffer In { uint x[]; };
 layout(std430, binding = 1) readonly buffer Target { int target[]; };
 layout(std430, binding = 2) readonly buffer Weight { uint weight[]; };
 layout(std430, binding = 3) writeonly buffer Loss { uint loss[]; };
-layout(std430, binding = 4) writeonly buffer WSum { uint wsum[]; };
-layout(std430, binding = 5) writeonly buffer LogP { uint logp[]; };
 layout(push_constant) uniform Push {
     uint positions, C, D;
     int ignore_index;
-    uint has_ignore, has_weight, write_wsum, write_logp, round_loss;
+    uint has_ignore, has_weight, write_wsum, round_loss;
 } pc;
 
 float load(uint i) { return uintBitsToFloat(x[i]); }
@@ -37,9 +35,6 @@ void main()
         float s = 0.0;
         for (uint c = 0u; c < pc.C; c++) s += exp(load(base + c * pc.D) - m);
         lse = m + log(s);
-        if (pc.write_logp != 0u)
-            for (uint c = 0u; c < pc.C; c++)
-                logp[base + c * pc.D] = floatBitsToUint(round_to_dtype(DT, load(base + c * pc.D) - lse));
     }
     int t = target[p];
     float l = 0.0, w = 0.0;
@@ -48,5 +43,5 @@ void main()
         l = -(load(base + uint(t) * pc.D) - lse) * w;
     }
     loss[p] = floatBitsToUint(pc.round_loss != 0u ? round_to_dtype(DT, l) : l);
-    if (pc.write_wsum != 0u) wsum[p] = floatBitsToUint(w);
+    if (pc.write_wsum != 0u) loss[pc.positions + p] = floatBitsToUint(w);
 }

@@ -1,6 +1,7 @@
 #version 450
 // The reductions of NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: one workgroup sums
-// the per-position losses and weights (shaders/nll_loss.comp) in fp32 and writes one value:
+// the per-position losses and weights (shaders/nll_loss.comp: the weights follow the losses)
+// in fp32 and writes one value:
 // the sum, or with MEAN the sum over the sum of weights.
 #include "common.glsl"
 
@@ -9,8 +10,7 @@ layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 2) const bool MEAN = false;
 
 layout(std430, binding = 0) readonly buffer Loss { uint loss[]; };
-layout(std430, binding = 1) readonly buffer WSum { uint wsum[]; };
-layout(std430, binding = 2) writeonly buffer Out { uint result[]; };
+layout(std430, binding = 1) writeonly buffer Out { uint result[]; };
 layout(push_constant) uniform Push { uint positions; } pc;
 
 shared vec2 partial[128];
@@ -19,7 +19,7 @@ void main()
 {
     uint t = gl_LocalInvocationID.x;
     vec2 s = vec2(0.0);
-    for (uint i = t; i < pc.positions; i += 128u) s += vec2(uintBitsToFloat(loss[i]), uintBitsToFloat(wsum[i]));
+    for (uint i = t; i < pc.positions; i += 128u) s += vec2(uintBitsToFloat(loss[i]), uintBitsToFloat(loss[pc.positions + i]));
     partial[t] = s;
     barrier();
     for (uint half_ = 64u; half_ > 0u; half_ >>= 1u) {

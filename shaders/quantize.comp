@@ -17,7 +17,7 @@ layout(std430, binding = 1) readonly buffer Scale { uint scale[]; };
 layout(std430, binding = 2) readonly buffer ZeroPoint { int zero_point[]; };
 layout(std430, binding = 3) writeonly buffer Out { uint y[]; };
 layout(push_constant) uniform Push {
-    uint count, inner, axis_len, block, blocks, has_zero_point;
+    uint count, inner, axis_len, block, blocks, has_zero_point, zero_point_offset;
     int lo, hi; // QuantizeLinear's saturation range
 } pc;
 
@@ -29,7 +29,7 @@ void main()
     if (KIND == 1u) s = a;
     if (KIND == 2u) s = ((i / (pc.inner * pc.axis_len)) * pc.blocks + a / pc.block) * pc.inner + i % pc.inner;
     float sc = uintBitsToFloat(scale[s]);
-    int zp = pc.has_zero_point != 0u ? zero_point[s] : 0;
+    int zp = pc.has_zero_point != 0u ? zero_point[pc.zero_point_offset + s] : 0;
     if (DEQUANT) {
         y[i] = floatBitsToUint(round_to_dtype(OUT_DT, float(int(x[i]) - zp) * sc));
     } else {

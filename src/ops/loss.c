@@ -1,6 +1,7 @@
 /* Loss functions: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (log-softmax over the
- * class axis, then the same loss), shaders/nll_loss.comp per position and
- * shaders/nll_loss_reduce.comp for reduction sum or mean (one workgroup). Accumulates in fp32.
+ * class axis, then the same loss), shaders/nll_loss.comp per position (shaders/nll_log_prob.comp
+ * writes the log_prob output), shaders/nll_loss_reduce.comp for reduction sum or mean (one
+ * workgroup). Accumulates in fp32.
  * A target outside [0, C) that is not ignore_index counts as ignored (loss 0, weight 0). */
 #include "op.h"
 
@@ -49,27 +50,30 @@ static vki_status plan_loss(op_ctx *c)
         if (mode == REDUCE_NONE && positions == 0) return VKI_OK;
         return op_error(c, VKI_ERROR_UNSUPPORTED, "an empty input (%s) is not supported", shape_str(x->dims, x->rank, a, sizeof a));
     }
-    int loss_v, wsum_v = -1, dummy;
+    int dummy, loss_v;
     VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 1, &dummy));
-    if (mode == REDUCE_NONE) {
-        loss_v = op_out_index(c, 0);
-    } else {
-        VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, positions, &loss_v));
-        VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, positions, &wsum_v));
-    }
-    struct { uint32_t positions, C, D; int32_t ignore_index; uint32_t has_ignore, has_weight, write_wsum, write_logp, round_loss; } push = {
-        (uint32_t)positions, (uint32_t)C, (uint32_t)D, ii ? (int32_t)ii->i : 0, ii != NULL, weight != NULL,
-        wsum_v >= 0, write_logp, mode == REDUCE_NONE};
-    uint32_t spec[3] = {64, op_dtype_code(x->dtype), sce}, gx, gy;
-    int values[6] = {op_in_index(c, 0), op_in_index(c, 1), weight ? op_in_index(c, 2) : dummy, loss_v,
-                     wsum_v >= 0 ? wsum_v : dummy, write_logp ? op_out_index(c, 1) : dummy};
+    uint32_t gx, gy;
     op_grid_1d((uint64_t)positions, 64, &gx, &gy);
-    VKI_TRY(op_dispatch(c, "nll_loss", spec, 3, &push, sizeof push, values, 6, gx, gy, 1));
+    if (write_logp) { /* its own dispatch: the loss kernel already binds four buffers */
+        struct { uint32_t positions, C, D; } lpush = {(uint32_t)positions, (uint32_t)C, (uint32_t)D};
+        uint32_t lspec[2] = {64, op_dtype_code(x->dtype)};
+        int lvalues[2] = {op_in_index(c, 0), op_out_index(c, 1)};
+        VKI_TRY(op_dispatch(c, "nll_log_prob", lspec, 2, &lpush, sizeof lpush, lvalues, 2, gx, gy, 1));
+    }
+    /* reduction none: the losses are the output; else the losses, then the weights, in scratch */
+    if (mode == REDUCE_NONE) loss_v = op_out_index(c, 0);
+    else VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * positions, &loss_v));
+    struct { uint32_t positions, C, D; int32_t ignore_index; uint32_t has_ignore, has_weight, write_wsum, round_loss; } push = {
+        (uint32_t)positions, (uint32_t)C, (uint32_t)D, ii ? (int32_t)ii->i : 0, ii != NULL, weight != NULL,
+        mode != REDUCE_NONE, mode == REDUCE_NONE};
+    uint32_t spec[3] = {64, op_dtype_code(x->dtype), sce};
+    int values[4] = {op_in_index(c, 0), op_in_index(c, 1), weight ? op_in_index(c, 2) : dummy, loss_v};
+    VKI_TRY(op_dispatch(c, "nll_loss", spec, 3, &push, sizeof push, values, 4, gx, gy, 1));
     if (mode == REDUCE_NONE) return VKI_OK;
     uint32_t rspec[3] = {128, op_dtype_code(x->dtype), mode == REDUCE_MEAN};
     uint32_t rpush = (uint32_t)positions;
-    int rvalues[3] = {loss_v, wsum_v, op_out_index(c, 0)};
-    return op_dispatch(c, "nll_loss_reduce", rspec, 3, &rpush, sizeof rpush, rvalues, 3, 1, 1, 1);
+    int rvalues[2] = {loss_v, op_out_index(c, 0)};
+    return op_dispatch(c, "nll_loss_reduce", rspec, 3, &rpush, sizeof rpush, rvalues, 2, 1, 1, 1);
 }
 
 #define NOTE "a target outside [0, C) counts as ignored (loss 0, weight 0)"

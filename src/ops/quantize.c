@@ -88,9 +88,9 @@ static vki_status plan_quantize(op_ctx *c)
     if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
     int32_t lo, hi;
     quant_range(out, &lo, &hi);
-    struct { uint32_t count, inner, axis_len, block, blocks, has_zero_point; int32_t lo, hi; } push = {
+    struct { uint32_t count, inner, axis_len, block, blocks, has_zero_point, zero_point_offset; int32_t lo, hi; } push = {
         (uint32_t)count, (uint32_t)(inner ? inner : 1), (uint32_t)(axis_len ? axis_len : 1), (uint32_t)(block > 0 ? block : 1),
-        (uint32_t)blocks, zp != NULL, lo, hi};
+        (uint32_t)blocks, zp != NULL, 0, lo, hi};
     uint32_t spec[5] = {128, dequant, op_dtype_code(scale->dtype), op_dtype_code(out), kind}, gx, gy;
     int values[4] = {op_in_index(c, 0), op_in_index(c, 1), zp ? op_in_index(c, 2) : op_in_index(c, 0), op_out_index(c, 0)};
     op_grid_1d((uint64_t)count, 128, &gx, &gy);
@@ -107,21 +107,20 @@ static vki_status plan_dynamic_quantize(op_ctx *c)
     VKI_TRY(op_set_output(c, 2, VKI_DTYPE_UINT8, 0, NULL));
     int64_t count = shape_numel(x->dims, x->rank);
     if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
-    int scale, zp, outs[2];
-    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 1, &scale));
-    VKI_TRY(op_temp(c, VKI_DTYPE_INT32, 1, &zp));
+    int params, outs[2]; /* params: the scale (fp32) and the zero point (int32) */
+    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2, &params));
     for (int i = 0; i < 2; i++) {
         if (op_has_output(c, i + 1)) outs[i] = op_out_index(c, i + 1);
         else VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 1, &outs[i]));
     }
     uint32_t count32 = (uint32_t)count, sspec[2] = {128, op_dtype_code(x->dtype)};
-    int svalues[5] = {op_in_index(c, 0), scale, zp, outs[0], outs[1]};
-    VKI_TRY(op_dispatch(c, "dynamic_quantize_stats", sspec, 2, &count32, sizeof count32, svalues, 5, 1, 1, 1));
+    int svalues[4] = {op_in_index(c, 0), params, outs[0], outs[1]};
+    VKI_TRY(op_dispatch(c, "dynamic_quantize_stats", sspec, 2, &count32, sizeof count32, svalues, 4, 1, 1, 1));
     if (count == 0 || !op_has_output(c, 0)) return VKI_OK;
-    struct { uint32_t count, inner, axis_len, block, blocks, has_zero_point; int32_t lo, hi; } push = {
-        count32, 1, 1, 1, 1, 1, 0, 255};
+    struct { uint32_t count, inner, axis_len, block, blocks, has_zero_point, zero_point_offset; int32_t lo, hi; } push = {
+        count32, 1, 1, 1, 1, 1, 1, 0, 255};
     uint32_t spec[5] = {128, false, op_dtype_code(VKI_DTYPE_FLOAT), op_dtype_code(VKI_DTYPE_UINT8), 0}, gx, gy;
-    int values[4] = {op_in_index(c, 0), scale, zp, op_out_index(c, 0)};
+    int values[4] = {op_in_index(c, 0), params, params, op_out_index(c, 0)};
     op_grid_1d((uint64_t)count, 128, &gx, &gy);
     return op_dispatch(c, "quantize", spec, 5, &push, sizeof push, values, 4, gx, gy, 1);
 }
