@@ -109,6 +109,8 @@ def main():
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--markdown")
+    ap.add_argument("--vkinfer-only", action="store_true", help="skip the PyTorch CUDA timings")
+    ap.add_argument("--profile", action="store_true", help="also print `vkinfer bench --profile` for each vkinfer run")
     a = ap.parse_args()
     rows = []
     for name in a.models.split(","):
@@ -133,13 +135,17 @@ def main():
                 runs.append(("bfloat16 model", pb, [], refb))
             for label, path, flags, ref in runs:
                 b = vkinfer_bench(a.vkinfer, path, x_path, flags, a.runs, a.warmup)
+                if a.profile:
+                    r = subprocess.run([a.vkinfer, "bench", path, "--input", f"x={x_path}", "--runs", "3", "--profile"]
+                                       + flags, capture_output=True, text=True)
+                    print(f"--- profile {name} {label}\n" + "\n".join(r.stdout.splitlines()[:40]), flush=True)
                 err = rel_err(vkinfer_output(a.vkinfer, path, x_path, flags, tmp), ref)
                 rows.append((name, f"vkinfer {label}", b["median_ms"] if b else float("nan"), err,
                              b["weight_bytes"] if b else 0, b["dispatches"] if b else 0))
                 print(rows[-1], flush=True)
         for label, dt in (("PyTorch CUDA eager float32", torch.float32),
                           ("PyTorch CUDA eager " + ("bfloat16" if native else "float16"), native or torch.float16)):
-            t = torch_time(model, x, dt, a.runs, a.warmup)
+            t = None if a.vkinfer_only else torch_time(model, x, dt, a.runs, a.warmup)
             if t is not None:
                 rows.append((name, label, t, float("nan"), 0, 0))
                 print(rows[-1], flush=True)

@@ -271,7 +271,7 @@ def check(args):
                 continue
             err = rel_err(got, ref) if got.shape == ref.shape else float("inf")
             # split K adds matmul_splitk_reduce_f16; nothing may fall back to matmul_tiled
-            coop_ran = any(k.startswith("matmul_coopmat_") for k in kernels) and not any(k.startswith("matmul_tiled") for k in kernels)
+            coop_ran = any(k.startswith("matmul_coopmat") for k in kernels) and not any(k.startswith("matmul_tiled") for k in kernels)
             good = err <= 5e-3 and (not coop or coop_ran)
             ok &= good
             print(f"{'PASS' if good else 'FAIL'} {name:34} max|err|/max|ref| {err:.2g} (<= 5e-3)  kernels {','.join(kernels)}")

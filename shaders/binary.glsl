@@ -6,6 +6,9 @@ layout(constant_id = 2) const uint A_DT = 0u;
 layout(constant_id = 3) const uint B_DT = 0u;
 layout(constant_id = 4) const uint OUT_DT = 0u;
 layout(constant_id = 5) const uint RANK = 0u;
+layout(constant_id = 6) const bool CLAMP = false; // a fused Relu/Clip: float results clamped to [LO, HI]
+layout(constant_id = 7) const float LO = 0.0;
+layout(constant_id = 8) const float HI = 0.0;
 #include "broadcast.glsl"
 
 layout(std430, binding = 0) readonly buffer A { ELEM a_data[]; };
@@ -205,7 +208,7 @@ void main()
     } else if (dt_is_float(A_DT)) {
         float a = uintBitsToFloat(a_bits), b = uintBitsToFloat(b_bits);
         if (is_comparison()) r = compare_float(a, b) ? 1u : 0u;
-        else r = floatBitsToUint(round_to_dtype(OUT_DT, apply_float(a, b)));
+        else r = floatBitsToUint(round_to_dtype(OUT_DT, fused_clamp(CLAMP, apply_float(a, b), LO, HI)));
     } else {
         int a = int(a_bits), b = int(b_bits);
         if (is_comparison()) r = compare_int(a, b) ? 1u : 0u;

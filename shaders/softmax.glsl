@@ -51,6 +51,30 @@ uint tree_argmax(float v, uint vi)
     return s_idx[0];
 }
 
+#ifdef SOFTMAX_SUBGROUP
+// Softmax and LogSoftmax with one subgroup per row (softmax_sg*.comp): the lanes read the row
+// together, coalesced, and reduce with subgroup operations, no shared memory or barrier. For
+// the many short rows of attention scores, where an invocation per row reads strided.
+void main()
+{
+    uint per_group = gl_WorkGroupSize.x / gl_SubgroupSize;
+    uint row = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * per_group + gl_SubgroupID;
+    if (row >= pc.rows) return; // uniform across the subgroup
+    uint lane = gl_SubgroupInvocationID, step = gl_SubgroupSize;
+    uint base = (row / pc.inner) * pc.n * pc.inner + row % pc.inner;
+    float m = uintBitsToFloat(0xff800000u);
+    for (uint k = lane; k < pc.n; k += step) m = max(m, uintBitsToFloat(LOAD(x, base + k * pc.inner)));
+    m = subgroupMax(m);
+    float sum = 0.0;
+    for (uint k = lane; k < pc.n; k += step) sum += exp(uintBitsToFloat(LOAD(x, base + k * pc.inner)) - m);
+    sum = subgroupAdd(sum);
+    float log_sum = log(sum), inv_sum = 1.0 / sum;
+    for (uint k = lane; k < pc.n; k += step) {
+        float v = uintBitsToFloat(LOAD(x, base + k * pc.inner)) - m;
+        STORE(y, base + k * pc.inner, floatBitsToUint(round_to_dtype(DT, KIND == 1u ? v - log_sum : exp(v) * inv_sum)));
+    }
+}
+#else
 void main()
 {
     uint row = ROWS != 0u ? gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x : linear_id();
@@ -83,3 +107,4 @@ void main()
         STORE(y, base + k * pc.inner, floatBitsToUint(round_to_dtype(DT, KIND == 1u ? v - log_sum : exp(v) * inv_sum)));
     }
 }
+#endif

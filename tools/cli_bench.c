@@ -34,7 +34,8 @@ int cli_profile_collect(vki_session *s, profile_result *out)
         return 1;
     out->dispatches = calloc(n + 1, sizeof *out->dispatches);
     out->ops = calloc(n + 1, sizeof *out->ops);
-    if (!out->dispatches || !out->ops || vki_session_profile(s, out->dispatches, n, &n) != VKI_OK) {
+    out->kernels = calloc(n + 1, sizeof *out->kernels);
+    if (!out->dispatches || !out->ops || !out->kernels || vki_session_profile(s, out->dispatches, n, &n) != VKI_OK) {
         cli_profile_free(out);
         return 1;
     }
@@ -47,8 +48,14 @@ int cli_profile_collect(vki_session *s, profile_result *out)
         if (k == out->n_ops) out->ops[out->n_ops++] = (op_time){d->op, 0, 0};
         out->ops[k].ms += d->gpu_ms;
         out->ops[k].count++;
+        k = 0;
+        while (k < out->n_kernels && strcmp(out->kernels[k].op, d->shader)) k++;
+        if (k == out->n_kernels) out->kernels[out->n_kernels++] = (op_time){d->shader, 0, 0};
+        out->kernels[k].ms += d->gpu_ms;
+        out->kernels[k].count++;
     }
     qsort(out->ops, (size_t)out->n_ops, sizeof *out->ops, compare_op_time);
+    qsort(out->kernels, (size_t)out->n_kernels, sizeof *out->kernels, compare_op_time);
     qsort(out->dispatches, n, sizeof *out->dispatches, compare_dispatch_time);
     return 0;
 }
@@ -59,6 +66,10 @@ void cli_profile_text(FILE *f, const profile_result *p)
     for (int k = 0; k < p->n_ops; k++)
         fprintf(f, "  %-24s %9.3f ms %5.1f%%  %d dispatches\n", p->ops[k].op, p->ops[k].ms,
                 p->total_ms > 0 ? 100 * p->ops[k].ms / p->total_ms : 0, p->ops[k].count);
+    fprintf(f, "by kernel:\n");
+    for (int k = 0; k < p->n_kernels && k < 12; k++)
+        fprintf(f, "  %-24s %9.3f ms %5.1f%%  %d dispatches\n", p->kernels[k].op, p->kernels[k].ms,
+                p->total_ms > 0 ? 100 * p->kernels[k].ms / p->total_ms : 0, p->kernels[k].count);
     fprintf(f, "slowest dispatches:\n");
     for (uint32_t i = 0; i < p->n_dispatches && i < 15; i++) {
         const vki_dispatch_profile *d = &p->dispatches[i];
@@ -81,6 +92,7 @@ void cli_profile_free(profile_result *p)
 {
     free(p->dispatches);
     free(p->ops);
+    free(p->kernels);
     memset(p, 0, sizeof *p);
 }
 

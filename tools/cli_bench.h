@@ -17,6 +17,8 @@ typedef struct profile_result {
     uint32_t n_dispatches;
     op_time *ops; /* slowest first */
     int n_ops;
+    op_time *kernels; /* the same by shader (op_time.op names the shader), slowest first */
+    int n_kernels;
     double total_ms;
 } profile_result;
 

@@ -341,6 +341,8 @@ typedef struct elementwise {
     int ins[MAX_VARIADIC_INPUTS];
     enum binary_code codes[MAX_VARIADIC_INPUTS];
     float param; /* Mean: the input count */
+    bool clamp;  /* a Relu/Clip that follows, applied by the last pass (op_fuse_clamp) */
+    float lo, hi;
 } elementwise;
 
 static vki_status dispatch_where(op_ctx *c, const elementwise *e, const shape *shapes, const shape *out_shape,
@@ -389,8 +391,11 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
         if (rank > BROADCAST_MAX_RANK)
             return op_error(c, VKI_ERROR_UNSUPPORTED, BROADCAST_TOO_DEEP, rank, BROADCAST_MAX_RANK);
         plan_value *b = op_in(c, e->ins[k]);
-        uint32_t spec[6] = {128, e->codes[k], op_dtype_code(partial_dtype), op_dtype_code(b->dtype),
-                            op_dtype_code(out_dtype), (uint32_t)rank};
+        bool clamp = last && e->clamp;
+        uint32_t spec[9] = {128, e->codes[k], op_dtype_code(partial_dtype), op_dtype_code(b->dtype),
+                            op_dtype_code(out_dtype), (uint32_t)rank, clamp, 0, 0};
+        memcpy(&spec[7], &e->lo, sizeof e->lo);
+        memcpy(&spec[8], &e->hi, sizeof e->hi);
         int values[3] = {partial, op_in_index(c, e->ins[k]), target};
         op_window pair_windows[3] = {partial_window, windows ? windows[k] : (op_window){0, 0},
                                      windows ? windows[n] : (op_window){0, 0}};
@@ -399,7 +404,7 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
         gpu_storage stores[3] = {st, st, st};
         uint32_t gx, gy;
         op_grid_1d(count, 128, &gx, &gy);
-        VKI_TRY(op_dispatch_stored(c, op_variant(c, "binary", st), spec, 6, &push, sizeof push, values,
+        VKI_TRY(op_dispatch_stored(c, op_variant(c, "binary", st), spec, clamp ? 9 : 6, &push, sizeof push, values,
                                    windows ? pair_windows : NULL, stores, 3, gx, gy, 1));
         partial = target;
         partial_window = pair_windows[2];
@@ -556,7 +561,7 @@ static vki_status plan_binary(op_ctx *c)
     if (op_all_inputs_const(c) && count <= 4096) return fold_on_host(c, d, code, shapes, n, &out_shape);
     if (count == 0) return VKI_OK;
     if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
-    elementwise e = {code == B_WHERE, n, {0}, {0}, (float)n};
+    elementwise e = {code == B_WHERE, n, {0}, {0}, (float)n, false, 0, 0};
     /* BitShift: the dtype's width in bits (int64 is held narrowed to int32) */
     if (code == B_SHIFT_LEFT || code == B_SHIFT_RIGHT) e.param = (float)(8 * vki_dtype_size(out_dtype));
     if (code == B_SWIGLU) e.param = ir_attr_float(c->node, "alpha", 1.0f);
@@ -564,6 +569,10 @@ static vki_status plan_binary(op_ctx *c)
         e.ins[k] = k;
         e.codes[k] = k == n - 1 && !strcmp(d->name, "Mean") ? B_MEAN_LAST : code;
     }
+    /* a Relu or Clip after Add, Sub, Mul or Div of floats (the residual Add + Relu of ResNets)
+     * is applied by this kernel instead of a pass of its own */
+    if (code >= B_ADD && code <= B_DIV && n == 2 && dtype_is_float(out_dtype))
+        e.clamp = op_fuse_clamp(c, 0, &e.lo, &e.hi);
     return dispatch_elementwise(c, &e, shapes, &out_shape);
 }
 

@@ -421,12 +421,14 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
         int col;
         VKI_TRY(op_temp(c, x->dtype, col_numel, &col));
         op_value(c, col)->storage = st; /* the product reads it as it reads W */
-        im2col_push push = {(uint32_t)col_numel, (uint32_t)g->cin, (uint32_t)h, (uint32_t)wd, (uint32_t)kh, (uint32_t)kw,
+        /* an invocation per run of 8 k of one output pixel (shaders/im2col.glsl) */
+        int64_t invocations = g->batch * ((K + 7) / 8) * ohw;
+        im2col_push push = {(uint32_t)invocations, (uint32_t)g->cin, (uint32_t)h, (uint32_t)wd, (uint32_t)kh, (uint32_t)kw,
                             (uint32_t)oh, (uint32_t)ow, (uint32_t)(two ? g->stride[0] : 1), (uint32_t)g->stride[last],
                             (uint32_t)(two ? g->dil[0] : 1), (uint32_t)g->dil[last], (int32_t)(two ? g->pad_begin[0] : 0),
                             (int32_t)g->pad_begin[last]};
         uint32_t spec[1] = {256}, gx, gy;
-        op_grid_1d((uint64_t)col_numel, 256, &gx, &gy);
+        op_grid_1d((uint64_t)invocations, 256, &gx, &gy);
         int values[2] = {op_in_index(c, 0), col};
         gpu_storage stores[2] = {st, st};
         VKI_TRY(op_dispatch_stored(c, op_variant(c, "im2col", st), spec, 1, &push, sizeof push, values, NULL, stores, 2,

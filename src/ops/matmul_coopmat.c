@@ -76,23 +76,64 @@ static bool choose_aligned(op_ctx *c, int64_t M, int64_t N, int64_t batches, mm_
     return true;
 }
 
+/* VK_NV_cooperative_matrix2's workgroup-scope kernel (matmul_coopmat2_f16): any strides, the
+ * driver stages the tiles. Blocks of 128 x 256 on the largest workgroup the device offers where
+ * they fill the GPU, 128 x 128 next, 64 x 64 on the smallest otherwise; each a multiple of that
+ * size's granularity. VKINFER_COOPMAT2_TILE=BMxBNxBKxLOCAL overrides (tuning on a new device). */
+static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t batches, bool rows_of_8, mm_coopmat_kernel *k)
+{
+    const vk_caps *caps = &c->vk->caps;
+    int big = -1, small = -1;
+    for (int i = 0; i < 4 && caps->coopmat2_local[i]; i++) {
+        if (big < 0 || caps->coopmat2_local[i] > caps->coopmat2_local[big]) big = i;
+        if (small < 0 || caps->coopmat2_local[i] < caps->coopmat2_local[small]) small = i;
+    }
+    if (big < 0) return false;
+    uint32_t bm = 128, bn = 256, bk = 32, local = caps->coopmat2_local[big];
+    if ((M + 127) / 128 * ((N + 255) / 256) * batches < COOPMAT_BUSY_GROUPS) bn = 128;
+    if ((M + 127) / 128 * ((N + 127) / 128) * batches < COOPMAT_BUSY_GROUPS) {
+        bm = bn = 64;
+        local = caps->coopmat2_local[small] >= 128 ? caps->coopmat2_local[small] : 128;
+    }
+    const char *env = getenv("VKINFER_COOPMAT2_TILE");
+    if (env && *env) {
+        uint32_t e[4];
+        if (sscanf(env, "%ux%ux%ux%u", &e[0], &e[1], &e[2], &e[3]) == 4 && e[0] && e[1] && e[2] && e[3]) {
+            bm = e[0], bn = e[1], bk = e[2], local = e[3];
+        }
+    }
+    bool offered = false;
+    for (int i = 0; i < 4 && caps->coopmat2_local[i]; i++)
+        offered |= caps->coopmat2_local[i] == local && bm % caps->coopmat2_gran_m[i] == 0 &&
+                   bn % caps->coopmat2_gran_n[i] == 0 && bk % 16 == 0;
+    if (!offered) return false;
+    *k = (mm_coopmat_kernel){"matmul_coopmat2_f16", bm, bn, local, 13, {0, bm, bk, rows_of_8}};
+    return true;
+}
+
 bool mm_coopmat_choose(op_ctx *c, const int values[4], int64_t M, int64_t N, int64_t K, int64_t batches,
                        bool rows_of_8, mm_coopmat_kernel *k, gpu_storage stores[4])
 {
     const vk_caps *caps = &c->vk->caps;
-    if (!caps->cooperative_matrix && !caps->cooperative_matrix_khr) return false;
+    if (!caps->cooperative_matrix && !caps->cooperative_matrix_khr && !caps->cooperative_matrix2) return false;
     /* VKINFER_MATMUL_KERNELS=tiled keeps the scalar kernels, =coopmat_general the element-wise
      * loading coopmat kernel (comparisons on one device) */
     const char *force = getenv("VKINFER_MATMUL_KERNELS");
     if (force && !strcmp(force, "tiled")) return false;
-    if (M < COOPMAT_MIN_DIM || N < COOPMAT_MIN_DIM || K < COOPMAT_MIN_DIM) return false;
+    /* the workgroup-scope kernel clamps its edge blocks itself: products from 32 up (ResNet's
+     * 7x7 maps, N = 49, ran on matmul_tiled_f16 at 0.48 ms each) */
+    int64_t min_dim = caps->cooperative_matrix2 && !(force && !strcmp(force, "coopmat_general")) ? 32 : COOPMAT_MIN_DIM;
+    if (M < min_dim || N < min_dim || K < min_dim) return false;
     if (op_half_storage(c, values, 3) != GPU_F16) return false;
     gpu_storage ys = op_storage(c, values[3]);
     /* fp32 words: a float32 output of the fp16 mode (graph outputs stay words) */
     if (ys != GPU_F16 && !(ys == GPU_W32 && op_value(c, values[3])->dtype == VKI_DTYPE_FLOAT)) return false;
     bool general = force && !strcmp(force, "coopmat_general");
-    if (general || !rows_of_8 || !choose_aligned(c, M, N, batches, k)) {
-        if (!caps->cooperative_matrix) return false; /* no KHR twin of the general kernel yet */
+    bool chosen = caps->cooperative_matrix2 && !general && choose_coopmat2(c, M, N, batches, rows_of_8, k);
+    if (!chosen && !general && rows_of_8 && (caps->cooperative_matrix || caps->cooperative_matrix_khr))
+        chosen = choose_aligned(c, M, N, batches, k);
+    if (!chosen) {
+        if (!caps->cooperative_matrix) return false; /* the element-wise loading kernel exists on NV only */
         int64_t groups128 = (M + 127) / 128 * ((N + 127) / 128) * batches;
         uint32_t tile = groups128 >= COOPMAT_BUSY_GROUPS ? 128 : 64;
         *k = (mm_coopmat_kernel){"matmul_coopmat_f16", tile, tile, 128, 10, {0}};

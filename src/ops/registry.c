@@ -39,6 +39,8 @@
     X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(BitCast)                     \
     X(QuantizeLinear) X(DequantizeLinear) X(DynamicQuantizeLinear) X(GridSample)           \
     X(RoiAlign)                                                                            \
+    /* rms_norm.c, rotary.c, attention.c */                                                 \
+    X(RMSNormalization) X(RotaryEmbedding) X(Attention)                                    \
     /* end */
 
 #define DECLARE(name) extern const op_def op_##name;

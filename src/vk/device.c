@@ -77,8 +77,10 @@ vki_status vk_instance_create(vk_context *vk, bool validation)
     uint32_t api = VK_API_VERSION_1_1;
     if (vk->f.vkEnumerateInstanceVersion) {
         uint32_t v = 0;
-        if (vk->f.vkEnumerateInstanceVersion(&v) == VK_SUCCESS && v >= VK_API_VERSION_1_2) api = VK_API_VERSION_1_2;
+        if (vk->f.vkEnumerateInstanceVersion(&v) == VK_SUCCESS && v >= VK_API_VERSION_1_2)
+            api = v >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_2;
     }
+    vk->instance_api = api;
     if (validation && !has_layer(vk, "VK_LAYER_KHRONOS_validation"))
         return vki_fail(VKI_ERROR_NO_VULKAN, "validation asked for, but VK_LAYER_KHRONOS_validation is not installed "
                         "(Debian: vulkan-validationlayers)");
@@ -256,6 +258,47 @@ static bool has_khr_coopmat_f16(vk_context *vk, VkPhysicalDevice phys)
     return found;
 }
 
+/* VK_NV_cooperative_matrix2 as shaders/matmul_coopmat2_f16.comp uses it: workgroup scope,
+ * flexible dimensions, tensor addressing and per-element operations, fp16 products with fp32
+ * sums at workgroup scope; records the workgroup sizes offered and their granularity. It
+ * builds on VK_KHR_cooperative_matrix, which must offer the 16x16x16 shape too. Its shaders
+ * are SPIR-V 1.6, so the device must speak Vulkan 1.3. */
+static bool has_nv_coopmat2_f16(vk_context *vk, VkPhysicalDevice phys, vk_caps *caps)
+{
+    if (caps->props.apiVersion < VK_API_VERSION_1_3 || vk->instance_api < VK_API_VERSION_1_3 || !has_khr_coopmat_f16(vk, phys) ||
+        !has_device_ext(vk, phys, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME))
+        return false;
+    VkPhysicalDeviceCooperativeMatrix2FeaturesNV feat = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+    VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &feat};
+    vk->f.vkGetPhysicalDeviceFeatures2(phys, &f2);
+    if (!feat.cooperativeMatrixWorkgroupScope || !feat.cooperativeMatrixFlexibleDimensions ||
+        !feat.cooperativeMatrixTensorAddressing || !feat.cooperativeMatrixPerElementOperations)
+        return false;
+    PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV get_props =
+        (PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV)vk->f.vkGetInstanceProcAddr(
+            vk->instance, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV");
+    uint32_t n = 0;
+    if (!get_props || get_props(phys, &n, NULL) != VK_SUCCESS || !n) return false;
+    VkCooperativeMatrixFlexibleDimensionsPropertiesNV *props = calloc(n, sizeof *props);
+    if (!props) return false;
+    for (uint32_t i = 0; i < n; i++) props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV;
+    int found = 0;
+    if (get_props(phys, &n, props) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && found < 4; i++) {
+            const VkCooperativeMatrixFlexibleDimensionsPropertiesNV *p = &props[i];
+            if (p->scope != VKI_SCOPE_WORKGROUP || p->AType != VK_COMPONENT_TYPE_FLOAT16_KHR ||
+                p->BType != VK_COMPONENT_TYPE_FLOAT16_KHR || p->CType != VK_COMPONENT_TYPE_FLOAT32_KHR ||
+                p->ResultType != VK_COMPONENT_TYPE_FLOAT32_KHR || p->KGranularity > 16 || !p->workgroupInvocations)
+                continue;
+            caps->coopmat2_local[found] = p->workgroupInvocations;
+            caps->coopmat2_gran_m[found] = p->MGranularity;
+            caps->coopmat2_gran_n[found] = p->NGranularity;
+            found++;
+        }
+    free(props);
+    return found > 0;
+}
+
 static void read_caps(vk_context *vk, VkPhysicalDevice phys, vk_caps *caps)
 {
     memset(caps, 0, sizeof *caps);
@@ -277,6 +320,9 @@ static void read_caps(vk_context *vk, VkPhysicalDevice phys, vk_caps *caps)
         snprintf(caps->driver_name, sizeof caps->driver_name, "driver %u", p2.properties.driverVersion);
     }
     caps->subgroup_size = subgroup.subgroupSize;
+    caps->subgroup_arithmetic = (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
+                                (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && subgroup.subgroupSize >= 4 &&
+                                subgroup.subgroupSize <= 128;
     caps->max_allocation_bytes = maint3.maxMemoryAllocationSize;
     caps->max_storage_buffer_range = p2.properties.limits.maxStorageBufferRange;
     caps->min_storage_offset_alignment = (uint32_t)p2.properties.limits.minStorageBufferOffsetAlignment;
@@ -297,6 +343,7 @@ static void read_caps(vk_context *vk, VkPhysicalDevice phys, vk_caps *caps)
     bool coopmat_ok = caps->fp16_arithmetic && caps->storage_16bit && caps->subgroup_size == 32;
     caps->cooperative_matrix = coopmat_ok && has_nv_coopmat_f16(vk, phys);
     caps->cooperative_matrix_khr = coopmat_ok && has_khr_coopmat_f16(vk, phys);
+    caps->cooperative_matrix2 = coopmat_ok && has_nv_coopmat2_f16(vk, phys, caps);
     VkPhysicalDeviceMemoryProperties mp;
     vk->f.vkGetPhysicalDeviceMemoryProperties(phys, &mp);
     for (uint32_t i = 0; i < mp.memoryHeapCount; i++)
@@ -329,7 +376,8 @@ static bool apply_limits_profile(vk_caps *caps, const char *profile)
     if (l->minStorageBufferOffsetAlignment < 256) l->minStorageBufferOffsetAlignment = 256;
     caps->storage_16bit = caps->storage_8bit = caps->fp16_arithmetic = false;
     caps->subgroup_size = 1; /* no subgroup operations: kernels that need them are not chosen */
-    caps->cooperative_matrix = caps->cooperative_matrix_khr = false;
+    caps->subgroup_arithmetic = false;
+    caps->cooperative_matrix = caps->cooperative_matrix_khr = caps->cooperative_matrix2 = false;
     return true;
 }
 
@@ -355,7 +403,7 @@ vki_status vk_describe_device(vk_context *vk, VkPhysicalDevice phys, uint32_t in
     out->fp16_arithmetic = caps.fp16_arithmetic;
     out->storage_16bit = caps.storage_16bit;
     out->storage_8bit = caps.storage_8bit;
-    out->cooperative_matrix = caps.cooperative_matrix || caps.cooperative_matrix_khr;
+    out->cooperative_matrix = caps.cooperative_matrix || caps.cooperative_matrix_khr || caps.cooperative_matrix2;
     return VKI_OK;
 }
 
@@ -417,15 +465,22 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
         if (strstr(disable, "storage16")) vk->caps.storage_16bit = false;
         if (strstr(disable, "storage8")) vk->caps.storage_8bit = false;
         if (strstr(disable, "fp16")) vk->caps.fp16_arithmetic = false;
-        if (strstr(disable, "coopmat")) vk->caps.cooperative_matrix = vk->caps.cooperative_matrix_khr = false;
+        if (strstr(disable, "coopmat"))
+            vk->caps.cooperative_matrix = vk->caps.cooperative_matrix_khr = vk->caps.cooperative_matrix2 = false;
     }
     /* the cooperative-matrix kernels declare fp16 buffers and shared arrays */
-    if (!vk->caps.storage_16bit || !vk->caps.fp16_arithmetic) vk->caps.cooperative_matrix = vk->caps.cooperative_matrix_khr = false;
+    if (!vk->caps.storage_16bit || !vk->caps.fp16_arithmetic)
+        vk->caps.cooperative_matrix = vk->caps.cooperative_matrix_khr = vk->caps.cooperative_matrix2 = false;
     /* Where the device has both, the KHR extension stays off unless VKINFER_COOPMAT=khr asks for
      * it: on the H200 (driver 580) the KHR kernel runs no faster than the NV one, and Debian 12's
      * validation layer (1.3.239) predates the KHR extension and rejects its feature struct. */
     const char *coopmat_pick = getenv("VKINFER_COOPMAT");
     if (vk->caps.cooperative_matrix && !(coopmat_pick && !strcmp(coopmat_pick, "khr"))) vk->caps.cooperative_matrix_khr = false;
+    /* VK_NV_cooperative_matrix2 where the device has it, unless VKINFER_COOPMAT=nv or =khr asks
+     * for the subgroup-scope kernels; also off under validation, whose Debian 12 layer
+     * (1.3.239) predates it and the KHR extension it needs */
+    if (coopmat_pick && (!strcmp(coopmat_pick, "nv") || !strcmp(coopmat_pick, "khr"))) vk->caps.cooperative_matrix2 = false;
+    if (vk->messenger != VK_NULL_HANDLE) vk->caps.cooperative_matrix2 = false;
     vk->f.vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem_props);
     if (!has_compute_queue(vk, vk->phys, &vk->queue_family))
         return vki_fail(VKI_ERROR_NO_VULKAN, "device '%s' has no compute queue", vk->caps.props.deviceName);
@@ -453,18 +508,20 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR coopmat_khr = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
     VkPhysicalDeviceVulkanMemoryModelFeatures memory_model = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
-    const char *extensions[2];
+    VkPhysicalDeviceCooperativeMatrix2FeaturesNV coopmat2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+    const char *extensions[3];
     uint32_t n_extensions = 0;
-    if (vk->caps.cooperative_matrix || vk->caps.cooperative_matrix_khr) {
+    if (vk->caps.cooperative_matrix || vk->caps.cooperative_matrix_khr || vk->caps.cooperative_matrix2) {
         /* with the memory model on, the validation layer holds every shader to it: our other
          * kernels' buffer barriers use Device scope, which then needs
          * vulkanMemoryModelDeviceScope (found on the H200); without it, no cooperative matrices */
         VkPhysicalDeviceVulkanMemoryModelFeatures have = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
         VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &have};
         vk->f.vkGetPhysicalDeviceFeatures2(vk->phys, &f2);
-        if (!have.vulkanMemoryModelDeviceScope) vk->caps.cooperative_matrix = vk->caps.cooperative_matrix_khr = false;
+        if (!have.vulkanMemoryModelDeviceScope)
+            vk->caps.cooperative_matrix = vk->caps.cooperative_matrix_khr = vk->caps.cooperative_matrix2 = false;
     }
-    if (vk->caps.cooperative_matrix || vk->caps.cooperative_matrix_khr) {
+    if (vk->caps.cooperative_matrix || vk->caps.cooperative_matrix_khr || vk->caps.cooperative_matrix2) {
         memory_model.vulkanMemoryModel = VK_TRUE;
         memory_model.vulkanMemoryModelDeviceScope = VK_TRUE;
         memory_model.pNext = features;
@@ -476,11 +533,18 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
         features = &coopmat;
         extensions[n_extensions++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     }
-    if (vk->caps.cooperative_matrix_khr) {
+    if (vk->caps.cooperative_matrix_khr || vk->caps.cooperative_matrix2) {
         coopmat_khr.cooperativeMatrix = VK_TRUE;
         coopmat_khr.pNext = features;
         features = &coopmat_khr;
         extensions[n_extensions++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    }
+    if (vk->caps.cooperative_matrix2) {
+        coopmat2.cooperativeMatrixWorkgroupScope = coopmat2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
+        coopmat2.cooperativeMatrixTensorAddressing = coopmat2.cooperativeMatrixPerElementOperations = VK_TRUE;
+        coopmat2.pNext = features;
+        features = &coopmat2;
+        extensions[n_extensions++] = VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME;
     }
     VkDeviceCreateInfo dci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.pNext = features;

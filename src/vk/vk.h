@@ -36,6 +36,40 @@ typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKH
     VkPhysicalDevice physicalDevice, uint32_t *pPropertyCount, VkCooperativeMatrixPropertiesKHR *pProperties);
 #endif
 
+/* VK_NV_cooperative_matrix2 (header 300 and later): workgroup-scope matrices with
+ * tensor-addressed loads, for shaders/matmul_coopmat2_f16.comp. Spelled here with the
+ * registry's values (extension 594) for the same reason. */
+#ifndef VK_NV_cooperative_matrix2
+#define VK_NV_cooperative_matrix2 1
+#define VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME "VK_NV_cooperative_matrix2"
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV ((VkStructureType)1000593000)
+#define VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV ((VkStructureType)1000593001)
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV ((VkStructureType)1000593002)
+typedef struct VkPhysicalDeviceCooperativeMatrix2FeaturesNV {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 cooperativeMatrixWorkgroupScope;
+    VkBool32 cooperativeMatrixFlexibleDimensions;
+    VkBool32 cooperativeMatrixReductions;
+    VkBool32 cooperativeMatrixConversions;
+    VkBool32 cooperativeMatrixPerElementOperations;
+    VkBool32 cooperativeMatrixTensorAddressing;
+    VkBool32 cooperativeMatrixBlockLoads;
+} VkPhysicalDeviceCooperativeMatrix2FeaturesNV;
+typedef struct VkCooperativeMatrixFlexibleDimensionsPropertiesNV {
+    VkStructureType sType;
+    void *pNext;
+    uint32_t MGranularity, NGranularity, KGranularity;
+    VkComponentTypeKHR AType, BType, CType, ResultType;
+    VkBool32 saturatingAccumulation;
+    VkScopeKHR scope;
+    uint32_t workgroupInvocations;
+} VkCooperativeMatrixFlexibleDimensionsPropertiesNV;
+typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV)(
+    VkPhysicalDevice physicalDevice, uint32_t *pPropertyCount, VkCooperativeMatrixFlexibleDimensionsPropertiesNV *pProperties);
+#endif
+#define VKI_SCOPE_WORKGROUP ((VkScopeKHR)2)
+
 #include "../util/util.h"
 
 #include <pthread.h>
@@ -86,6 +120,7 @@ typedef struct vk_caps {
     uint64_t max_allocation_bytes;
     uint32_t min_storage_offset_alignment;
     uint32_t subgroup_size;
+    bool subgroup_arithmetic; /* subgroupAdd/Max... in compute shaders (softmax_sg) */
     uint32_t timestamp_bits; /* valid bits of the compute queue's timestamps, 0 = none */
     float timestamp_period;  /* nanoseconds per tick */
     bool fp16_arithmetic, storage_16bit, storage_8bit;
@@ -96,6 +131,12 @@ typedef struct vk_caps {
     /* the same through VK_KHR_cooperative_matrix (shaders/matmul_coopmat_khr_f16.comp), with
      * the same implications; a device may have either or both */
     bool cooperative_matrix_khr;
+    /* VK_NV_cooperative_matrix2 (with VK_KHR_cooperative_matrix under it) is enabled and offers
+     * workgroup-scope fp16 products with fp32 sums, tensor addressing and per-element
+     * operations (shaders/matmul_coopmat2_f16.comp); coopmat2_local[i] is a workgroup size the
+     * device takes for them with granularity coopmat2_gran_m/n[i] (0: none) */
+    bool cooperative_matrix2;
+    uint32_t coopmat2_local[4], coopmat2_gran_m[4], coopmat2_gran_n[4];
     uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
 } vk_caps;
 
@@ -105,6 +146,7 @@ typedef struct vk_context {
     vk_funcs f;
     void *lib;
     VkInstance instance;
+    uint32_t instance_api; /* the Vulkan version the instance was created for */
     VkPhysicalDevice phys;
     VkDevice device;
     VkQueue queue;

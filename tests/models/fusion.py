@@ -55,6 +55,14 @@ def gelu_half_first(x):  # 0.5 applied to (1 + erf) first, Mul by 1/sqrt(2)
     return x * (0.5 * (1.0 + torch.erf(x * (1.0 / math.sqrt(2.0)))))
 
 
+class ElementwiseActs(nn.Module):
+    """ResNet's residual join Add + Relu, and Mul + Clip: the element-wise kernel applies the
+    activation (1 each)."""
+
+    def forward(self, x, y):
+        return torch.relu(x + torch.sigmoid(y)) + torch.clamp(x * y, -0.5, 0.5)
+
+
 class Gelus(nn.Module):
     """Three erf-GELU spellings, 4 nodes fused each, plus a bias Add on each Linear."""
 
@@ -103,6 +111,7 @@ CASES = {
     "bias_relu": (BiasRelu, (torch.randn(2, 10, 64),), 17, 3),
     "residual": (Residual, (torch.randn(3, 7, 64),), 17, 3),
     "gelus": (Gelus, (torch.randn(2, 5, 32),), 17, 15),
+    "elementwise_acts": (ElementwiseActs, (torch.randn(2, 3, 16, 16), torch.randn(2, 3, 16, 16)), 17, 2),
     "control": (Control, (torch.randn(2, 8, 16),), 17, 0),
     # per layer: 2 GELUs' 4 nodes, the feed-forward's 2 bias Adds, the in-projection's bias Add
     "encoder": (Encoder, (torch.randn(1, 12, 64),), 17, 2 * (4 + 2 + 1)),
