@@ -34,11 +34,11 @@
     X(Tile) X(DepthToSpace) X(SpaceToDepth) X(Gather) X(GatherElements) X(OneHot) X(Pad)   \
     X(Trilu) X(ScatterElements) X(Scatter) X(ScatterND)                                    \
     /* gather_nd.c, reverse_sequence.c, lp_normalization.c, loss.c, bitcast.c, quantize.c, \
-       grid_sample.c, roi_align.c, matmul_integer.c */                                     \
+       grid_sample.c, roi_align.c, matmul_integer.c, causal_conv.c */                      \
     X(GatherND) X(ReverseSequence) X(LpNormalization)                                      \
     X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(BitCast)                     \
     X(QuantizeLinear) X(DequantizeLinear) X(DynamicQuantizeLinear) X(GridSample)           \
-    X(RoiAlign) X(MatMulInteger) X(QLinearMatMul)                                          \
+    X(RoiAlign) X(MatMulInteger) X(QLinearMatMul) X(CausalConvWithState)                   \
     /* rms_norm.c, rotary.c, attention.c */                                                 \
     X(RMSNormalization) X(RotaryEmbedding) X(Attention)                                    \
     /* end */
