@@ -39,6 +39,7 @@ else()
     else()
       file(REMOVE_RECURSE ${venv})
       string(STRIP "${err}" err)
+      string(REGEX REPLACE ".*\n" "" err "${err}") # pip's last line says why
       message(WARNING "ONNX 1.23 node tests skipped: could not install onnx==${ONNX123_VERSION} into a venv "
                       "(needs python3-venv and the package registry; or pass -DONNX123_PYTHON=): ${err}")
       set(ONNX123_OK OFF)
