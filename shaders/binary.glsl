@@ -40,6 +40,7 @@ layout(std430, binding = 2) writeonly buffer Out { ELEM result[]; };
 #define OP_MIN 21u
 #define OP_PRELU 22u
 #define OP_MEAN_LAST 23u
+#define OP_SWIGLU 25u // 24 is Where (shaders/where.glsl)
 
 #define NAN uintBitsToFloat(0x7fc00000u)
 #define INF uintBitsToFloat(0x7f800000u)
@@ -119,6 +120,13 @@ int div_trunc(int a, int b)
     return (a < 0) != (b < 0) ? -int(q) : int(q);
 }
 
+// C's fmod: the dividend's sign; a finite dividend over an infinite divisor is itself
+float fmod_float(float a, float b)
+{
+    if (isinf(b) && !isinf(a) && !isnan(a)) return a;
+    return a - b * trunc(a / b);
+}
+
 float apply_float(float a, float b)
 {
     switch (OP) {
@@ -126,12 +134,21 @@ float apply_float(float a, float b)
     case OP_SUB: return a - b;
     case OP_MUL: return a * b;
     case OP_DIV: return a / b;
-    case OP_MOD: return a - b * floor(a / b);            // sign of the divisor
-    case OP_FMOD: return b == 0.0 ? NAN : a - b * trunc(a / b); // sign of the dividend
+    case OP_MOD: { // numpy's remainder: the divisor's sign, a zero signed like the divisor
+        if (b == 0.0) return NAN;
+        float r = fmod_float(a, b);
+        if (r == 0.0) return b < 0.0 ? uintBitsToFloat(0x80000000u) : 0.0;
+        return (r < 0.0) != (b < 0.0) ? r + b : r;
+    }
+    case OP_FMOD: return b == 0.0 ? NAN : fmod_float(a, b); // sign of the dividend
     case OP_MAX: return isnan(a) || isnan(b) ? NAN : max(a, b);
     case OP_MIN: return isnan(a) || isnan(b) ? NAN : min(a, b);
     case OP_PRELU: return a < 0.0 ? a * b : a;
     case OP_MEAN_LAST: return (a + b) / pc.param;
+    case OP_SWIGLU: { // Swish(a) * b, Swish's alpha in pc.param
+        float z = pc.param * a;
+        return a * (z >= 0.0 ? 1.0 / (1.0 + exp(-z)) : exp(z) / (1.0 + exp(z))) * b;
+    }
     default: return a;
     }
 }
@@ -148,8 +165,12 @@ int apply_int(int a, int b)
         return r != 0 && (r < 0) != (b < 0) ? r + b : r;
     }
     case OP_FMOD: return a - div_trunc(a, b) * b;
-    case OP_SHIFT_LEFT: return uint(b) >= 32u ? 0 : int(uint(a) << uint(b));
-    case OP_SHIFT_RIGHT: return uint(b) >= 32u ? 0 : int(uint(a) >> uint(b));
+    // BitShift (pc.param: the dtype's width): by a negative amount or past the width only the
+    // sign fill is left; right shifts are arithmetic (unsigned values load non-negative);
+    // the store wraps a left shift to the dtype. int64 is held as int32: amounts of 32..63
+    // leave the sign fill too.
+    case OP_SHIFT_LEFT: return b < 0 || b >= min(int(pc.param), 32) ? 0 : int(uint(a) << uint(b));
+    case OP_SHIFT_RIGHT: return b < 0 || b >= min(int(pc.param), 32) ? (a < 0 ? -1 : 0) : a >> b;
     case OP_BITAND: return a & b;
     case OP_BITOR: return a | b;
     case OP_BITXOR: return a ^ b;

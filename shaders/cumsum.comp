@@ -1,5 +1,5 @@
 #version 450
-// CumSum along one axis: the invocation of each line's first element walks the line. The axis
+// CumSum and CumProd (pc.prod) along one axis: the invocation of each line's first element walks the line. The axis
 // comes from push constants when known at plan time, else from the axis input (binding 1),
 // which ONNX allows to be a runtime tensor; the output shape does not depend on it.
 #include "common.glsl"
@@ -13,6 +13,7 @@ layout(std430, binding = 2) writeonly buffer Out { uint y[]; };
 layout(push_constant) uniform Push {
     uint count, rank, exclusive, reverse;
     int axis; // -1000: read axis_in[0]
+    uint prod;
     uint dims[8];
 } pc;
 
@@ -27,14 +28,15 @@ void main()
     for (uint d = uint(a) + 1u; d < pc.rank; d++) inner *= pc.dims[d];
     if ((i / inner) % len != 0u) return;
     // floats accumulate in fp32, integers in int32 (wrapping like the dtype)
-    float fsum = 0.0;
-    int isum = 0;
+    bool prod = pc.prod != 0u;
+    float fsum = prod ? 1.0 : 0.0;
+    int isum = prod ? 1 : 0;
     for (uint k = 0u; k < len; k++) {
         uint off = i + (pc.reverse != 0u ? len - 1u - k : k) * inner;
         uint v = x[off];
         uint before = dt_is_float(DT) ? floatBitsToUint(round_to_dtype(DT, fsum)) : uint(wrap_to_dtype(DT, isum));
-        if (dt_is_float(DT)) fsum += uintBitsToFloat(v);
-        else isum += int(v);
+        if (dt_is_float(DT)) fsum = prod ? fsum * uintBitsToFloat(v) : fsum + uintBitsToFloat(v);
+        else isum = prod ? isum * int(v) : isum + int(v);
         uint after = dt_is_float(DT) ? floatBitsToUint(round_to_dtype(DT, fsum)) : uint(wrap_to_dtype(DT, isum));
         y[off] = pc.exclusive != 0u ? before : after;
     }

@@ -121,8 +121,11 @@ float finish_f(float acc, float m)
 int identity_i(uint k)
 {
     if (k == K_PROD) return 1;
-    if (k == K_MAX) return int(0x80000000u);
-    if (k == K_MIN) return 0x7fffffff;
+    // Max and Min of an empty set: the dtype's lowest and highest values (false, true for bool)
+    if (k == K_MAX) return IN_DT == DT_BOOL || IN_DT == DT_U8 || IN_DT == DT_U16 ? 0 : IN_DT == DT_I8 ? -128
+                         : IN_DT == DT_I16 ? -32768 : int(0x80000000u);
+    if (k == K_MIN) return IN_DT == DT_BOOL ? 1 : IN_DT == DT_U8 ? 255 : IN_DT == DT_U16 ? 65535 : IN_DT == DT_I8 ? 127
+                         : IN_DT == DT_I16 ? 32767 : 0x7fffffff;
     return 0;
 }
 

@@ -52,15 +52,31 @@ layout(push_constant) uniform Push { uint count; float alpha; float beta; float 
 #define OP_GELU 39u
 #define OP_MISH 40u
 #define OP_BITNOT 41u
+#define OP_SWISH 42u
 
-float softplus(float v) { return v > 20.0 ? v : log(1.0 + exp(v)); }
+// log(1 + y) without the rounding of 1 + y for small y (Goldberg's trick)
+float log1p_accurate(float y)
+{
+    float u = 1.0 + y;
+    return u == 1.0 ? y : log(u) * (y / (u - 1.0));
+}
+float softplus(float v) { return v > 20.0 ? v : max(v, 0.0) + log1p_accurate(exp(-abs(v))); }
+// tanh near 0 by its series: the driver's tanh may come from exponentials that cancel there
+float tanh_accurate(float v)
+{
+    if (abs(v) < 0.05) {
+        float v2 = v * v;
+        return v * (1.0 - v2 * (1.0 / 3.0 - v2 * (2.0 / 15.0)));
+    }
+    return v > 15.0 ? 1.0 : v < -15.0 ? -1.0 : tanh(v);
+}
 
 float apply_float(float v)
 {
     switch (OP) {
     case OP_RELU: return max(v, 0.0);
     case OP_SIGMOID: return v >= 0.0 ? 1.0 / (1.0 + exp(-v)) : exp(v) / (1.0 + exp(v));
-    case OP_TANH: return v > 15.0 ? 1.0 : v < -15.0 ? -1.0 : tanh(v);
+    case OP_TANH: return tanh_accurate(v);
     case OP_EXP: return exp(v);
     case OP_LOG: return log(v);
     case OP_NEG: return -v;
@@ -96,7 +112,11 @@ float apply_float(float v)
     case OP_GELU: return pc.alpha != 0.0
         ? 0.5 * v * (1.0 + tanh(0.7978845608 * (v + 0.044715 * v * v * v)))
         : 0.5 * v * (1.0 + erf_approx(v * 0.70710678118));
-    case OP_MISH: return v * tanh(softplus(v));
+    case OP_MISH: return v * tanh_accurate(softplus(v));
+    case OP_SWISH: { // x * sigmoid(alpha x)
+        float z = pc.alpha * v;
+        return v * (z >= 0.0 ? 1.0 / (1.0 + exp(-z)) : exp(z) / (1.0 + exp(z)));
+    }
     default: return v;
     }
 }

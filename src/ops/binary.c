@@ -11,9 +11,10 @@ enum binary_code { /* keep in step with shaders/binary.glsl */
     B_BITXOR, B_AND, B_OR, B_XOR, B_EQUAL, B_LESS, B_LESS_EQUAL, B_GREATER, B_GREATER_EQUAL, B_MAX,
     B_MIN, B_PRELU, B_MEAN_LAST,
     B_WHERE, /* shaders/where.glsl */
+    B_SWIGLU, /* shaders/binary.glsl again: a * sigmoid(param a) * b */
 };
 
-enum binary_types { NUMERIC, ANY_TYPE, FLOATS_ONLY, INTS_ONLY, UNSIGNED_ONLY, BOOLS_ONLY, POW_TYPES, WHERE_TYPES };
+enum binary_types { NUMERIC, ANY_TYPE, FLOATS_ONLY, INTS_ONLY, BOOLS_ONLY, POW_TYPES, WHERE_TYPES };
 
 typedef struct binary_desc {
     const char *name;
@@ -27,7 +28,7 @@ static const binary_desc binary_ops[] = {
     {"Add", B_ADD, NUMERIC, false, true}, {"Sub", B_SUB, NUMERIC, false, true},
     {"Mul", B_MUL, NUMERIC, false, true}, {"Div", B_DIV, NUMERIC, false, true},
     {"Pow", B_POW, POW_TYPES, false, true}, {"Mod", B_MOD, NUMERIC, false, false},
-    {"BitShift", B_SHIFT_LEFT, UNSIGNED_ONLY, false, false}, {"BitwiseAnd", B_BITAND, INTS_ONLY, false, false},
+    {"BitShift", B_SHIFT_LEFT, INTS_ONLY, false, false}, {"BitwiseAnd", B_BITAND, INTS_ONLY, false, false},
     {"BitwiseOr", B_BITOR, INTS_ONLY, false, false}, {"BitwiseXor", B_BITXOR, INTS_ONLY, false, false},
     {"And", B_AND, BOOLS_ONLY, false, true}, {"Or", B_OR, BOOLS_ONLY, false, true}, {"Xor", B_XOR, BOOLS_ONLY, false, true},
     {"Equal", B_EQUAL, ANY_TYPE, false, true}, {"Less", B_LESS, NUMERIC, false, true},
@@ -35,7 +36,7 @@ static const binary_desc binary_ops[] = {
     {"GreaterOrEqual", B_GREATER_EQUAL, NUMERIC, false, false}, {"Max", B_MAX, NUMERIC, true, false},
     {"Min", B_MIN, NUMERIC, true, false}, {"Sum", B_ADD, FLOATS_ONLY, true, false},
     {"Mean", B_ADD, FLOATS_ONLY, true, false}, {"PRelu", B_PRELU, NUMERIC, false, false},
-    {"Where", B_WHERE, WHERE_TYPES, false, false},
+    {"Where", B_WHERE, WHERE_TYPES, false, false}, {"SwiGLU", B_SWIGLU, FLOATS_ONLY, false, false},
 };
 
 static const binary_desc *find_desc(const char *name)
@@ -169,7 +170,6 @@ static vki_status check_dtypes(op_ctx *c, const binary_desc *d, int n)
     case ANY_TYPE: break;
     case FLOATS_ONLY: ok = dtype_is_float(t); want = "float32, float16 or bfloat16"; break;
     case INTS_ONLY: ok = dtype_is_int(t) && t != VKI_DTYPE_BOOL; want = "integers"; break;
-    case UNSIGNED_ONLY: ok = t == VKI_DTYPE_UINT8 || t == VKI_DTYPE_UINT16; want = "uint8 or uint16"; break;
     case BOOLS_ONLY: ok = t == VKI_DTYPE_BOOL; want = "bool"; break;
     case POW_TYPES: ok = is_numeric(t) && is_numeric(op_in(c, 1)->dtype); want = "numbers, not bool"; break;
     case WHERE_TYPES:
@@ -228,8 +228,13 @@ static int64_t host_int(enum binary_code code, int64_t a, int64_t b)
         return r != 0 && (r < 0) != (b < 0) ? r + b : r;
     }
     case B_FMOD: return (int64_t)(ua - (uint64_t)host_div_int(a, b) * ub);
+    /* BitShift: a shift by a negative amount or past the width leaves the sign fill alone
+     * (opset 28's rule); right shifts of signed values are arithmetic. The caller wraps the
+     * result to the dtype, so a left shift past a narrow dtype's width gives 0. */
     case B_SHIFT_LEFT: return b < 0 || b >= 64 ? 0 : (int64_t)(ua << b);
-    case B_SHIFT_RIGHT: return b < 0 || b >= 64 ? 0 : (int64_t)(ua >> b);
+    case B_SHIFT_RIGHT:
+        if (b < 0 || b >= 64) return a < 0 ? -1 : 0;
+        return a < 0 ? ~(int64_t)(~ua >> b) : (int64_t)(ua >> b);
     case B_BITAND: return a & b;
     case B_BITOR: return a | b;
     case B_BITXOR: return a ^ b;
@@ -256,9 +261,10 @@ static double host_float(enum binary_code code, double a, double b, double param
     case B_MUL: return a * b;
     case B_DIV: return a / b;
     case B_POW: return pow(a, b);
-    case B_MOD: {
+    case B_MOD: { /* numpy's remainder: the divisor's sign, a zero signed like the divisor */
         double r = fmod(a, b);
-        return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+        if (r == 0) return copysign(0.0, b);
+        return (r < 0) != (b < 0) ? r + b : r;
     }
     case B_FMOD: return fmod(a, b);
     case B_EQUAL: return a == b;
@@ -270,6 +276,7 @@ static double host_float(enum binary_code code, double a, double b, double param
     case B_MIN: return isnan(a) || isnan(b) ? NAN : a < b ? a : b;
     case B_PRELU: return a < 0 ? a * b : a;
     case B_MEAN_LAST: return (a + b) / param;
+    case B_SWIGLU: return a / (1 + exp(-param * a)) * b;
     default: return a;
     }
 }
@@ -304,7 +311,8 @@ static vki_status fold_on_host(op_ctx *c, const binary_desc *d, enum binary_code
             double acc = host_read_f64(a->dtype, a->host, offsets[0]);
             for (int k = 1; k < n; k++) {
                 plan_value *b = op_in(c, k);
-                acc = host_float(mean && k == n - 1 ? B_MEAN_LAST : code, acc, host_read_f64(b->dtype, b->host, offsets[k]), n);
+                double param = code == B_SWIGLU ? ir_attr_float(c->node, "alpha", 1.0f) : n;
+                acc = host_float(mean && k == n - 1 ? B_MEAN_LAST : code, acc, host_read_f64(b->dtype, b->host, offsets[k]), param);
             }
             host_write_f64(out->dtype, data, (size_t)i, acc);
         } else {
@@ -539,6 +547,8 @@ static vki_status plan_binary(op_ctx *c)
     shape out_shape;
     if (!broadcast_shapes(shapes, n, &out_shape))
         return op_error(c, VKI_ERROR_SHAPE, "the input shapes do not broadcast together (numpy rules)");
+    if (code == B_SWIGLU && !same_shape(&shapes[0], &shapes[1]))
+        return op_error(c, VKI_ERROR_SHAPE, "A and B must have one shape (SwiGLU does not broadcast)");
     if (code == B_PRELU && !same_shape(&out_shape, &shapes[0]))
         return op_error(c, VKI_ERROR_SHAPE, "slope does not broadcast to X's shape (unidirectional broadcasting)");
 
@@ -552,6 +562,9 @@ static vki_status plan_binary(op_ctx *c)
     if (count == 0) return VKI_OK;
     if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
     elementwise e = {code == B_WHERE, n, {0}, {0}, (float)n, false, 0, 0};
+    /* BitShift: the dtype's width in bits (int64 is held narrowed to int32) */
+    if (code == B_SHIFT_LEFT || code == B_SHIFT_RIGHT) e.param = (float)(8 * vki_dtype_size(out_dtype));
+    if (code == B_SWIGLU) e.param = ir_attr_float(c->node, "alpha", 1.0f);
     for (int k = 0; k < n; k++) {
         e.ins[k] = k;
         e.codes[k] = k == n - 1 && !strcmp(d->name, "Mean") ? B_MEAN_LAST : code;
@@ -567,7 +580,7 @@ static vki_status plan_binary(op_ctx *c)
 #define INTS OP_DTYPES_INT
 #define BINARY(name_, dtypes_) const op_def op_##name_ = {#name_, "", dtypes_, "", plan_binary};
 BINARY(Add, FLOATS " " INTS) BINARY(Sub, FLOATS " " INTS) BINARY(Mul, FLOATS " " INTS) BINARY(Div, FLOATS " " INTS)
-BINARY(Mod, FLOATS " " INTS) BINARY(BitShift, "uint8 uint16") BINARY(BitwiseAnd, INTS) BINARY(BitwiseOr, INTS)
+BINARY(SwiGLU, FLOATS) BINARY(Mod, FLOATS " " INTS) BINARY(BitShift, INTS) BINARY(BitwiseAnd, INTS) BINARY(BitwiseOr, INTS)
 BINARY(BitwiseXor, INTS) BINARY(And, "bool") BINARY(Or, "bool") BINARY(Xor, "bool")
 BINARY(Equal, FLOATS " " INTS " bool") BINARY(Less, FLOATS " " INTS) BINARY(LessOrEqual, FLOATS " " INTS)
 BINARY(Greater, FLOATS " " INTS) BINARY(GreaterOrEqual, FLOATS " " INTS) BINARY(Max, FLOATS " " INTS)

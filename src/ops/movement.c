@@ -543,9 +543,14 @@ static vki_status plan_space_to_depth(op_ctx *c)
     if (h % b || w % b) return op_error(c, VKI_ERROR_SHAPE, "height and width must be multiples of blocksize %lld", (long long)b);
     int64_t dims[4] = {n, ch * b * b, h / b, w / b};
     VKI_TRY(op_set_output(c, 0, x->dtype, 4, dims));
+    /* opset 28's mode: the output's channels in (block row, block column, channel) order (DCR,
+     * the default) or (channel, block row, block column) (CRD) */
+    const char *mode = ir_attr_string(c->node, "mode", "DCR");
+    bool crd = !strcmp(mode, "CRD");
+    if (!crd && strcmp(mode, "DCR")) return op_error(c, VKI_ERROR_MODEL, "mode '%s' is neither DCR nor CRD", mode);
     int64_t view[6] = {n, ch, h / b, b, w / b, b};
-    int perm[6] = {0, 3, 5, 1, 2, 4};
-    return permuted_copy(c, view, 6, perm);
+    int perm_dcr[6] = {0, 3, 5, 1, 2, 4}, perm_crd[6] = {0, 1, 3, 5, 2, 4};
+    return permuted_copy(c, view, 6, crd ? perm_crd : perm_dcr);
 }
 
 #define ALL_DTYPES OP_DTYPES_ALL

@@ -192,13 +192,13 @@ static row_layout contiguous_rows(int64_t rows, int64_t len)
  * (mean, 1/stddev) pair of each row. Contiguous rows larger than one binding run as several
  * dispatches over windows of `unit` rows (InstanceNormalization: the channels of one image,
  * so that a window's row 0 takes pair 0). */
-static vki_status rows_dispatch(op_ctx *c, const row_layout *l, enum affine_mode affine, int pairs, int64_t period,
-                                float eps, bool eps_outside_sqrt, int stats, int64_t unit)
+static vki_status rows_dispatch_into(op_ctx *c, const row_layout *l, enum affine_mode affine, int pairs, int64_t period,
+                                     float eps, bool eps_outside_sqrt, int stats, int64_t unit, int out)
 {
     plan_value *x = op_in(c, 0);
     if (numel(x) > INT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^31 elements");
     if (l->len == 0) return VKI_OK;
-    int xy[2] = {op_in_index(c, 0), op_out_index(c, 0)};
+    int xy[2] = {op_in_index(c, 0), out};
     gpu_storage st = op_half_storage(c, xy, 2);
     /* the CPU-device row kernel reads 32-bit words; halves take norm_rows' 16-bit variants */
     bool cpu = st == GPU_W32 && cpu_rows_kernel(c, l->len);
@@ -210,7 +210,7 @@ static vki_status rows_dispatch(op_ctx *c, const row_layout *l, enum affine_mode
         uint32_t keep_inner, keep_stride_outer, keep_stride_inner, red_inner, red_stride_outer, red_stride_inner;
     } push = {(uint32_t)l->rows, (uint32_t)l->len, (uint32_t)(period ? period : 1), eps, l->keep_inner,
               l->keep_stride_outer, l->keep_stride_inner, l->red_inner, l->red_stride_outer, l->red_stride_inner};
-    int values[4] = {op_in_index(c, 0), pairs >= 0 ? pairs : op_in_index(c, 0), op_out_index(c, 0), stats};
+    int values[4] = {op_in_index(c, 0), pairs >= 0 ? pairs : op_in_index(c, 0), out, stats};
     /* X and Y in their 16-bit storage; the (scale, shift) pairs and the statistics stay fp32 */
     gpu_storage stores[4] = {st, pairs >= 0 ? GPU_W32 : st, st, GPU_W32};
     const char *shader = cpu ? "norm_rows_cpu" : op_variant(c, "norm_rows", st);
@@ -233,6 +233,68 @@ static vki_status rows_dispatch(op_ctx *c, const row_layout *l, enum affine_mode
         VKI_TRY(op_dispatch_stored(c, shader, spec, 5, &push, sizeof push, values, win, stores, 4, gx, gy, 1));
     }
     return VKI_OK;
+}
+
+static vki_status rows_dispatch(op_ctx *c, const row_layout *l, enum affine_mode affine, int pairs, int64_t period,
+                                float eps, bool eps_outside_sqrt, int stats, int64_t unit)
+{
+    return rows_dispatch_into(c, l, affine, pairs, period, eps, eps_outside_sqrt, stats, unit, op_out_index(c, 0));
+}
+
+/* GroupNormalization: each (n, group) normalized as one row into a scratch value, then the
+ * per-channel affine map (norm_affine) into Y. Scale and bias have one value per channel
+ * (opset 21) or, at opset 18, one per group (then they must be plan-time constants). The
+ * statistics are fp32 whatever stash_type says. */
+static vki_status plan_group_norm(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 3, 3));
+    for (int i = 0; i < 3; i++) VKI_TRY(op_require_float(c, i));
+    plan_value *x = op_in(c, 0);
+    if (x->rank < 2) return op_error(c, VKI_ERROR_SHAPE, "X must be N x C x ... (rank >= 2)");
+    int64_t groups = ir_attr_int(c->node, "num_groups", 0), channels = x->dims[1];
+    if (groups <= 0 || channels % groups)
+        return op_error(c, VKI_ERROR_MODEL, "num_groups %lld must be positive and divide the %lld channels", (long long)groups,
+                        (long long)channels);
+    int64_t ns = numel(op_in(c, 1)), nb = numel(op_in(c, 2));
+    bool per_group = ns == groups && nb == groups && groups != channels;
+    if (!per_group && (ns != channels || nb != channels))
+        return op_error(c, VKI_ERROR_SHAPE, "scale and bias must have one value per channel (%lld) or per group (%lld)",
+                        (long long)channels, (long long)groups);
+    VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, x->dims));
+    int64_t count = numel(x), inner = shape_numel(x->dims + 2, x->rank - 2);
+    if (count == 0) return VKI_OK;
+    if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
+    if ((uint64_t)count * 4 > op_max_binding_bytes(c))
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "X (%llu bytes as 32-bit words) exceeds the device's maxStorageBufferRange "
+                        "(%llu bytes); GroupNormalization does not split its work", (unsigned long long)count * 4,
+                        (unsigned long long)op_max_binding_bytes(c));
+    int pairs;
+    if (per_group) {
+        if (!op_input_is_const(c, 1) || !op_input_is_const(c, 2))
+            return op_error(c, VKI_ERROR_UNSUPPORTED, "per-group scale and bias (opset 18) must be plan-time constants");
+        float *data;
+        VKI_TRY(pair_temp(c, channels, true, &pairs, &data));
+        plan_value *sv = op_in(c, 1), *bv = op_in(c, 2);
+        for (int64_t k = 0; k < channels; k++) {
+            data[2 * k] = (float)host_read_f64(sv->dtype, sv->host, (size_t)(k / (channels / groups)));
+            data[2 * k + 1] = (float)host_read_f64(bv->dtype, bv->host, (size_t)(k / (channels / groups)));
+        }
+    } else {
+        VKI_TRY(pack_scale_bias(c, 1, 2, channels, &pairs));
+    }
+    int normalized, stats;
+    VKI_TRY(op_temp(c, x->dtype, count, &normalized));
+    row_layout l = contiguous_rows(x->dims[0] * groups, count / (x->dims[0] * groups));
+    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * (l.rows ? l.rows : 1), &stats));
+    VKI_TRY(rows_dispatch_into(c, &l, AFFINE_NONE, -1, 1, ir_attr_float(c->node, "epsilon", 1e-5f), false, stats, 1,
+                               normalized));
+    uint32_t spec[2] = {NORM_GROUP, op_dtype_code(x->dtype)}, gx, gy;
+    struct { uint32_t count, inner, channels; } push = {(uint32_t)count, (uint32_t)inner, (uint32_t)channels};
+    int values[3] = {normalized, pairs, op_out_index(c, 0)};
+    gpu_storage stores[3] = {GPU_W32, GPU_W32, GPU_W32};
+    op_grid_1d((uint64_t)count, NORM_GROUP, &gx, &gy);
+    return op_dispatch_stored(c, op_variant(c, "norm_affine", GPU_W32), spec, 2, &push, sizeof push, values, NULL, stores, 3,
+                              gx, gy, 1);
 }
 
 static vki_status plan_instance_norm(op_ctx *c)
@@ -429,6 +491,8 @@ static vki_status plan_lrn(op_ctx *c)
 #define FLOATS OP_DTYPES_FLOAT
 const op_def op_BatchNormalization = {"BatchNormalization", "", FLOATS, "inference only (training_mode=0)", plan_batch_norm};
 const op_def op_InstanceNormalization = {"InstanceNormalization", "", FLOATS, "", plan_instance_norm};
+const op_def op_GroupNormalization = {"GroupNormalization", "", FLOATS,
+                                      "per-group scale and bias (opset 18) must be plan-time constants", plan_group_norm};
 const op_def op_LayerNormalization = {"LayerNormalization", "", FLOATS,
                                       "Scale/B must match the trailing normalized dims", plan_layer_norm};
 const op_def op_MeanVarianceNormalization = {"MeanVarianceNormalization", "", FLOATS,

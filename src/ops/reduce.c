@@ -63,6 +63,31 @@ static uint32_t group_offset(uint32_t i, uint32_t n, const uint32_t *dim, const 
 }
 
 /* Host evaluation for folding; mirrors the shader (in double / int64). */
+/* Max and Min of an empty set: the dtype's lowest and highest values (false, true for bool) */
+static int64_t dtype_int_min(vki_dtype t)
+{
+    switch (t) {
+    case VKI_DTYPE_BOOL: case VKI_DTYPE_UINT8: case VKI_DTYPE_UINT16: return 0;
+    case VKI_DTYPE_INT8: return INT8_MIN;
+    case VKI_DTYPE_INT16: return INT16_MIN;
+    case VKI_DTYPE_INT32: return INT32_MIN;
+    default: return INT64_MIN;
+    }
+}
+
+static int64_t dtype_int_max(vki_dtype t)
+{
+    switch (t) {
+    case VKI_DTYPE_BOOL: return 1;
+    case VKI_DTYPE_UINT8: return UINT8_MAX;
+    case VKI_DTYPE_UINT16: return UINT16_MAX;
+    case VKI_DTYPE_INT8: return INT8_MAX;
+    case VKI_DTYPE_INT16: return INT16_MAX;
+    case VKI_DTYPE_INT32: return INT32_MAX;
+    default: return INT64_MAX;
+    }
+}
+
 static void fold(op_ctx *c, enum reduce_kind kind, const reduce_layout *l, bool select_last)
 {
     plan_value *x = op_in(c, 0);
@@ -84,7 +109,7 @@ static void fold(op_ctx *c, enum reduce_kind kind, const reduce_layout *l, bool 
             continue;
         }
         double acc = kind == K_PROD ? 1 : kind == K_MAX ? -INFINITY : kind == K_MIN ? INFINITY : 0, m = 0;
-        int64_t iacc = kind == K_PROD ? 1 : kind == K_MAX ? INT64_MIN : kind == K_MIN ? INT64_MAX : 0;
+        int64_t iacc = kind == K_PROD ? 1 : kind == K_MAX ? dtype_int_min(x->dtype) : kind == K_MIN ? dtype_int_max(x->dtype) : 0;
         for (int pass = kind == K_LOGSUMEXP ? 0 : 1; pass < 2; pass++) {
             enum reduce_kind k = pass == 0 ? K_MAX : kind;
             if (pass == 1 && kind == K_LOGSUMEXP) acc = 0;

@@ -10,30 +10,35 @@
     X(HardSigmoid) X(HardSwish) X(LeakyRelu) X(Floor) X(Ceil) X(Round) X(Sin) X(Cos) X(Tan) \
     X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Asinh) X(Acosh) X(Atanh) X(Erf) X(Sign)       \
     X(Softplus) X(Softsign) X(Elu) X(Selu) X(Celu) X(ThresholdedRelu) X(Not) X(IsNaN)       \
-    X(IsInf) X(Gelu) X(Mish) X(BitwiseNot) X(Identity) X(Cast) X(Dropout)                 \
+    X(IsInf) X(Gelu) X(Mish) X(Swish) X(BitwiseNot) X(Identity) X(Cast) X(Dropout)       \
     /* binary.c */                                                                         \
     X(Add) X(Sub) X(Mul) X(Div) X(Pow) X(Mod) X(BitShift) X(BitwiseAnd) X(BitwiseOr)       \
     X(BitwiseXor) X(And) X(Or) X(Xor) X(Equal) X(Less) X(LessOrEqual) X(Greater)            \
-    X(GreaterOrEqual) X(Max) X(Min) X(Sum) X(Mean) X(PRelu) X(Where)                      \
+    X(GreaterOrEqual) X(Max) X(Min) X(Sum) X(Mean) X(PRelu) X(Where) X(SwiGLU)            \
     /* conv.c */ X(Conv) X(ConvTranspose)                                                  \
     /* matmul.c */                                                                         \
     X(MatMul) X(Gemm)                                                                      \
     /* pool.c, normalization.c */                                                          \
     X(MaxPool) X(AveragePool) X(LpPool) X(GlobalAveragePool) X(GlobalMaxPool) X(GlobalLpPool) \
     X(BatchNormalization) X(InstanceNormalization) X(LayerNormalization) X(LRN)             \
+    X(GroupNormalization)                                                                  \
     X(MeanVarianceNormalization)                                                           \
     /* reduce.c, softmax.c */                                                              \
     X(ReduceSum) X(ReduceMean) X(ReduceMax) X(ReduceMin) X(ReduceProd) X(ReduceL1) X(ReduceL2) \
     X(ReduceLogSum) X(ReduceLogSumExp) X(ReduceSumSquare) X(ArgMax) X(ArgMin)              \
-    X(Softmax) X(LogSoftmax) X(Hardmax) X(CumSum)                                          \
+    X(Softmax) X(LogSoftmax) X(Hardmax) X(CumSum) X(CumProd)                               \
     /* shape.c, movement.c */                                                              \
     /* resize.c, topk.c, einsum.c, misc.c */ X(Resize) X(Upsample) X(TopK) X(Einsum) X(Shrink) X(CastLike) X(Det) X(MaxUnpool) \
     X(Shape) X(Size) X(Constant) X(ConstantOfShape) X(Reshape) X(Flatten) X(Squeeze)       \
     X(Unsqueeze) X(Range) X(EyeLike) X(Transpose) X(Concat) X(Slice) X(Split) X(Expand)    \
     X(Tile) X(DepthToSpace) X(SpaceToDepth) X(Gather) X(GatherElements) X(OneHot) X(Pad)   \
     X(Trilu) X(ScatterElements) X(Scatter) X(ScatterND)                                    \
-    /* gather_nd.c, reverse_sequence.c, lp_normalization.c */                              \
+    /* gather_nd.c, reverse_sequence.c, lp_normalization.c, loss.c, bitcast.c, quantize.c, \
+       grid_sample.c, roi_align.c, matmul_integer.c, causal_conv.c */                      \
     X(GatherND) X(ReverseSequence) X(LpNormalization)                                      \
+    X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(BitCast)                     \
+    X(QuantizeLinear) X(DequantizeLinear) X(DynamicQuantizeLinear) X(GridSample)           \
+    X(RoiAlign) X(MatMulInteger) X(QLinearMatMul) X(CausalConvWithState)                   \
     /* rms_norm.c, rotary.c, attention.c */                                                 \
     X(RMSNormalization) X(RotaryEmbedding) X(Attention)                                    \
     /* end */

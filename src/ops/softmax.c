@@ -1,5 +1,5 @@
 /* Ops that normalize or scan along one axis: Softmax, LogSoftmax, Hardmax (shaders/softmax.glsl)
- * and CumSum (shaders/cumsum.comp). */
+ * and CumSum, CumProd (shaders/cumsum.comp). */
 #include "op.h"
 
 #include <math.h>
@@ -93,7 +93,7 @@ static vki_status plan_softmax(op_ctx *c)
 
 #define CUMSUM_AXIS_FROM_INPUT (-1000) /* keep in step with shaders/cumsum.comp */
 
-static void fold_cumsum(op_ctx *c, int axis, bool exclusive, bool reverse)
+static void fold_cumsum(op_ctx *c, int axis, bool exclusive, bool reverse, bool prod)
 {
     plan_value *x = op_in(c, 0);
     void *out = op_output_host(c, 0);
@@ -102,29 +102,32 @@ static void fold_cumsum(op_ctx *c, int axis, bool exclusive, bool reverse)
     bool is_float = dtype_is_float(x->dtype);
     for (int64_t i = 0; i < count; i++) {
         if ((i / inner) % len) continue;
-        double fsum = 0;
-        int64_t isum = 0;
+        double fsum = prod ? 1 : 0;
+        uint64_t isum = prod ? 1 : 0; /* wraps like the dtype */
         for (int64_t k = 0; k < len; k++) {
             size_t off = (size_t)(i + (reverse ? len - 1 - k : k) * inner);
             double fv = is_float ? host_read_f64(x->dtype, x->host, off) : 0;
-            int64_t iv = is_float ? 0 : host_read_i64(x->dtype, x->host, off);
-            if (!exclusive) fsum += fv, isum += iv;
+            uint64_t iv = is_float ? 0 : (uint64_t)host_read_i64(x->dtype, x->host, off);
+            if (!exclusive) fsum = prod ? fsum * fv : fsum + fv, isum = prod ? isum * iv : isum + iv;
             if (is_float) host_write_f64(x->dtype, out, off, fsum);
-            else host_write_i64(x->dtype, out, off, isum);
-            if (exclusive) fsum += fv, isum += iv;
+            else host_write_i64(x->dtype, out, off, (int64_t)isum);
+            if (exclusive) fsum = prod ? fsum * fv : fsum + fv, isum = prod ? isum * iv : isum + iv;
         }
     }
 }
 
+/* CumSum and CumProd */
 static vki_status plan_cumsum(op_ctx *c)
 {
+    const char *op = c->node->op_type;
+    bool prod = !strcmp(op, "CumProd");
     VKI_TRY(op_require_inputs(c, 2, 2));
     VKI_TRY(op_require_gpu_dtype(c, 0));
     plan_value *x = op_in(c, 0), *a = op_in(c, 1);
     if (x->dtype == VKI_DTYPE_BOOL || x->dtype == VKI_DTYPE_INT8 || x->dtype == VKI_DTYPE_UINT8 ||
         x->dtype == VKI_DTYPE_INT16 || x->dtype == VKI_DTYPE_UINT16)
-        return op_error(c, VKI_ERROR_UNSUPPORTED, "CumSum takes float32, float16, bfloat16, int32 and int64, not %s",
-                        vki_dtype_name(x->dtype));
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "%s takes float32, float16, bfloat16, int32 and int64, not %s",
+                        op, vki_dtype_name(x->dtype));
     if ((a->dtype != VKI_DTYPE_INT32 && a->dtype != VKI_DTYPE_INT64) || shape_numel(a->dims, a->rank) != 1)
         return op_error(c, VKI_ERROR_MODEL, "the axis input must be one int32 or int64 value");
     bool exclusive = ir_attr_int(c->node, "exclusive", 0) != 0, reverse = ir_attr_int(c->node, "reverse", 0) != 0;
@@ -138,12 +141,12 @@ static vki_status plan_cumsum(op_ctx *c)
     }
     int64_t count = shape_numel(x->dims, x->rank);
     if (op_all_inputs_const(c) && count <= 4096) {
-        fold_cumsum(c, axis, exclusive, reverse);
+        fold_cumsum(c, axis, exclusive, reverse, prod);
         return VKI_OK;
     }
     if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
-    struct { uint32_t count, rank, exclusive, reverse; int32_t axis; uint32_t dims[VKI_MAX_RANK]; } push = {
-        (uint32_t)count, (uint32_t)x->rank, exclusive, reverse, axis, {0}};
+    struct { uint32_t count, rank, exclusive, reverse; int32_t axis; uint32_t prod, dims[VKI_MAX_RANK]; } push = {
+        (uint32_t)count, (uint32_t)x->rank, exclusive, reverse, axis, prod, {0}};
     for (int d = 0; d < x->rank; d++) push.dims[d] = (uint32_t)x->dims[d];
     uint32_t spec[2] = {128, op_dtype_code(x->dtype)};
     int values[3] = {op_in_index(c, 0), op_in_index(c, 1), op_out_index(c, 0)};
@@ -158,3 +161,5 @@ const op_def op_LogSoftmax = {"LogSoftmax", "", FLOATS, "", plan_softmax};
 const op_def op_Hardmax = {"Hardmax", "", FLOATS, "", plan_softmax};
 const op_def op_CumSum = {"CumSum", "", FLOATS " int32 int64",
                           "a runtime axis input that is out of range leaves the output unwritten", plan_cumsum};
+const op_def op_CumProd = {"CumProd", "", FLOATS " int32 int64",
+                           "a runtime axis input that is out of range leaves the output unwritten", plan_cumsum};

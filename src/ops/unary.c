@@ -11,6 +11,7 @@ enum unary_code { /* keep in step with shaders/unary.glsl */
     U_HARDSIGMOID, U_HARDSWISH, U_LEAKYRELU, U_FLOOR, U_CEIL, U_ROUND, U_SIN, U_COS, U_TAN, U_ASIN,
     U_ACOS, U_ATAN, U_SINH, U_COSH, U_ASINH, U_ACOSH, U_ATANH, U_ERF, U_SIGN, U_SOFTPLUS, U_SOFTSIGN,
     U_ELU, U_SELU, U_CELU, U_THRESHOLDED_RELU, U_NOT, U_ISNAN, U_ISINF, U_GELU, U_MISH, U_BITNOT,
+    U_SWISH,
 };
 
 enum unary_types { FLOAT_ONLY, SIGNED, ANY, BOOL_ONLY, INT_ONLY };
@@ -36,7 +37,7 @@ static const unary_desc unary_ops[] = {
     {"Celu", U_CELU, FLOAT_ONLY}, {"ThresholdedRelu", U_THRESHOLDED_RELU, FLOAT_ONLY},
     {"Not", U_NOT, BOOL_ONLY}, {"IsNaN", U_ISNAN, FLOAT_ONLY}, {"IsInf", U_ISINF, FLOAT_ONLY},
     {"Gelu", U_GELU, FLOAT_ONLY}, {"Mish", U_MISH, FLOAT_ONLY}, {"BitwiseNot", U_BITNOT, INT_ONLY},
-    {"Identity", U_IDENTITY, ANY}, {"Dropout", U_IDENTITY, ANY}, {"Cast", U_IDENTITY, ANY},
+    {"Swish", U_SWISH, FLOAT_ONLY}, {"Identity", U_IDENTITY, ANY}, {"Dropout", U_IDENTITY, ANY}, {"Cast", U_IDENTITY, ANY},
 };
 
 static const unary_desc *find_desc(const char *name)
@@ -121,6 +122,7 @@ static vki_status plan_unary(op_ctx *c)
         push_f[1] = ir_attr_float(c->node, "gamma", 1.05070102214813232421875f);
         break;
     case U_THRESHOLDED_RELU: push_f[0] = ir_attr_float(c->node, "alpha", 1.0f); break;
+    case U_SWISH: push_f[0] = ir_attr_float(c->node, "alpha", 1.0f); break;
     case U_GELU: push_f[0] = !strcmp(ir_attr_string(c->node, "approximate", "none"), "tanh"); break;
     case U_CLIP: {
         if ((op_has_input(c, 1) && !op_input_is_const(c, 1)) || (op_has_input(c, 2) && !op_input_is_const(c, 2))) {
@@ -221,6 +223,6 @@ UNARY(Tan, FLOATS) UNARY(Asin, FLOATS) UNARY(Acos, FLOATS) UNARY(Atan, FLOATS) U
 UNARY(Cosh, FLOATS) UNARY(Asinh, FLOATS) UNARY(Acosh, FLOATS) UNARY(Atanh, FLOATS) UNARY(Erf, FLOATS)
 UNARY(Sign, NUMERIC) UNARY(Softplus, FLOATS) UNARY(Softsign, FLOATS) UNARY(Elu, FLOATS) UNARY(Selu, FLOATS)
 UNARY(Celu, FLOATS) UNARY(ThresholdedRelu, FLOATS) UNARY(Not, "bool") UNARY(IsNaN, FLOATS)
-UNARY(IsInf, FLOATS) UNARY(Gelu, FLOATS) UNARY(Mish, FLOATS) UNARY(BitwiseNot, "int8 int16 int32 int64 uint8 uint16")
+UNARY(IsInf, FLOATS) UNARY(Gelu, FLOATS) UNARY(Mish, FLOATS) UNARY(Swish, FLOATS) UNARY(BitwiseNot, "int8 int16 int32 int64 uint8 uint16")
 UNARY(Identity, ALL) UNARY(Cast, ALL)
 const op_def op_Dropout = {"Dropout", "", ALL, "inference only: training_mode runs only with a plan-time ratio of 0 (the identity)", plan_unary};

@@ -23,6 +23,22 @@ const char *vki_dtype_name(vki_dtype t)
     case VKI_DTYPE_UINT32: return "uint32";
     case VKI_DTYPE_UINT64: return "uint64";
     case VKI_DTYPE_BFLOAT16: return "bfloat16";
+    default: break;
+    }
+    /* ONNX dtypes vkinfer has no enum value for: named in messages only */
+    switch ((int)t) {
+    case 14: return "complex64";
+    case 15: return "complex128";
+    case 17: return "float8e4m3fn";
+    case 18: return "float8e4m3fnuz";
+    case 19: return "float8e5m2";
+    case 20: return "float8e5m2fnuz";
+    case 21: return "uint4";
+    case 22: return "int4";
+    case 23: return "float4e2m1";
+    case 24: return "float8e8m0";
+    case 25: return "uint2";
+    case 26: return "int2";
     default: return "unknown";
     }
 }

@@ -2,11 +2,14 @@
  * through vkinfer and compares every output with ONNX's tolerances (rtol 1e-3, atol 1e-7,
  * NaN equals NaN; integers and bool exactly).
  *
- *   conformance_runner DIR [--listed 0|1] [--results DIR]
+ *   conformance_runner DIR [--listed 0|1] [--name SUITE/TEST] [--results DIR] [--list FILE]
  *
  * Exit 0: pass. Exit 1: a failure of a test on the must-pass list (or any test with
  * --listed 1). Exit 77: a test not on the list that does not pass yet: ctest shows it as
- * skipped, with the reason printed. --results writes one line per test for the summary. */
+ * skipped, with the reason printed. --results writes one line per test for the summary
+ * (RESULTS/SUITE.TEST), and the reason of a failure to RESULTS-reasons/SUITE.TEST. --list
+ * names the must-pass list in messages (default tests/conformance/passing.txt). --listed 2: a
+ * test on no list, which must pass (and then belongs on the must-pass list). */
 #include "vkinfer.h"
 
 #include "../../src/onnx/onnx_reader.h"
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int compare(const ir_tensor *want, vki_dtype dtype, const int64_t *dims, int rank, const void *got, char *why, size_t why_size)
 {
@@ -131,16 +135,17 @@ static int run_test(vki_context *ctx, const char *dir, char *why, size_t why_siz
 
 int main(int argc, char **argv)
 {
-    const char *dir = NULL, *results = NULL, *name = NULL;
+    const char *dir = NULL, *results = NULL, *name = NULL, *list = "tests/conformance/passing.txt";
     int listed = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--listed") && i + 1 < argc) listed = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--results") && i + 1 < argc) results = argv[++i];
         else if (!strcmp(argv[i], "--name") && i + 1 < argc) name = argv[++i];
+        else if (!strcmp(argv[i], "--list") && i + 1 < argc) list = argv[++i];
         else dir = argv[i];
     }
     if (!dir) {
-        fprintf(stderr, "usage: conformance_runner DIR [--listed 0|1] [--name SUITE/TEST] [--results DIR]\n");
+        fprintf(stderr, "usage: conformance_runner DIR [--listed 0|1|2] [--name SUITE/TEST] [--results DIR] [--list FILE]\n");
         return 2;
     }
     if (!name) name = dir;
@@ -160,14 +165,26 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/%s", results, file);
         FILE *f = fopen(path, "w");
         if (f) {
-            fprintf(f, "%s %s %s\n", name, pass ? "pass" : "fail", listed ? "listed" : "unlisted");
+            fprintf(f, "%s %s %s\n", name, pass ? "pass" : "fail", listed == 1 ? "listed" : listed == 2 ? "new" : "unlisted");
+            fclose(f);
+        }
+        snprintf(path, sizeof path, "%s-reasons", results);
+        (void)mkdir(path, 0777);
+        snprintf(path, sizeof path, "%s-reasons/%s", results, file);
+        if (pass) {
+            (void)remove(path);
+        } else if ((f = fopen(path, "w"))) {
+            for (char *p = why; *p; p++) if (*p == '\n') *p = ' ';
+            fprintf(f, "%s %s\n", name, why);
             fclose(f);
         }
     }
     if (pass) {
-        printf("PASS %s%s\n", name, listed ? "" : " (passes but is not on tests/conformance/passing.txt yet)");
+        if (listed == 1) printf("PASS %s\n", name);
+        else printf("PASS %s (passes but is not on %s yet)\n", name, list);
         return 0;
     }
-    printf("%s %s: %s\n", listed ? "FAIL" : "NOT YET", name, why);
+    if (listed == 2) printf("FAIL %s (on no list: fix it, or list it as failing with a reason): %s\n", name, why);
+    else printf("%s %s: %s\n", listed ? "FAIL" : "NOT YET", name, why);
     return listed ? 1 : 77;
 }
