@@ -371,19 +371,37 @@ static gpu_storage kernel_storage(op_ctx *c)
  * matmul_tiled reaches 27. The column buffer costs kh*kw times X's memory (liveness-shared);
  * where it does not fit one binding, the convolution kernels run instead.
  * VKINFER_CONV_KERNELS=gemm forces this path (CI on lavapipe), =gpu or =cpu the others. */
-static bool matmul_path_wanted(const op_ctx *c, const conv_geom *g, bool transposed)
+static bool matmul_path_wanted(const conv_geom *g, bool transposed)
 {
     if (transposed || g->groups != 1 || g->nsp > 2 || !fast_paths(g, transposed)) return false;
     const char *force = getenv("VKINFER_CONV_KERNELS");
     if (force && *force) return !strcmp(force, "gemm");
-    return c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    /* CPU devices: the texel-buffer MatMul (matmul_cpu.c) outruns conv2d_cpu_packed on
+     * float32 (record_as_matmul declines other storage there) */
+    return true;
 }
 
 typedef struct im2col_push {
     uint32_t count, cin, h, w, kh, kw, oh, ow;
     uint32_t sh, sw, dh, dw;
     int32_t ph, pw;
+    uint32_t k_pad; /* im2col_cpu only: rows of columns per image, K padded to a multiple of 4 */
 } im2col_push;
+
+/* W [Cout, K] copied on the host into rows of k_pad (zero-padded), for the CPU MatMul to read
+ * in place; -1 if W is not a host constant, -2 out of memory. */
+static int pad_weights(op_ctx *c, const conv_geom *g, int64_t K, int64_t k_pad)
+{
+    plan_value *w = op_in(c, 1);
+    if (!w->host) return -1;
+    int value;
+    float *dst = op_temp_const(c, VKI_DTYPE_FLOAT, g->cout * k_pad, &value);
+    if (!dst) return -2;
+    for (int64_t m = 0; m < g->cout; m++)
+        for (int64_t k = 0; k < k_pad; k++)
+            dst[m * k_pad + k] = k < K ? (float)host_read_f64(w->dtype, w->host, (size_t)(m * K + k)) : 0.0f;
+    return value;
+}
 
 static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
 {
@@ -410,7 +428,24 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     /* the columns are held as the product will read them (X stands in for them: same dtype),
      * so that no scratch value needs converting */
     gpu_storage st = mm_storage(c, &p);
-    int64_t col_numel = direct ? 0 : g->batch * K * ohw;
+    const char *force = getenv("VKINFER_CONV_KERNELS");
+    bool forced = force && !strcmp(force, "gemm");
+    /* on CPU devices only float32 products take the CPU MatMul (matmul_cpu.c); the others keep
+     * the conv kernels made for CPUs */
+    bool cpu = mm_cpu_kernels(c) && st == GPU_W32;
+    if (c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !cpu && !forced) return VKI_OK;
+    /* the CPU MatMul reads whole texels of 4 k: constant weights and the columns are padded to
+     * K4 * 4 rows with zeros, so that neither needs a copy at run time */
+    int64_t k_pad = K;
+    if (cpu && !direct && K % 4 && w->host && (uint64_t)g->batch * ((K + 3) / 4 * 4) * oh <= UINT32_MAX) {
+        k_pad = (K + 3) / 4 * 4;
+        int padded = pad_weights(c, g, K, k_pad);
+        if (padded == -2) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory padding W");
+        p.a_value = padded;
+        p.K = p.sam = k_pad;
+        p.sb[0] = k_pad * ohw;
+    }
+    int64_t col_numel = direct ? 0 : g->batch * k_pad * ohw;
     uint64_t range = op_max_binding_bytes(c);
     /* im2col binds X and the columns whole: where either is larger than one binding, the
      * convolution kernels run instead (they split the work along the batch) */
@@ -424,13 +459,21 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
         im2col_push push = {(uint32_t)col_numel, (uint32_t)g->cin, (uint32_t)h, (uint32_t)wd, (uint32_t)kh, (uint32_t)kw,
                             (uint32_t)oh, (uint32_t)ow, (uint32_t)(two ? g->stride[0] : 1), (uint32_t)g->stride[last],
                             (uint32_t)(two ? g->dil[0] : 1), (uint32_t)g->dil[last], (int32_t)(two ? g->pad_begin[0] : 0),
-                            (int32_t)g->pad_begin[last]};
+                            (int32_t)g->pad_begin[last], (uint32_t)k_pad};
         uint32_t spec[1] = {256}, gx, gy;
-        op_grid_1d((uint64_t)col_numel, 256, &gx, &gy);
         int values[2] = {op_in_index(c, 0), col};
         gpu_storage stores[2] = {st, st};
-        VKI_TRY(op_dispatch_stored(c, op_variant(c, "im2col", st), spec, 1, &push, sizeof push, values, NULL, stores, 2,
-                                   gx, gy, 1));
+        if (cpu && (uint64_t)g->batch * k_pad * oh <= UINT32_MAX) {
+            /* a row of ow columns per invocation (shaders/im2col_cpu.comp) */
+            push.count = (uint32_t)(g->batch * k_pad * oh);
+            spec[0] = 64;
+            op_grid_1d(push.count, 64, &gx, &gy);
+            VKI_TRY(op_dispatch_stored(c, "im2col_cpu", spec, 1, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1));
+        } else {
+            op_grid_1d((uint64_t)col_numel, 256, &gx, &gy);
+            VKI_TRY(op_dispatch_stored(c, op_variant(c, "im2col", st), spec, 1, &push, sizeof push, values, NULL, stores,
+                                       2, gx, gy, 1));
+        }
         p.b_value = col;
     }
     p.clamp = op_fuse_clamp(c, 0, &p.lo, &p.hi);
@@ -449,7 +492,7 @@ static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
     int64_t count = shape_numel(out_dims, 2 + g->nsp);
     if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "outputs over 2^32 elements are not supported");
     if (count == 0) return VKI_OK;
-    if (matmul_path_wanted(c, g, transposed)) {
+    if (matmul_path_wanted(g, transposed)) {
         bool taken;
         VKI_TRY(record_as_matmul(c, g, &taken));
         if (taken) return VKI_OK;
