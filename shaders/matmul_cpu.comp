@@ -25,6 +25,7 @@ layout(constant_id = 3) const uint RN = 8u;  // columns of Y per invocation, a m
 layout(constant_id = 4) const bool HAS_C = false;
 layout(constant_id = 5) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
 layout(constant_id = 6) const bool B_DIRECT = false; // B read in place: rows of b_row texels
+layout(constant_id = 7) const bool Y_VEC4 = false; // N and y_base multiples of 4: Y stored as uvec4
 
 const uint RN4 = RN / 4u;
 
@@ -32,6 +33,7 @@ layout(binding = 0) uniform samplerBuffer A;
 layout(binding = 1) uniform samplerBuffer B;
 layout(std430, binding = 2) readonly buffer C { uint cb[]; };
 layout(std430, binding = 3) writeonly buffer Y { uint y[]; };
+layout(std430, binding = 3) writeonly buffer Y4 { uvec4 y4[]; }; // the same buffer, for Y_VEC4
 
 // keep in step with mm_cpu_push in src/ops/matmul_cpu.c; a_* and b_* offsets in texels
 layout(push_constant) uniform Push {
@@ -79,6 +81,26 @@ void main()
     }
 
     uint y_off = pc.y_base + z * pc.M * pc.N;
+    // llvmpipe stores like it loads, a loop over the lanes: a uvec4 store is one such loop
+    // for 4 values, which matters where K is small (1x1 convolutions)
+    if (Y_VEC4) {
+        [[unroll]] for (uint i = 0u; i < RM; i++) {
+            uint m = m0 + i;
+            if (m >= pc.M) break;
+            [[unroll]] for (uint j = 0u; j < RN4; j++) {
+                uint n = nb * RN + 4u * j;
+                if (n >= pc.N) break;
+                vec4 v = pc.alpha * acc[i][j];
+                uvec4 o;
+                [[unroll]] for (uint l = 0u; l < 4u; l++) {
+                    if (HAS_C) v[l] += pc.beta * uintBitsToFloat(cb[m * pc.scm + (n + l) * pc.scn]);
+                    o[l] = floatBitsToUint(round_to_dtype(OUT_DT, fused_clamp(CLAMP, v[l], pc.lo, pc.hi)));
+                }
+                y4[(y_off + m * pc.N + n) / 4u] = o;
+            }
+        }
+        return;
+    }
     [[unroll]] for (uint i = 0u; i < RM; i++) {
         uint m = m0 + i;
         if (m >= pc.M) break;

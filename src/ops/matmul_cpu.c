@@ -183,13 +183,14 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
         push.sb2 = (uint32_t)per_matrix, push.sb1 = push.sb2 * (uint32_t)bd[2], push.sb0 = push.sb1 * (uint32_t)bd[1];
     }
 
-    uint32_t spec[7] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, p->clamp, b_direct};
+    bool y_vec4 = p->N % 4 == 0 && push.y_base % 4 == 0;
+    uint32_t spec[8] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, p->clamp, b_direct, y_vec4};
     /* without C, binding 2 repeats Y's input A: the shader never reads it */
     int values[4] = {a_value, b_value, p->has_c ? p->c_value : a_value, p->y_value};
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
         gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
         push.batch_base = (uint32_t)z0;
-        VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 7, &push, sizeof push, values, 4, (uint32_t)gx, (uint32_t)gy,
+        VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 8, &push, sizeof push, values, 4, (uint32_t)gx, (uint32_t)gy,
                             (uint32_t)gz));
     }
     *taken = true;
