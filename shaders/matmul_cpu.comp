@@ -5,23 +5,26 @@
 // It issues a storage-buffer load as a loop over the lanes with a branch and a bounds check per
 // component (about 5 instructions per component and lane), and subgroupBroadcast as a loop
 // over the lanes too; a texel fetch instead is one unrolled gather of 16-byte texels and a
-// transpose, about 20 instructions for 4 components of 8 lanes. Hence:
-// - an invocation holds an RM x RN block of Y in registers (RN adjacent columns, the lanes of a
-//   workgroup on adjacent column blocks, all lanes on the same RM rows);
+// transpose, about 40 instructions (a call) for 4 components of 8 lanes. Hence:
+// - an invocation holds an RM x RN block of Y (16 x 16 for large products; the accumulators
+//   spill to the stack, which costs less than more fetches), RN adjacent columns, the lanes of
+//   a workgroup on adjacent column blocks, all lanes on the same RM rows;
+// - per 4 k it fetches RM texels of A (4 consecutive k of one row, the same texel in every
+//   lane) and then B one texel (4 columns at one k) at a time, so that only the accumulators
+//   stay live;
 // - B comes packed (src/ops/matmul_cpu.c): per batch, per workgroup's LX blocks of RN columns,
 //   [K4 * 4][LX][RN], zero-padded, so that a lane's k-row is RN/4 consecutive texels; a B
 //   whose rows are whole texels (row-major, N and K multiples of 4) is read in place
-//   (B_DIRECT);
-// - every lane fetches the same texel of A (4 consecutive k of one row); A is read in place
-//   when its rows are whole texels along K, else from the copy shaders/matmul_cpu_pack.comp
-//   made. Every fetch is in bounds (rows past M read the last row, columns past N the last).
+//   (B_DIRECT); A is read in place when its rows are whole texels along K, else from a
+//   zero-padded copy (made at plan time for constants, else by shaders/matmul_cpu_pack.comp).
+//   Every fetch is in bounds (rows past M read the last row, columns past N the last).
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OUT_DT = 0u;
 layout(constant_id = 2) const uint RM = 16u; // rows of Y per invocation
-layout(constant_id = 3) const uint RN = 8u;  // columns of Y per invocation, a multiple of 4
+layout(constant_id = 3) const uint RN = 16u; // columns of Y per invocation, a multiple of 4
 layout(constant_id = 4) const bool HAS_C = false;
 layout(constant_id = 5) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
 layout(constant_id = 6) const bool B_DIRECT = false; // B read in place: rows of b_row texels

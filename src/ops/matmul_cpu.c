@@ -33,12 +33,15 @@ bool mm_cpu_kernels(const op_ctx *c)
 }
 
 /* The register block: rm rows x rn columns of Y per invocation, lx invocations (one SIMD
- * vector of llvmpipe: its subgroup) per workgroup along the columns. Times of [563,512] x
- * [512,512] and a 1024 cube on llvmpipe (2 cores, 256-bit), the least loaded of three rounds on
- * a shared machine: 8 x 8 14 ms / 140 ms, 12 x 8 13 / 129, 16 x 8 11 / 87, 8 x 16 10 / 94; 16 x 8
- * compiles in 50 ms, 32 x 8 in 90 ms and runs slower (the accumulators spill). Products of few
- * rows take the smallest power of two rows that covers them, so as not to compute rows that do
- * not exist. */
+ * vector of llvmpipe: its subgroup) per workgroup along the columns. Per 4 k an invocation
+ * fetches rm texels of A and rn of B for 4 rm rn multiply-adds, and perf samples on the JIT
+ * code put 44% of the time in the fetches at 16 x 8, so the block is as large as compiles
+ * fast; the accumulators spill to the stack past about 24 registers either way. Times of
+ * [563,512] x [512,512] and a 1024 cube on llvmpipe (2 cores, 256-bit), the least loaded of
+ * three alternating rounds on a shared machine: 16 x 8 12.0 / 100 ms, 8 x 16 9.2 / 98, 32 x 8
+ * 8.9 / 72, 16 x 16 7.6 / 63 (28-39 GFLOP/s); 16 x 16 compiles in 40-50 ms, 32 x 16 and 16 x
+ * 32 in 75-85 ms and ran no faster. Products of few rows take the smallest power of two rows
+ * that covers them, narrow ones fewer columns, so as not to compute what does not exist. */
 typedef struct mm_cpu_tiling {
     uint32_t rm, rn, lx;
 } mm_cpu_tiling;
@@ -47,7 +50,8 @@ static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
 {
     uint32_t sg = c->vk->caps.subgroup_size, rm = 1;
     while (rm < 16 && rm < p->M) rm *= 2;
-    mm_cpu_tiling t = {rm, 8, sg >= 4 && sg <= 16 ? sg : 8};
+    mm_cpu_tiling t = {rm, 16, sg >= 4 && sg <= 16 ? sg : 8};
+    if (p->N < 2 * t.lx * 16) t.rn = p->N > 4 * t.lx ? 8 : 4;
     return t;
 }
 
