@@ -376,8 +376,9 @@ static bool matmul_path_wanted(const conv_geom *g, bool transposed)
     if (transposed || g->groups != 1 || g->nsp > 2 || !fast_paths(g, transposed)) return false;
     const char *force = getenv("VKINFER_CONV_KERNELS");
     if (force && *force) return !strcmp(force, "gemm");
-    /* CPU devices: the texel-buffer MatMul (matmul_cpu.c) outruns conv2d_cpu_packed on
-     * float32 (record_as_matmul declines other storage there) */
+    /* CPU devices too, for float32 (record_as_matmul declines other storage there): im2col and
+     * the texel-buffer MatMul (matmul_cpu.c) took resnet18's 3x3 layers from 31-81 ms
+     * (conv2d_cpu_packed) to 9-58 ms each on lavapipe (docs/benchmarks.md) */
     return true;
 }
 
@@ -437,14 +438,8 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     /* the CPU MatMul reads whole texels of 4 k: constant weights and the columns are padded to
      * K4 * 4 rows with zeros, so that neither needs a copy at run time */
     int64_t k_pad = K;
-    if (cpu && !direct && K % 4 && w->host && (uint64_t)g->batch * ((K + 3) / 4 * 4) * oh <= UINT32_MAX) {
+    if (cpu && !direct && K % 4 && w->host && (uint64_t)g->batch * ((K + 3) / 4 * 4) * oh <= UINT32_MAX)
         k_pad = (K + 3) / 4 * 4;
-        int padded = pad_weights(c, g, K, k_pad);
-        if (padded == -2) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory padding W");
-        p.a_value = padded;
-        p.K = p.sam = k_pad;
-        p.sb[0] = k_pad * ohw;
-    }
     int64_t col_numel = direct ? 0 : g->batch * k_pad * ohw;
     uint64_t range = op_max_binding_bytes(c);
     /* im2col binds X and the columns whole: where either is larger than one binding, the
@@ -452,6 +447,13 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     if (col_numel > UINT32_MAX || (uint64_t)col_numel * storage_size(st) > range ||
         (!direct && (uint64_t)shape_numel(x->dims, x->rank) * storage_size(st) > range))
         return VKI_OK;
+    if (k_pad != K) {
+        int padded = pad_weights(c, g, K, k_pad);
+        if (padded == -2) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory padding W");
+        p.a_value = padded;
+        p.K = p.sam = k_pad;
+        p.sb[0] = k_pad * ohw;
+    }
     if (!direct) {
         int col;
         VKI_TRY(op_temp(c, x->dtype, col_numel, &col));
