@@ -371,12 +371,15 @@ static gpu_storage kernel_storage(op_ctx *c)
  * matmul_tiled reaches 27. The column buffer costs kh*kw times X's memory (liveness-shared);
  * where it does not fit one binding, the convolution kernels run instead.
  * VKINFER_CONV_KERNELS=gemm forces this path (CI on lavapipe), =gpu or =cpu the others. */
-static bool matmul_path_wanted(const op_ctx *c, const conv_geom *g, bool transposed)
+static bool matmul_path_wanted(const conv_geom *g, bool transposed)
 {
     if (transposed || g->groups != 1 || g->nsp > 2 || !fast_paths(g, transposed)) return false;
     const char *force = getenv("VKINFER_CONV_KERNELS");
     if (force && *force) return !strcmp(force, "gemm") || !strcmp(force, "gemm_batch");
-    return c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    /* CPU devices too, for float32 (record_as_matmul declines other storage there): im2col and
+     * the texel-buffer MatMul (matmul_cpu.c) took resnet18's 3x3 layers from 31-81 ms
+     * (conv2d_cpu_packed) to 9-58 ms each on lavapipe (docs/benchmarks.md) */
+    return true;
 }
 
 typedef struct im2col_push {
@@ -385,6 +388,7 @@ typedef struct im2col_push {
     int32_t ph, pw;
     uint32_t col_stride; /* elements from one row (k) of the columns to the next */
     uint32_t col_image;  /* elements from one image's columns to the next */
+    uint32_t k_pad;      /* im2col_cpu only: rows of columns per image, K padded to a multiple of 4 */
 } im2col_push;
 
 /* Y [batch, cout, ohw] (the node's output) from Y' [cout, batch * ohw] (value yt), both held in
@@ -406,6 +410,21 @@ static vki_status copy_image_major(op_ctx *c, int yt, gpu_storage st, int64_t ba
     gpu_storage stores[2] = {st, st};
     const char *shader = st == GPU_W32 ? "copy" : storage_size(st) == 2 ? "copy_16" : "copy_8";
     return op_dispatch_stored(c, shader, spec, 2, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1);
+}
+
+/* W [Cout, K] copied on the host into rows of k_pad (zero-padded), for the CPU MatMul to read
+ * in place; -1 if W is not a host constant, -2 out of memory. */
+static int pad_weights(op_ctx *c, const conv_geom *g, int64_t K, int64_t k_pad)
+{
+    plan_value *w = op_in(c, 1);
+    if (!w->host) return -1;
+    int value;
+    float *dst = op_temp_const(c, VKI_DTYPE_FLOAT, g->cout * k_pad, &value);
+    if (!dst) return -2;
+    for (int64_t m = 0; m < g->cout; m++)
+        for (int64_t k = 0; k < k_pad; k++)
+            dst[m * k_pad + k] = k < K ? (float)host_read_f64(w->dtype, w->host, (size_t)(m * K + k)) : 0.0f;
+    return value;
 }
 
 static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
@@ -433,13 +452,23 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     /* the columns are held as the product will read them (X stands in for them: same dtype),
      * so that no scratch value needs converting */
     gpu_storage st = mm_storage(c, &p);
+    const char *force = getenv("VKINFER_CONV_KERNELS");
+    bool forced = force && (!strcmp(force, "gemm") || !strcmp(force, "gemm_batch"));
+    /* on CPU devices only float32 products take the CPU MatMul (matmul_cpu.c); the others keep
+     * the conv kernels made for CPUs */
+    bool cpu = mm_cpu_kernels(c) && st == GPU_W32;
+    if (c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !cpu && !forced) return VKI_OK;
+    /* the CPU MatMul reads whole texels of 4 k: constant weights and the columns are padded to
+     * K4 * 4 rows with zeros, so that neither needs a copy at run time */
+    int64_t k_pad = K;
+    if (cpu && !direct && K % 4 && w->host && (uint64_t)g->batch * ((K + 3) / 4 * 4) * oh <= UINT32_MAX)
+        k_pad = (K + 3) / 4 * 4;
     bool coopmat2 = st == GPU_F16 && c->vk->caps.cooperative_matrix2;
     /* Small maps (ResNet's 28x28 and below) run as one product over the whole batch,
      * Y' [Cout, N*OH*OW] = W x col [K, N*OH*OW], then a copy into Y [N, Cout, OH*OW]: per image
      * the products were too small to fill the H200 (layer4's 512 x 49 x 4608: 45 TFLOP/s).
      * VKINFER_CONV_KERNELS=gemm_batch forces it (CI on lavapipe). */
-    const char *force = getenv("VKINFER_CONV_KERNELS");
-    bool batched = g->batch > 1 && ((force && !strcmp(force, "gemm_batch")) || (coopmat2 && ohw <= 1024));
+    bool batched = g->batch > 1 && !cpu && ((force && !strcmp(force, "gemm_batch")) || (coopmat2 && ohw <= 1024));
     /* halves on a device with VK_NV_cooperative_matrix2: the column rows padded to a multiple
      * of 8 (16 bytes), which its kernel loads 16 bytes at a time; a 1x1 convolution whose
      * maps are not (ResNet's 14x14 and 7x7) gets such a padded copy too. Measured on the
@@ -448,14 +477,21 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     bool pad_rows = coopmat2 && n_cols % 8;
     if (pad_rows || batched) direct = false;
     int64_t col_stride = pad_rows ? (n_cols + 7) / 8 * 8 : n_cols;          /* one row of col to the next */
-    int64_t col_image = batched ? ohw : K * col_stride;                    /* one image's columns to the next */
-    int64_t col_numel = direct ? 0 : batched ? K * col_stride : g->batch * K * col_stride;
+    int64_t col_image = batched ? ohw : k_pad * col_stride;                /* one image's columns to the next */
+    int64_t col_numel = direct ? 0 : batched ? K * col_stride : g->batch * k_pad * col_stride;
     uint64_t range = op_max_binding_bytes(c);
     /* im2col binds X and the columns whole: where either is larger than one binding, the
      * convolution kernels run instead (they split the work along the batch) */
     if (col_numel > UINT32_MAX || (uint64_t)col_numel * storage_size(st) > range ||
         (!direct && (uint64_t)shape_numel(x->dims, x->rank) * storage_size(st) > range))
         return VKI_OK;
+    if (k_pad != K) {
+        int padded = pad_weights(c, g, K, k_pad);
+        if (padded == -2) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory padding W");
+        p.a_value = padded;
+        p.K = p.sam = k_pad;
+        p.sb[0] = k_pad * ohw;
+    }
     if (!direct) {
         int col;
         VKI_TRY(op_temp(c, x->dtype, col_numel, &col));
@@ -465,13 +501,21 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
         im2col_push push = {(uint32_t)invocations, (uint32_t)g->cin, (uint32_t)h, (uint32_t)wd, (uint32_t)kh, (uint32_t)kw,
                             (uint32_t)oh, (uint32_t)ow, (uint32_t)(two ? g->stride[0] : 1), (uint32_t)g->stride[last],
                             (uint32_t)(two ? g->dil[0] : 1), (uint32_t)g->dil[last], (int32_t)(two ? g->pad_begin[0] : 0),
-                            (int32_t)g->pad_begin[last], (uint32_t)col_stride, (uint32_t)col_image};
+                            (int32_t)g->pad_begin[last], (uint32_t)col_stride, (uint32_t)col_image, (uint32_t)k_pad};
         uint32_t spec[1] = {256}, gx, gy;
-        op_grid_1d((uint64_t)invocations, 256, &gx, &gy);
         int values[2] = {op_in_index(c, 0), col};
         gpu_storage stores[2] = {st, st};
-        VKI_TRY(op_dispatch_stored(c, op_variant(c, "im2col", st), spec, 1, &push, sizeof push, values, NULL, stores, 2,
-                                   gx, gy, 1));
+        if (cpu && (uint64_t)g->batch * k_pad * oh <= UINT32_MAX) {
+            /* a row of ow columns per invocation (shaders/im2col_cpu.comp) */
+            push.count = (uint32_t)(g->batch * k_pad * oh);
+            spec[0] = 64;
+            op_grid_1d(push.count, 64, &gx, &gy);
+            VKI_TRY(op_dispatch_stored(c, "im2col_cpu", spec, 1, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1));
+        } else {
+            op_grid_1d((uint64_t)invocations, 256, &gx, &gy);
+            VKI_TRY(op_dispatch_stored(c, op_variant(c, "im2col", st), spec, 1, &push, sizeof push, values, NULL, stores,
+                                       2, gx, gy, 1));
+        }
         p.b_value = col;
         p.sbk = col_stride;
         p.sb[0] = col_image;
@@ -502,7 +546,7 @@ static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
     int64_t count = shape_numel(out_dims, 2 + g->nsp);
     if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "outputs over 2^32 elements are not supported");
     if (count == 0) return VKI_OK;
-    if (matmul_path_wanted(c, g, transposed)) {
+    if (matmul_path_wanted(g, transposed)) {
         bool taken;
         VKI_TRY(record_as_matmul(c, g, &taken));
         if (taken) return VKI_OK;

@@ -1,7 +1,8 @@
-/* MatMul and Gemm on CPU Vulkan devices (lavapipe): register-blocked kernels without shared
- * memory or barriers (shaders/matmul_cpu.comp). B is repacked into column blocks, at plan time
+/* MatMul and Gemm on CPU Vulkan devices (lavapipe): a register-blocked kernel without shared
+ * memory, barriers or subgroup operations that reads A and B as uniform texel buffers of RGBA32F
+ * texels (shaders/matmul_cpu.comp says why). B is repacked into column blocks, at plan time
  * when it is a constant (weights), else by a copy dispatch (shaders/matmul_cpu_pack.comp); A
- * is read in place when its rows are whole vec4s, else copied the same way. */
+ * is read in place when its rows are whole texels, else padded the same two ways. */
 #include "matmul.h"
 
 #include <stdlib.h>
@@ -31,20 +32,26 @@ bool mm_cpu_kernels(const op_ctx *c)
     return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
-/* The register block: rq groups of a subgroup's worth of rows x rn columns per invocation, lx
- * invocations per workgroup along the columns. Device time of [563,512] x [512,512] on llvmpipe
- * (2 cores, 256-bit, subgroup 8), one profiled run each on a shared machine: 32 rows x 8
- * columns 27 ms, 16 x 8 38 ms, 32 x 16 31 ms; 64 rows take minutes to compile in LLVM and run
- * 13x (64 x 4) to 180x (64 x 8) slower. Products of few rows take fewer row groups, so as not
- * to compute rows that do not exist. */
+/* The register block: rm rows x rn columns of Y per invocation, lx invocations (one SIMD
+ * vector of llvmpipe: its subgroup) per workgroup along the columns. Per 4 k an invocation
+ * fetches rm texels of A and rn of B for 4 rm rn multiply-adds, and perf samples on the JIT
+ * code put 44% of the time in the fetches at 16 x 8, so the block is as large as compiles
+ * fast; the accumulators spill to the stack past about 24 registers either way. Times of
+ * [563,512] x [512,512] and a 1024 cube on llvmpipe (2 cores, 256-bit), the least loaded of
+ * three alternating rounds on a shared machine: 16 x 8 12.0 / 100 ms, 8 x 16 9.2 / 98, 32 x 8
+ * 8.9 / 72, 16 x 16 7.6 / 63 (28-39 GFLOP/s); 16 x 16 compiles in 40-50 ms, 32 x 16 and 16 x
+ * 32 in 75-85 ms and ran no faster. Products of few rows take the smallest power of two rows
+ * that covers them, narrow ones fewer columns, so as not to compute what does not exist. */
 typedef struct mm_cpu_tiling {
-    uint32_t rq, rn, lx;
+    uint32_t rm, rn, lx;
 } mm_cpu_tiling;
 
 static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
 {
-    int64_t sg = c->vk->caps.subgroup_size, groups = (p->M + sg - 1) / sg;
-    mm_cpu_tiling t = {groups < 4 ? (uint32_t)groups : 4, 8, sg < 8 ? 8 : (uint32_t)sg};
+    uint32_t sg = c->vk->caps.subgroup_size, rm = 1;
+    while (rm < 16 && rm < p->M) rm *= 2;
+    mm_cpu_tiling t = {rm, 16, sg >= 4 && sg <= 16 ? sg : 8};
+    if (p->N < 2 * t.lx * 16) t.rn = p->N > 4 * t.lx ? 8 : 4;
     return t;
 }
 
@@ -65,6 +72,25 @@ static int pack_b_on_host(op_ctx *c, const mm_problem *p, const mm_cpu_tiling *t
             for (int64_t n = 0; n < p->N; n++)
                 dst[bi * packed_per + ((n / (lx * rn) * K4 * 4 + k) * lx + n / rn % lx) * rn + n % rn] =
                     (float)host_read_f64(b->dtype, b->host, (size_t)(bi * per + k * p->sbk + n * p->sbn));
+    return value;
+}
+
+/* A padded on the host to rows of K4 texels, per distinct batch matrix of A, when it is a
+ * constant whose rows cannot be read in place (a convolution's weights with Cin*kh*kw not a
+ * multiple of 4). Returns the value, -1 if A is not a host constant, -2 out of memory. */
+static int pack_a_on_host(op_ctx *c, const mm_problem *p, int64_t K4)
+{
+    plan_value *a = op_value(c, p->a_value);
+    if (!a->host) return -1;
+    int64_t per = p->M * p->K, n_mat = per ? shape_numel(a->dims, a->rank) / per : 0;
+    int value;
+    float *dst = op_temp_const(c, VKI_DTYPE_FLOAT, n_mat * p->M * K4 * 4, &value);
+    if (!dst) return -2;
+    for (int64_t ai = 0; ai < n_mat; ai++)
+        for (int64_t m = 0; m < p->M; m++)
+            for (int64_t k = 0; k < K4 * 4; k++)
+                dst[(ai * p->M + m) * K4 * 4 + k] =
+                    k < p->K ? (float)host_read_f64(a->dtype, a->host, (size_t)(ai * per + m * p->sam + k * p->sak)) : 0.0f;
     return value;
 }
 
@@ -89,15 +115,10 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     *taken = false;
     plan_value *a = op_value(c, p->a_value), *b = op_value(c, p->b_value), *y = op_value(c, p->y_value);
     plan_value *cv = p->has_c ? op_value(c, p->c_value) : NULL;
-    /* the shader hands rows from lane to lane for subgroups of 4 to 16 lanes (8 on AVX2) */
-    uint32_t lanes = c->vk->caps.subgroup_size;
-    if (!dtype_is_float(y->dtype) || p->nb > MM_SHADER_BATCH_DIMS || p->K == 0 || lanes < 4 || lanes > 16 ||
-        (lanes & (lanes - 1)))
-        return VKI_OK;
+    if (!dtype_is_float(y->dtype) || p->nb > MM_SHADER_BATCH_DIMS || p->K == 0) return VKI_OK;
     mm_cpu_tiling t = choose_tiling(c, p);
-    uint32_t sg = c->vk->caps.subgroup_size, rm = t.rq * sg;
     /* workgroups of lx column blocks; B is packed per workgroup, zero-padded past N */
-    int64_t K4 = (p->K + 3) / 4, gx = (p->N + t.lx * t.rn - 1) / (t.lx * t.rn), gy = (p->M + rm - 1) / rm;
+    int64_t K4 = (p->K + 3) / 4, gx = (p->N + t.lx * t.rn - 1) / (t.lx * t.rn), gy = (p->M + t.rm - 1) / t.rm;
     if (gx > 65535 || gy > 65535) return VKI_OK;
 
     int64_t bd[3] = {1, 1, 1}, sa[3] = {0, 0, 0}, sb[3] = {0, 0, 0};
@@ -108,35 +129,47 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
         sb[slot] = p->sb[i];
     }
     int64_t z_count = bd[0] * bd[1] * bd[2];
-    /* every operand and packed copy is bound whole: larger ones take the GPU kernels' windows */
-    uint64_t range = op_max_binding_bytes(c);
     bool a_direct = p->sak == 1 && p->K % 4 == 0 && p->sam % 4 == 0 && sa[0] % 4 == 0 && sa[1] % 4 == 0 && sa[2] % 4 == 0;
+    bool a_host = !a_direct && a->host && p->M * p->K > 0;
     bool b_host = b->host && p->K * p->N > 0;
-    /* B's rows read in place as vec4s; constant weights are repacked all the same, for free */
+    /* B's rows read in place as texels; constant weights are repacked all the same, for free */
     bool b_direct = !b_host && p->sbn == 1 && p->N % 4 == 0 && p->K % 4 == 0 && p->sbk % 4 == 0 && sb[0] % 4 == 0 &&
                     sb[1] % 4 == 0 && sb[2] % 4 == 0;
+    int64_t a_matrices = a_host ? shape_numel(a->dims, a->rank) / (p->M * p->K) : z_count;
     int64_t b_matrices = b_host ? shape_numel(b->dims, b->rank) / (p->K * p->N) : z_count;
-    int64_t a_packed = z_count * p->M * K4 * 4, b_packed = b_matrices * gx * K4 * 4 * t.lx * t.rn;
-    int64_t sizes[5] = {shape_numel(a->dims, a->rank), shape_numel(b->dims, b->rank), shape_numel(y->dims, y->rank),
-                        a_direct ? 0 : a_packed, b_direct ? 0 : b_packed};
-    for (int i = 0; i < 5; i++)
-        if ((uint64_t)sizes[i] * 4 > range || sizes[i] > UINT32_MAX) return VKI_OK;
+    int64_t a_packed = a_matrices * p->M * K4 * 4, b_packed = b_matrices * gx * K4 * 4 * t.lx * t.rn;
+    /* A and B (or their packed copies) are bound whole as texel buffers, C and Y as storage
+     * buffers: larger ones take the GPU kernels' windows */
+    uint64_t range = op_max_binding_bytes(c), texels = c->vk->caps.props.limits.maxTexelBufferElements;
+    int64_t a_numel = a_direct ? shape_numel(a->dims, a->rank) : a_packed;
+    int64_t b_numel = b_direct ? shape_numel(b->dims, b->rank) : b_packed;
+    if ((uint64_t)a_numel / 4 > texels || (uint64_t)b_numel / 4 > texels || a_numel > UINT32_MAX || b_numel > UINT32_MAX)
+        return VKI_OK;
+    if ((uint64_t)shape_numel(y->dims, y->rank) * 4 > range || shape_numel(y->dims, y->rank) > UINT32_MAX) return VKI_OK;
     if (cv && (uint64_t)shape_numel(cv->dims, cv->rank) * 4 > range) return VKI_OK;
 
     mm_cpu_push push = {
         .M = (uint32_t)p->M, .N = (uint32_t)p->N, .K4 = (uint32_t)K4, .scm = (uint32_t)p->scm, .scn = (uint32_t)p->scn,
         .alpha = p->alpha, .beta = p->beta, .bd1 = (uint32_t)bd[1], .bd2 = (uint32_t)bd[2], .lo = p->lo, .hi = p->hi,
     };
-    int a_value = p->a_value, b_value;
+    int a_value = a_host ? pack_a_on_host(c, p, K4) : -1, b_value;
+    if (a_value == -2) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory padding A");
     if (a_direct) {
+        a_value = p->a_value;
         push.a_row = (uint32_t)(p->sam / 4);
         push.sa0 = (uint32_t)(sa[0] / 4), push.sa1 = (uint32_t)(sa[1] / 4), push.sa2 = (uint32_t)(sa[2] / 4);
+    } else if (a_value >= 0) {
+        /* batch strides of A count whole matrices of M*K; the padded ones M*K4 texels */
+        int64_t per = p->M * p->K, per_padded = p->M * K4;
+        push.a_row = (uint32_t)K4;
+        push.sa0 = (uint32_t)(sa[0] / per * per_padded), push.sa1 = (uint32_t)(sa[1] / per * per_padded);
+        push.sa2 = (uint32_t)(sa[2] / per * per_padded);
     } else {
         VKI_TRY(pack_on_device(c, p, 0, bd, sa, &t, K4, a_packed, &a_value));
         push.a_row = (uint32_t)K4;
         push.sa2 = (uint32_t)(p->M * K4), push.sa1 = push.sa2 * (uint32_t)bd[2], push.sa0 = push.sa1 * (uint32_t)bd[1];
     }
-    int64_t per_matrix = gx * K4 * t.lx * t.rn; /* vec4s of one packed matrix */
+    int64_t per_matrix = gx * K4 * t.lx * t.rn; /* texels of one packed matrix */
     b_value = b_direct ? -1 : pack_b_on_host(c, p, &t, K4, gx);
     push.b_row = (uint32_t)(t.lx * t.rn / 4);
     if (b_value == -2) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory repacking B");
@@ -154,7 +187,8 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
         push.sb2 = (uint32_t)per_matrix, push.sb1 = push.sb2 * (uint32_t)bd[2], push.sb0 = push.sb1 * (uint32_t)bd[1];
     }
 
-    uint32_t spec[8] = {t.lx, op_dtype_code(y->dtype), t.rq, t.rn, p->has_c, p->clamp, sg, b_direct};
+    bool y_vec4 = p->N % 4 == 0 && push.y_base % 4 == 0;
+    uint32_t spec[8] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, p->clamp, b_direct, y_vec4};
     /* without C, binding 2 repeats Y's input A: the shader never reads it */
     int values[4] = {a_value, b_value, p->has_c ? p->c_value : a_value, p->y_value};
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {

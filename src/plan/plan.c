@@ -247,6 +247,7 @@ void plan_destroy(plan *p)
         VkCommandBuffer io[2] = {p->cmd_in, p->cmd_out};
         if (p->cmd_in) vk->f.vkFreeCommandBuffers(vk->device, p->io_pool, 2, io);
         if (p->pool) vk->f.vkDestroyDescriptorPool(vk->device, p->pool, NULL);
+        for (int i = 0; i < p->n_views; i++) vk->f.vkDestroyBufferView(vk->device, p->views[i], NULL);
         if (p->queries) vk->f.vkDestroyQueryPool(vk->device, p->queries, NULL);
         vk_buffer_destroy(vk, &p->weights);
         vk_buffer_destroy(vk, &p->intermediates);
@@ -259,6 +260,7 @@ void plan_destroy(plan *p)
     free(p->converted);
     free(p->out_copy);
     free(p->dispatches);
+    free(p->views);
     free(p->input_offsets);
     free(p->output_offsets);
     free(p->input_dims);

@@ -47,6 +47,8 @@ struct plan {
     uint64_t *input_offsets;  /* in the upload buffer, per graph input */
     uint64_t *output_offsets; /* in the download buffer, per graph output */
     VkDescriptorPool pool;
+    VkBufferView *views;      /* of the texel-buffer bindings, made with the descriptor sets */
+    int n_views;
     VkCommandBuffer cmd;      /* the dispatches, recorded once */
     VkCommandBuffer cmd_in, cmd_out; /* input and output copies, re-recorded when bindings change */
     VkCommandPool io_pool;    /* the session's, which cmd_in and cmd_out come from */

@@ -142,19 +142,30 @@ void weight_cache_free(vk_context *vk, weight_cache *wc)
 static vki_status make_descriptor_sets(plan *p, VkDescriptorSet *sets)
 {
     vk_context *vk = p->vk;
-    uint32_t total = 0;
-    for (int d = 0; d < p->n_dispatches; d++) total += (uint32_t)p->dispatches[d].n_bind;
-    VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, total ? total : 1};
+    uint32_t total = 0, texels = 0;
+    for (int d = 0; d < p->n_dispatches; d++) {
+        total += (uint32_t)p->dispatches[d].n_bind;
+        texels += (uint32_t)__builtin_popcount(p->dispatches[d].pipeline->shader->texel_bindings);
+    }
+    VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, total - texels ? total - texels : 1},
+                                     {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, texels}};
     VkDescriptorPoolCreateInfo pi = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pi.maxSets = (uint32_t)p->n_dispatches;
-    pi.poolSizeCount = 1;
-    pi.pPoolSizes = &size;
+    pi.poolSizeCount = texels ? 2 : 1;
+    pi.pPoolSizes = sizes;
     VkResult r = vk->f.vkCreateDescriptorPool(vk->device, &pi, NULL, &p->pool);
     if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkCreateDescriptorPool(%d sets) failed (%s)", p->n_dispatches, vk_result_str(r));
+    if (texels) {
+        p->views = calloc(texels, sizeof *p->views);
+        if (!p->views) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
     VkDescriptorBufferInfo infos[8];
+    VkBufferView views[8];
     VkWriteDescriptorSet writes[8];
+    const VkPhysicalDeviceLimits *lim = &vk->caps.props.limits;
     for (int d = 0; d < p->n_dispatches; d++) {
         plan_dispatch *pd = &p->dispatches[d];
+        uint32_t texel_mask = pd->pipeline->shader->texel_bindings;
         VkDescriptorSetAllocateInfo ai = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, p->pool, 1, &pd->pipeline->set_layout};
         r = vk->f.vkAllocateDescriptorSets(vk->device, &ai, &sets[d]);
         if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkAllocateDescriptorSets failed (%s)", vk_result_str(r));
@@ -168,6 +179,24 @@ static vki_status make_descriptor_sets(plan *p, VkDescriptorSet *sets)
             writes[b].descriptorCount = 1;
             writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
             writes[b].pBufferInfo = &infos[b];
+            if (!(texel_mask >> b & 1)) continue;
+            /* a texel buffer of RGBA32F texels: whole texels, at an offset the device accepts */
+            VkDeviceSize range = infos[b].range / 16 * 16;
+            if (infos[b].offset % (lim->minTexelBufferOffsetAlignment ? lim->minTexelBufferOffsetAlignment : 1) ||
+                range == 0 || range / 16 > lim->maxTexelBufferElements)
+                return vki_fail(VKI_ERROR_UNSUPPORTED, "internal: kernel %s binding %d: a texel buffer of %llu bytes at offset %llu "
+                                "(the device takes offsets in multiples of %llu and up to %u texels)",
+                                pd->pipeline->shader->name, b, (unsigned long long)infos[b].range,
+                                (unsigned long long)infos[b].offset, (unsigned long long)lim->minTexelBufferOffsetAlignment,
+                                lim->maxTexelBufferElements);
+            VkBufferViewCreateInfo vi = {VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO, NULL, 0, infos[b].buffer,
+                                         VK_FORMAT_R32G32B32A32_SFLOAT, infos[b].offset, range};
+            r = vk->f.vkCreateBufferView(vk->device, &vi, NULL, &views[b]);
+            if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkCreateBufferView failed (%s)", vk_result_str(r));
+            p->views[p->n_views++] = views[b];
+            writes[b].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+            writes[b].pBufferInfo = NULL;
+            writes[b].pTexelBufferView = &views[b];
         }
         vk->f.vkUpdateDescriptorSets(vk->device, (uint32_t)pd->n_bind, writes, 0, NULL);
     }

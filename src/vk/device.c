@@ -371,6 +371,8 @@ static bool apply_limits_profile(vk_caps *caps, const char *profile)
     CLAMP(l->maxPerStageDescriptorStorageBuffers, 4u);
     CLAMP(l->maxBoundDescriptorSets, 4u);
     CLAMP(l->maxPushConstantsSize, 128u);
+    CLAMP(l->maxTexelBufferElements, 65536u); /* Vulkan's required minimums */
+    CLAMP(l->maxPerStageDescriptorSampledImages, 16u);
 #undef CLAMP
     if (caps->min_storage_offset_alignment < 256) caps->min_storage_offset_alignment = 256;
     if (l->minStorageBufferOffsetAlignment < 256) l->minStorageBufferOffsetAlignment = 256;

@@ -22,7 +22,7 @@ vki_status vk_buffer_create(vk_context *vk, VkDeviceSize size, enum vk_buffer_us
     VkBufferCreateInfo bci = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     bci.size = size;
     bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    if (use == VK_BUFFER_DEVICE) bci.usage |= VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+    if (use == VK_BUFFER_DEVICE) bci.usage |= VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT;
     bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     VkResult r = vk->f.vkCreateBuffer(vk->device, &bci, NULL, &out->buffer);
     if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkCreateBuffer(%llu bytes) failed (%s)", (unsigned long long)size, vk_result_str(r));

@@ -105,7 +105,9 @@ vki_status vk_pipeline_get(vk_context *vk, const vk_shader *shader, const uint32
     memcpy(p->spec, spec, n_spec * sizeof *spec);
     VkDescriptorSetLayoutBinding b[16];
     for (uint32_t i = 0; i < shader->bindings; i++) {
-        b[i] = (VkDescriptorSetLayoutBinding){i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL};
+        VkDescriptorType type = shader->texel_bindings >> i & 1 ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+                                                                : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        b[i] = (VkDescriptorSetLayoutBinding){i, type, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL};
     }
     VkDescriptorSetLayoutCreateInfo dl = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
     dl.bindingCount = shader->bindings;

@@ -23,12 +23,52 @@ static uint32_t count_bindings(const vk_shader *s)
     return count;
 }
 
+/* Bindings whose variable is a sampled buffer image (samplerBuffer: a uniform texel buffer):
+ * OpVariable -> OpTypePointer -> OpTypeSampledImage -> OpTypeImage with Dim Buffer. Bindings
+ * past 31 are not looked at (no kernel has that many). */
+static uint32_t find_texel_bindings(const vk_shader *s)
+{
+    const uint32_t *w = s->code;
+    size_t n = s->size / 4;
+    uint32_t bound = n > 3 ? w[3] : 0, mask = 0;
+    if (!bound) return 0;
+    uint32_t *binding = calloc(bound, sizeof *binding), *link = calloc(bound, sizeof *link);
+    uint8_t *kind = calloc(bound, 1); /* 1 variable, 2 pointer, 3 sampled image, 4 buffer image */
+    if (!binding || !link || !kind) {
+        free(binding), free(link), free(kind);
+        return 0;
+    }
+    for (size_t i = 5; i < n;) {
+        uint32_t op = w[i] & 0xffff, len = w[i] >> 16;
+        if (len == 0 || i + len > n) break;
+        const uint32_t *a = w + i + 1;
+        if (op == 71 && len >= 4 && a[1] == 33 && a[0] < bound) binding[a[0]] = a[2] + 1; /* OpDecorate Binding */
+        if (op == 59 && len >= 4 && a[1] < bound) kind[a[1]] = 1, link[a[1]] = a[0];    /* OpVariable */
+        if (op == 32 && len >= 4 && a[0] < bound) kind[a[0]] = 2, link[a[0]] = a[2];    /* OpTypePointer */
+        if (op == 27 && len >= 3 && a[0] < bound) kind[a[0]] = 3, link[a[0]] = a[1];    /* OpTypeSampledImage */
+        if (op == 25 && len >= 4 && a[0] < bound && a[2] == 5) kind[a[0]] = 4;        /* OpTypeImage, Dim Buffer */
+        i += len;
+    }
+    for (uint32_t id = 0; id < bound; id++) {
+        if (kind[id] != 1 || !binding[id] || binding[id] > 32) continue;
+        uint32_t t = link[id];
+        if (t < bound && kind[t] == 2) t = link[t];
+        if (t < bound && kind[t] == 3) t = link[t];
+        if (t < bound && kind[t] == 4) mask |= 1u << (binding[id] - 1);
+    }
+    free(binding), free(link), free(kind);
+    return mask;
+}
+
 const vk_shader *vk_shader_find(const char *name)
 {
     for (unsigned i = 0; i < vk_shader_table_count; i++)
         if (!strcmp(vk_shader_table[i].name, name)) {
             vk_shader *s = &vk_shader_table[i];
-            if (!s->bindings) s->bindings = count_bindings(s);
+            if (!s->bindings) {
+                s->texel_bindings = find_texel_bindings(s);
+                s->bindings = count_bindings(s);
+            }
             return s;
         }
     return NULL;
@@ -177,9 +217,13 @@ vki_status vk_shader_check_limits(const vk_context *vk, const vk_shader *s, cons
     const char *profile = getenv("VKINFER_LIMITS");
     char where[96] = "";
     if (profile && *profile) snprintf(where, sizeof where, " under VKINFER_LIMITS=%s", profile);
-    if (s->bindings > l->maxPerStageDescriptorStorageBuffers)
+    uint32_t texels = (uint32_t)__builtin_popcount(s->texel_bindings), storage = s->bindings - texels;
+    if (storage > l->maxPerStageDescriptorStorageBuffers)
         return vki_fail(VKI_ERROR_UNSUPPORTED, "kernel %s binds %u storage buffers; this device allows %u per stage%s "
-                        "(maxPerStageDescriptorStorageBuffers)", s->name, s->bindings, l->maxPerStageDescriptorStorageBuffers, where);
+                        "(maxPerStageDescriptorStorageBuffers)", s->name, storage, l->maxPerStageDescriptorStorageBuffers, where);
+    if (texels > l->maxPerStageDescriptorSampledImages)
+        return vki_fail(VKI_ERROR_UNSUPPORTED, "kernel %s binds %u texel buffers; this device allows %u per stage%s "
+                        "(maxPerStageDescriptorSampledImages)", s->name, texels, l->maxPerStageDescriptorSampledImages, where);
     if (VK_PUSH_BYTES > l->maxPushConstantsSize)
         return vki_fail(VKI_ERROR_UNSUPPORTED, "kernels take %u bytes of push constants; this device allows %u%s (maxPushConstantsSize)",
                         VK_PUSH_BYTES, l->maxPushConstantsSize, where);

@@ -95,6 +95,7 @@ typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDime
     X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout) X(vkCreateComputePipelines)       \
     X(vkDestroyPipeline) X(vkCreatePipelineCache) X(vkDestroyPipelineCache)                \
     X(vkGetPipelineCacheData) X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool)         \
+    X(vkCreateBufferView) X(vkDestroyBufferView)                                           \
     X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets) X(vkCreateCommandPool)           \
     X(vkDestroyCommandPool) X(vkAllocateCommandBuffers) X(vkFreeCommandBuffers) X(vkResetCommandBuffer) \
     X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkCmdBindPipeline)                     \
@@ -217,6 +218,7 @@ typedef struct vk_shader {
     const uint32_t *code;
     size_t size; /* bytes */
     uint32_t bindings;
+    uint32_t texel_bindings; /* bit b: binding b is a uniform texel buffer (samplerBuffer) of RGBA32F texels */
 } vk_shader;
 
 /* The embedded shader table, generated from shaders/ by the build. */

@@ -1,0 +1,42 @@
+#version 450
+// The columns of a 2-D convolution's input for the CPU-device MatMul (src/ops/conv.c, conv as
+// matmul on lavapipe), 32-bit words: col[n][k][oy][ox] with k = (ci, ky, kx) is the input
+// pixel that weight k meets at output pixel (oy, ox), or 0 in the padding. shaders/im2col.glsl
+// does the same one element per invocation, with ten integer divisions each; llvmpipe has no
+// vector integer division and runs those one lane at a time, so here an invocation writes a
+// whole output row (ow elements) and divides only to find its (n, k, oy).
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+
+layout(std430, binding = 0) readonly buffer X { uint x[]; };
+layout(std430, binding = 1) writeonly buffer Col { uint col[]; };
+
+// keep in step with im2col_push in src/ops/conv.c; count: rows (batch * k_pad * oh); the
+// rows of k from K = cin * kh * kw to k_pad (K rounded up to 4 where W was padded) are zeros
+layout(push_constant) uniform Push {
+    uint count, cin, h, w, kh, kw, oh, ow;
+    uint sh, sw, dh, dw;
+    int ph, pw;
+    uint col_stride, col_image; // im2col.glsl's; here rows are ow apart and images k_pad * oh * ow
+    uint k_pad;
+} pc;
+
+void main()
+{
+    uint row = linear_id();
+    if (row >= pc.count) return;
+    uint kk = pc.kh * pc.kw;
+    uint oy = row % pc.oh, rest = row / pc.oh, k = rest % pc.k_pad, n = rest / pc.k_pad;
+    uint ci = k / kk, r = k % kk, ky = r / pc.kw, kx = r % pc.kw;
+    int iy = int(oy * pc.sh + ky * pc.dh) - pc.ph;
+    bool row_in = ci < pc.cin && iy >= 0 && uint(iy) < pc.h;
+    uint src = ((n * pc.cin + ci) * pc.h + uint(max(iy, 0))) * pc.w;
+    int ix = int(kx * pc.dw) - pc.pw, step = int(pc.sw);
+    uint dst = row * pc.ow;
+    for (uint ox = 0u; ox < pc.ow; ox++, ix += step) {
+        uint v = 0u; // +0.0
+        if (row_in && ix >= 0 && uint(ix) < pc.w) v = x[src + uint(ix)];
+        col[dst + ox] = v;
+    }
+}
