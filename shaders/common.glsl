@@ -78,6 +78,19 @@ int mod_floor(int a, int n)
 
 // A fused Relu/Clip (op_fuse_clamp): applied only when the plan asked for it, so that NaN
 // passes through unfused kernels untouched (GLSL leaves min/max of NaN undefined).
+// x / y as IEEE division rounds it: drivers may compute x * (1 / y) instead (NVIDIA's is 1-2
+// ulp off), which moves a quotient across a rounding boundary (QuantizeLinear's x / scale on
+// the H200). Of the quotient and its two neighbouring floats, the one whose residual
+// x - q * y (one rounding, through fma) is smallest.
+float div_rounded(float x, float y)
+{
+    float q = x / y;
+    if (isnan(q) || isinf(q) || q == 0.0) return q;
+    float below = uintBitsToFloat(floatBitsToUint(q) - 1u), above = uintBitsToFloat(floatBitsToUint(q) + 1u);
+    float e = abs(fma(-q, y, x)), e_below = abs(fma(-below, y, x)), e_above = abs(fma(-above, y, x));
+    return e_below < e ? (e_above < e_below ? above : below) : e_above < e ? above : q;
+}
+
 float fused_clamp(bool enabled, float v, float lo, float hi) { return enabled ? min(max(v, lo), hi) : v; }
 
 #endif

@@ -37,8 +37,8 @@ void main()
         barrier();
     }
     if (t != 0u) return;
-    float scale = (lo[0] == hi[0] ? 1.0 : hi[0] - lo[0]) / 255.0;
-    int zp = int(roundEven(clamp(0.0 - lo[0] / scale, 0.0, 255.0)));
+    float scale = div_rounded(lo[0] == hi[0] ? 1.0 : hi[0] - lo[0], 255.0);
+    int zp = int(roundEven(clamp(0.0 - div_rounded(lo[0], scale), 0.0, 255.0)));
     params[0] = floatBitsToUint(scale);
     params[1] = uint(zp);
     y_scale[0] = floatBitsToUint(round_to_dtype(DT, scale));

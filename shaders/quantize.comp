@@ -33,7 +33,7 @@ void main()
     if (DEQUANT) {
         y[i] = floatBitsToUint(round_to_dtype(OUT_DT, float(int(x[i]) - zp) * sc));
     } else {
-        float q = round_to_dtype(SCALE_DT, uintBitsToFloat(x[i]) / sc);
+        float q = round_to_dtype(SCALE_DT, div_rounded(uintBitsToFloat(x[i]), sc));
         // NaN saturates to 0 (the reference's cast of NaN is undefined; 0 is what the clamp of
         // a NaN gives on most hardware); infinities saturate to the range's ends
         float r = isnan(q) ? 0.0 : roundEven(q) + float(zp);
