@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool plan_const_scalar(const plan *p, int v, double *out)
+/* plan_const_scalar, also giving the constant's dtype */
+static bool const_scalar(const plan *p, int v, double *out, vki_dtype *dtype)
 {
     const ir_graph *g = p->graph;
     if (v < 0) return false;
@@ -37,7 +38,14 @@ bool plan_const_scalar(const plan *p, int v, double *out)
     }
     if (!data || !dtype_is_float(dt) || numel != 1) return false;
     *out = host_read_f64(dt, data, 0);
+    *dtype = dt;
     return true;
+}
+
+bool plan_const_scalar(const plan *p, int v, double *out)
+{
+    vki_dtype dt;
+    return const_scalar(p, v, out, &dt);
 }
 
 typedef struct matcher {
@@ -73,10 +81,17 @@ static int other_input(const matcher *m, int n, int v)
     return -1;
 }
 
+/* Whether v is a one-element float constant equal to `want` as its graph value's dtype holds it:
+ * within 1e-6, or within half a unit in the last place of float16 (2^-11 relative) or
+ * bfloat16 (2^-8): a bfloat16 export writes sqrt(2) as 1.4140625, and the fused kernel then
+ * computes with the exact constant, which is what PyTorch's own GELU does. */
 static bool is_const(const matcher *m, int v, double want)
 {
     double f;
-    return plan_const_scalar(m->p, v, &f) && fabs(f - want) <= 1e-6;
+    vki_dtype dt;
+    if (!const_scalar(m->p, v, &f, &dt)) return false;
+    double tol = dt == VKI_DTYPE_BFLOAT16 ? fabs(want) * 0x1p-8 : dt == VKI_DTYPE_FLOAT16 ? fabs(want) * 0x1p-11 : 0;
+    return fabs(f - want) <= (tol > 1e-6 ? tol : 1e-6);
 }
 
 /* Node n as the first node of an erf-GELU: marks the pattern and returns true. */
