@@ -15,7 +15,7 @@ TEST_PACKAGES = vulkan-validationlayers python3-numpy python3-onnx python3-torch
 	pkgconf g++ clang python3-venv python3-setuptools python3-pip python3-matplotlib
 CROSS_PACKAGES = gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 
-.PHONY: all build install test demo deps deps-test cross-check warnings-check fuzz fuzz-build sanitize clean
+.PHONY: all build install test demo deps deps-test cross-check warnings-check fuzz fuzz-build sanitize tsan clean
 
 all: build
 
@@ -44,6 +44,7 @@ test: deps-test
 	$(MAKE) fuzz-build
 	FUZZ_RUNS=$(TEST_FUZZ_RUNS) tests/fuzz/run.sh $(BUILD)-fuzz $(ONNX_TESTDATA)
 	$(MAKE) sanitize
+	$(MAKE) tsan
 
 # The unit tests, the CLI test and a slice of the conformance suite built with AddressSanitizer
 # and UndefinedBehaviorSanitizer (in $(BUILD)-asan). Leak checks are off: lavapipe's own
@@ -54,6 +55,13 @@ sanitize: deps-test
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		ctest -j $(JOBS) --output-on-failure --timeout 900 -R "$(SANITIZE_TESTS)" -E "unit/test_hostile_models"
+
+# The threads tests built with ThreadSanitizer (in $(BUILD)-tsan): sessions, device tensors and
+# the context's locks used from several threads; any report fails
+tsan: deps-test
+	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKINFER_TSAN=ON -DVKINFER_ONNX123_TESTS=OFF $(DEV_FLAGS)
+	cmake --build $(BUILD)-tsan -j $(JOBS) --target test_threads test_device_tensors
+	cd $(BUILD)-tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" ctest --output-on-failure --timeout 900 -R "^unit/test_(threads|device_tensors)$$"
 
 # libFuzzer targets (ONNX model bytes through load and plan, TensorProto bytes, .npy files)
 # built with clang, AddressSanitizer and UndefinedBehaviorSanitizer in $(BUILD)-fuzz, each run

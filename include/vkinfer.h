@@ -17,11 +17,12 @@
  * sessions of one context may be created, run and destroyed on several threads at once (the
  * library serialises queue submission and planning per context, so runs of different
  * sessions overlap on the GPU but plans are made one at a time). A session is one thread's at
- * a time: a call that changes it (set_input, run, set_profiling) while another thread is
- * inside one fails with VKI_ERROR_INVALID_ARGUMENT saying so; give each thread its own
- * session (they share nothing but the context and the model). Destroying a context, model or
- * session while another thread uses it is undefined, as in any C library. vki_last_error()
- * is per thread.
+ * a time: a call that changes or reads its state (set_input, run, get_output, set_profiling)
+ * while another thread is inside one fails with VKI_ERROR_INVALID_ARGUMENT saying so; give
+ * each thread its own session (they share nothing but the context and the model). The output
+ * data get_output points to is rewritten by the session's next run, in any thread. Destroying
+ * a context, model or session while another thread uses it is undefined, as in any C library.
+ * vki_last_error() is per thread.
  */
 #ifndef VKINFER_H
 #define VKINFER_H

@@ -605,9 +605,20 @@ static vki_status session_run(vki_session *s)
     return vk_check_validation(vk);
 }
 
+static vki_status get_output(vki_session *s, uint32_t index, vki_tensor_info *info, const void **data, size_t *bytes);
+
+/* Under the busy flag like the calls that change the session: a run in another thread rewrites
+ * s->last and the output buffers (found by ThreadSanitizer, make tsan). */
 vki_status vki_session_get_output(vki_session *s, uint32_t index, vki_tensor_info *info, const void **data, size_t *bytes)
 {
-    if (!s || !s->last) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_get_output: no run yet");
+    if (!s) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_get_output: no run yet");
+    VKI_TRY(session_enter(s, "vki_session_get_output"));
+    return session_leave(s, get_output(s, index, info, data, bytes));
+}
+
+static vki_status get_output(vki_session *s, uint32_t index, vki_tensor_info *info, const void **data, size_t *bytes)
+{
+    if (!s->last) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_get_output: no run yet");
     const ir_graph *g = &s->model->onnx.graph;
     if (index >= (uint32_t)g->n_outputs) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "output %u out of range (%d outputs)", index, g->n_outputs);
     const plan_value *pv = &s->last->values[g->outputs[index]];
