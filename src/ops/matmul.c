@@ -7,6 +7,7 @@
  * alone would leave the GPU idle. */
 #include "matmul.h"
 #include "matmul_coopmat.h"
+#include "movement.h"
 
 #include <math.h>
 #include <string.h>
@@ -399,10 +400,18 @@ static vki_status plan_matmul(op_ctx *c)
                         (long long)Kb);
     int a_batch = a->rank > 2 ? a->rank - 2 : 0, b_batch = b->rank > 2 ? b->rank - 2 : 0;
     int nb = a_batch > b_batch ? a_batch : b_batch;
-    mm_problem p = {.M = M, .N = N, .K = K, .sam = K, .sak = 1, .sbk = N, .sbn = 1, .alpha = 1, .beta = 0};
+    /* element strides of each operand's dims: row-major, or a permuted view's own (a Transpose
+     * read in place, src/ops/movement.c) */
+    int64_t as_[VKI_MAX_RANK], bs_[VKI_MAX_RANK];
+    if (a->permuted) memcpy(as_, a->view_strides, sizeof as_);
+    else contiguous_strides(a->dims, a->rank, as_);
+    if (b->permuted) memcpy(bs_, b->view_strides, sizeof bs_);
+    else contiguous_strides(b->dims, b->rank, bs_);
+    mm_problem p = {.M = M, .N = N, .K = K, .sam = a->rank > 1 ? as_[a->rank - 2] : K, .sak = as_[a->rank - 1],
+                    .sbk = b->rank > 1 ? bs_[b->rank - 2] : bs_[0], .sbn = b->rank > 1 ? bs_[b->rank - 1] : 1,
+                    .alpha = 1, .beta = 0};
     int64_t ydims[VKI_MAX_RANK];
     int yrank = 0;
-    int64_t a_stride = M * K, b_stride = K * N; /* element stride of the innermost batch dim */
     int64_t bdims[MM_MAX_BATCH], sa[MM_MAX_BATCH], sb[MM_MAX_BATCH];
     for (int d = nb - 1; d >= 0; d--) { /* right-aligned broadcast of the batch dims */
         int ad = d - (nb - a_batch), bdim_i = d - (nb - b_batch);
@@ -410,10 +419,8 @@ static vki_status plan_matmul(op_ctx *c)
         if (as != bs && as != 1 && bs != 1)
             return op_error(c, VKI_ERROR_SHAPE, "batch dims %lld and %lld do not broadcast", (long long)as, (long long)bs);
         bdims[d] = as == 1 ? bs : as;
-        sa[d] = as == 1 ? 0 : a_stride;
-        sb[d] = bs == 1 ? 0 : b_stride;
-        a_stride *= as;
-        b_stride *= bs;
+        sa[d] = as == 1 ? 0 : as_[ad];
+        sb[d] = bs == 1 ? 0 : bs_[bdim_i];
     }
     for (int d = 0; d < nb; d++) {
         ydims[yrank++] = bdims[d];

@@ -243,6 +243,20 @@ static vki_status plan_transpose(op_ctx *c)
     int64_t dims[VKI_MAX_RANK];
     for (int k = 0; k < x->rank; k++) dims[k] = x->dims[perm[k]];
     VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, dims));
+    /* A Transpose that only a MatMul reads (attention's head split, K transposed) is a permuted
+     * view of X: the product kernels take any strides, so nothing is copied */
+    plan_value *y = op_out(c, 0);
+    if (y && !x->host && !x->permuted && x->rank >= 2 && op_read_only_by(c, op_out_index(c, 0), "MatMul") &&
+        op_storage(c, op_in_index(c, 0)) == y->storage) {
+        int64_t src[VKI_MAX_RANK];
+        contiguous_strides(x->dims, x->rank, src);
+        VKI_TRY(op_output_alias(c, 0, 0));
+        if (y->alias_of >= 0) {
+            y->permuted = true;
+            for (int k = 0; k < x->rank; k++) y->view_strides[k] = src[perm[k]];
+            return VKI_OK;
+        }
+    }
     return permuted_copy(c, x->dims, x->rank, perm);
 }
 

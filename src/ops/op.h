@@ -17,6 +17,10 @@ typedef struct plan_value {
     const void *host;  /* constant data in the dtype's host layout, or NULL */
     size_t host_bytes;
     int alias_of;      /* the value whose device storage this one views, or -1 */
+    /* a permuted view (a Transpose that only a MatMul reads, op_transpose_view): element i of
+     * this value's dims lies at sum i_k * view_strides[k] of its root, not in row-major order */
+    bool permuted;
+    int64_t view_strides[VKI_MAX_RANK];
     gpu_storage storage; /* how its elements lie in device memory (a view: its root's) */
     /* memory planning */
     bool on_gpu;       /* needs device storage */
@@ -100,6 +104,9 @@ bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi);
  * op_fuse_claim: the kernel takes node `node` (one found above) into its results, stored in
  * v; op_fused_output is that node's output, where a further epilogue (a clamp) may follow. */
 int op_fuse_add_find(op_ctx *c, int v, int *other);
+/* Whether one node alone reads value v (once), is an `op_type` node of the default domain,
+ * v is a float value that is not a graph output, and fusion is on (VKINFER_NO_FUSION unset). */
+bool op_read_only_by(op_ctx *c, int v, const char *op_type);
 void op_fuse_claim(op_ctx *c, int node, int v);
 int op_fused_output(const op_ctx *c, int node);
 

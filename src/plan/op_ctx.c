@@ -174,6 +174,12 @@ static int sole_reader(const plan *p, int v)
     return n;
 }
 
+bool op_read_only_by(op_ctx *c, int v, const char *op_type)
+{
+    int n = sole_reader(c->plan, v);
+    return n >= 0 && !strcmp(c->plan->graph->nodes[n].op_type, op_type);
+}
+
 void op_fuse_claim(op_ctx *c, int node, int v)
 {
     const ir_node *nd = &c->plan->graph->nodes[node];

@@ -65,6 +65,26 @@ class ElementwiseActs(nn.Module):
         return torch.relu(x + torch.sigmoid(y)) + torch.clamp(x * y, -0.5, 0.5)
 
 
+class TransposedProducts(nn.Module):
+    """Transposes that only a MatMul reads are read in place as permuted views (3 here: a
+    head split [B,S,H,D] -> [B,H,S,D] on both sides, K^T as [B,H,D,S]); the one also read by
+    an Add is copied."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(6, 5) * 0.3)
+
+    def forward(self, x, y):
+        x, y = x * 2.0, torch.tanh(y)             # intermediates (the fp16 mode holds them as halves)
+        q = x.transpose(1, 2)                     # [2,4,6,8] -> [2,6,4,8]
+        k = y.permute(0, 2, 3, 1)                 # [2,7,6,8] -> [2,6,8,7]
+        s = torch.matmul(q, k)                    # [2,6,4,7]
+        v = y.transpose(1, 2)                     # [2,6,7,8]
+        o = torch.matmul(s, v)                    # [2,6,4,8]
+        t = x.transpose(2, 3)                     # [2,4,8,6], read by the MatMul and the Add
+        return o.sum() + torch.matmul(t, self.w).sum() + t.sum()
+
+
 class Gelus(nn.Module):
     """Three erf-GELU spellings, 4 nodes fused each, plus a bias Add on each Linear."""
 
@@ -113,6 +133,7 @@ CASES = {
     "bias_relu": (BiasRelu, (torch.randn(2, 10, 64),), 17, 3),
     "residual": (Residual, (torch.randn(3, 7, 64),), 17, 3),
     "gelus": (Gelus, (torch.randn(2, 5, 32),), 17, 15),
+    "transposed_products": (TransposedProducts, (torch.randn(2, 4, 6, 8), torch.randn(2, 7, 6, 8)), 17, 3),
     "elementwise_acts": (ElementwiseActs, (torch.randn(2, 3, 16, 16), torch.randn(2, 3, 16, 16)), 17, 2),
     "control": (Control, (torch.randn(2, 8, 16),), 17, 0),
     # per layer: 2 GELUs' 4 nodes, the feed-forward's 2 bias Adds, the in-projection's bias Add
@@ -120,6 +141,10 @@ CASES = {
     # opset 14: LayerNormalization spelled as 9 nodes, 2 per layer, planned as one each
     "encoder_opset14": (Encoder, (torch.randn(1, 12, 64),), 14, 2 * (4 + 2 + 1 + 2 * 8)),
 }
+
+
+# cases whose saving is views (planned as aliases, not "fused into their producer")
+VIEWS = {"transposed_products"}
 
 
 def plan_line(run):
@@ -167,7 +192,7 @@ def main():
                 if d_on != d_off:
                     print(f"FAIL {name}: nothing should fuse, yet {d_off} -> {d_on} dispatches")
                     failed += 1
-            elif d_off - d_on < fewer or f_on - f_off < fewer:
+            elif d_off - d_on < fewer or (f_on - f_off < fewer and name not in VIEWS):
                 print(f"FAIL {name}: {d_off} -> {d_on} dispatches, {f_off} -> {f_on} fused; expected at least {fewer} fewer")
                 failed += 1
             else:
