@@ -63,7 +63,7 @@ void main()
     }
     if (id < pc.D * GH) st[4u * DNH + id] = has(1u) ? uintBitsToFloat(bias[(id / GH) * 2u * GH + GH + id % GH]) : 0.0;
     if (id < pc.D * 3u * pc.H) st[4u * DNH + pc.D * GH + id] = has(16u) ? uintBitsToFloat(peep[id]) : 0.0;
-    if (id < pc.N) st[4u * DNH + pc.D * GH + pc.D * 3u * pc.H + id] = float(has(2u) ? lens[id] : int(pc.S));
+    if (id < pc.N) st[4u * DNH + pc.D * GH + pc.D * 3u * pc.H + id] = float(has(2u) ? clamp(lens[id], 0, int(pc.S)) : int(pc.S));
 }
 #else
 // the state buffer: h (two halves) [2][D][N][H], c [D][N][H], r * h_prev [D][N][H],

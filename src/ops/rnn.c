@@ -192,7 +192,7 @@ static vki_status plan_rnn(op_ctx *c)
 }
 
 #define FLOATS OP_DTYPES_FLOAT
-#define RNN_NOTES "sequence_lens must lie in [0, seq_length]; fp32 arithmetic"
+#define RNN_NOTES "computes in fp32; sequence_lens outside [0, seq_length] are clamped on the GPU"
 const op_def op_RNN = {"RNN", "", FLOATS, RNN_NOTES, plan_rnn};
 const op_def op_GRU = {"GRU", "", FLOATS, RNN_NOTES, plan_rnn};
 const op_def op_LSTM = {"LSTM", "", FLOATS, RNN_NOTES, plan_rnn};
