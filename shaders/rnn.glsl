@@ -1,7 +1,7 @@
 // RNN, GRU and LSTM (src/ops/rnn.c). Two kernels:
 //  RNN_PROJ: the input projections of every step at once,
 //    xp[d][t][n][r] = sum_k X[t][n][k] * W[d][r][k] + Wb[d][r]   (r over the gates' G*H rows)
-//  RNN_INIT: fills the state buffer (below) from the optional inputs.
+//  RNN_INIT: fills the state buffer (below) from the optional inputs; RNN_FINAL: Y_h, Y_c.
 //  otherwise: one time step s of every direction, batch item and hidden unit (an invocation
 //    each). The hidden state ping-pongs between two halves of the state buffer (step s
 //    reads half s & 1 and writes the other); the LSTM cell state is updated in place. A batch item's
@@ -39,31 +39,52 @@ void main()
     xp[id] = acc;
 }
 #elif defined(RNN_INIT)
-layout(std430, binding = 0) readonly buffer Bb { uint bias[]; };
-layout(std430, binding = 1) readonly buffer Lb { int lens[]; };
-layout(std430, binding = 2) readonly buffer H0b { uint h0[]; };
-layout(std430, binding = 3) readonly buffer C0b { uint c0[]; };
-layout(std430, binding = 4) readonly buffer Pb { uint peep[]; };
-layout(std430, binding = 5) writeonly buffer STb { float st[]; };
+// Fills the state buffer (see ST_* below). PART 0 (a = initial_h, b = initial_c): h and c, or
+// zeros; PART 1 (a = B, b = sequence_lens, c = P): the recurrent biases, the sequence lengths
+// (S where absent, clamped to [0, S]) and the peepholes.
+layout(constant_id = 6) const uint PART = 0u;
+layout(std430, binding = 0) readonly buffer Ab { uint a[]; };
+layout(std430, binding = 1) readonly buffer Bb { uint b[]; };
+layout(std430, binding = 2) readonly buffer Cb { uint c[]; };
+layout(std430, binding = 3) writeonly buffer STb { float st[]; };
 layout(push_constant) uniform Push { uint S, N, H, D, flags; } pc;
 
 bool has(uint f) { return (pc.flags & f) != 0u; }
 
-// Fills the state buffer (see ST_* below): h and c from initial_h / initial_c (or zeros), the
-// recurrent biases, the peepholes and the sequence lengths (S where absent).
 void main()
 {
     uint id = linear_id();
     uint DNH = pc.D * pc.N * pc.H, GH = G * pc.H;
-    if (id < DNH) {
+    if (PART == 0u) {
+        if (id >= DNH) return;
         uint j = id % pc.H, n = (id / pc.H) % pc.N, d = id / (pc.H * pc.N);
         uint io = (has(32u) ? n * pc.D + d : d * pc.N + n) * pc.H + j;
-        st[id] = has(4u) ? uintBitsToFloat(h0[io]) : 0.0;
-        st[2u * DNH + id] = has(8u) ? uintBitsToFloat(c0[io]) : 0.0;
+        st[id] = has(4u) ? uintBitsToFloat(a[io]) : 0.0;
+        st[2u * DNH + id] = has(8u) ? uintBitsToFloat(b[io]) : 0.0;
+        return;
     }
-    if (id < pc.D * GH) st[4u * DNH + id] = has(1u) ? uintBitsToFloat(bias[(id / GH) * 2u * GH + GH + id % GH]) : 0.0;
-    if (id < pc.D * 3u * pc.H) st[4u * DNH + pc.D * GH + id] = has(16u) ? uintBitsToFloat(peep[id]) : 0.0;
-    if (id < pc.N) st[4u * DNH + pc.D * GH + pc.D * 3u * pc.H + id] = float(has(2u) ? clamp(lens[id], 0, int(pc.S)) : int(pc.S));
+    if (id < pc.D * GH) st[4u * DNH + id] = has(1u) ? uintBitsToFloat(a[(id / GH) * 2u * GH + GH + id % GH]) : 0.0;
+    if (id < pc.D * 3u * pc.H) st[4u * DNH + pc.D * GH + id] = has(16u) ? uintBitsToFloat(c[id]) : 0.0;
+    if (id < pc.N) st[4u * DNH + pc.D * GH + pc.D * 3u * pc.H + id] = float(has(2u) ? clamp(int(b[id]), 0, int(pc.S)) : int(pc.S));
+}
+#elif defined(RNN_FINAL)
+// Y_h and Y_c from the state after the last step (h in half S & 1).
+layout(std430, binding = 0) readonly buffer STb { float st[]; };
+layout(std430, binding = 1) writeonly buffer YHb { uint yh[]; };
+layout(std430, binding = 2) writeonly buffer YCb { uint yc[]; };
+layout(push_constant) uniform Push { uint S, N, H, D, flags; } pc;
+
+bool has(uint f) { return (pc.flags & f) != 0u; }
+
+void main()
+{
+    uint id = linear_id();
+    uint DNH = pc.D * pc.N * pc.H;
+    if (id >= DNH) return;
+    uint j = id % pc.H, n = (id / pc.H) % pc.N, d = id / (pc.H * pc.N);
+    uint io = (has(32u) ? n * pc.D + d : d * pc.N + n) * pc.H + j;
+    if (has(128u)) yh[io] = floatBitsToUint(round_to_dtype(DT, st[(pc.S & 1u) * DNH + id]));
+    if (has(256u)) yc[io] = floatBitsToUint(round_to_dtype(DT, st[2u * DNH + id]));
 }
 #else
 // the state buffer: h (two halves) [2][D][N][H], c [D][N][H], r * h_prev [D][N][H],
@@ -72,9 +93,7 @@ layout(std430, binding = 0) readonly buffer XPb { float xp[]; };
 layout(std430, binding = 1) readonly buffer Rb { uint rw[]; };
 layout(std430, binding = 2) buffer STb { float st[]; };
 layout(std430, binding = 3) writeonly buffer Yb { uint y[]; };
-layout(std430, binding = 4) writeonly buffer YHb { uint yh[]; };
-layout(std430, binding = 5) writeonly buffer YCb { uint yc[]; };
-// flags: 32 layout 1, 64 Y, 128 Y_h, 256 Y_c, 512 the first direction runs in reverse,
+// flags: 32 layout 1, 64 Y, 512 the first direction runs in reverse,
 // 1024 clip. acts: 4 bits per activation, three per direction (f, g, h; RNN uses f, GRU f
 // and g).
 layout(push_constant) uniform Push {
@@ -114,8 +133,6 @@ float act(uint d, uint which, float v)
 
 float clipped(float v) { return has(1024u) ? clamp(v, -pc.clip, pc.clip) : v; }
 
-// state index of (d, n, j) in the [D][N][H] layout 0 or [N][D][H] layout 1 of initial_h / Y_h
-uint state_io(uint d, uint n, uint j) { return (has(32u) ? n * pc.D + d : d * pc.N + n) * pc.H + j; }
 
 float h_prev(uint d, uint n, uint k) { return st[(pc.s & 1u) * DNH + (d * pc.N + n) * pc.H + k]; }
 
@@ -175,11 +192,9 @@ void main()
         cn = live ? c : cp;
         if (live) hn = go * act(d, 2u, c);
         st[ST_C + id] = cn;
-        if (has(256u)) yc[state_io(d, n, j)] = floatBitsToUint(round_to_dtype(DT, cn));
     }
     if (!live) hn = hp;
     st[((pc.s + 1u) & 1u) * DNH + id] = hn;
-    if (has(128u)) yh[state_io(d, n, j)] = floatBitsToUint(round_to_dtype(DT, hn));
     if (has(64u)) {
         uint yi = (has(32u) ? (n * pc.S + t) * pc.D + d : (t * pc.D + d) * pc.N + n) * pc.H + j;
         y[yi] = floatBitsToUint(round_to_dtype(DT, live ? hn : 0.0));

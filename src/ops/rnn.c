@@ -148,23 +148,27 @@ static vki_status plan_rnn(op_ctx *c)
     VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, D * S * N * GH, &xp));
     /* the state (shaders/rnn.glsl): h twice, c, r * h_prev, recurrent biases, peepholes, lengths */
     VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 4 * D * N * H + D * GH + 3 * D * H + N, &st));
-    gpu_storage w32[6];
-    for (int k = 0; k < 6; k++) w32[k] = GPU_W32;
-    uint32_t spec[6] = {64, kind, dt, lbr, 0, input_forget};
+    gpu_storage w32[4] = {GPU_W32, GPU_W32, GPU_W32, GPU_W32};
+    uint32_t spec[7] = {64, kind, dt, lbr, 0, input_forget, 0};
     uint32_t gx, gy;
 
-    uint32_t in_flags = (has_b ? F_B : 0) | (has_lens ? F_LENS : 0) | (has_h0 ? F_H0 : 0) | (has_c0 ? F_C0 : 0) |
-                        (has_p ? F_P : 0) | (layout ? F_LAYOUT1 : 0);
-    struct { uint32_t S, N, H, D, flags; } ipush = {(uint32_t)S, (uint32_t)N, (uint32_t)H, (uint32_t)D, in_flags};
-    int ivalues[6] = {has_b ? op_in_index(c, 3) : dummy, has_lens ? op_in_index(c, 4) : dummy,
-                      has_h0 ? op_in_index(c, 5) : dummy, has_c0 ? op_in_index(c, 6) : dummy,
-                      has_p ? op_in_index(c, 7) : dummy, st};
-    int64_t init_count = D * N * H;
-    if (D * GH > init_count) init_count = D * GH;
+    /* the state: h and c from initial_h and initial_c; then the recurrent biases, lengths and
+     * peepholes (two dispatches, so that each binds at most four buffers) */
+    uint32_t flags = (has_b ? F_B : 0) | (has_lens ? F_LENS : 0) | (has_h0 ? F_H0 : 0) | (has_c0 ? F_C0 : 0) |
+                     (has_p ? F_P : 0) | (layout ? F_LAYOUT1 : 0) | (want_yh ? F_YH : 0) | (want_yc ? F_YC : 0);
+    struct { uint32_t S, N, H, D, flags; } ipush = {(uint32_t)S, (uint32_t)N, (uint32_t)H, (uint32_t)D, flags};
+    int ivalues[4] = {has_h0 ? op_in_index(c, 5) : dummy, has_c0 ? op_in_index(c, 6) : dummy, dummy, st};
+    op_grid_1d((uint64_t)D * N * H, 64, &gx, &gy);
+    VKI_TRY(op_dispatch_stored(c, "rnn_init", spec, 7, &ipush, sizeof ipush, ivalues, NULL, w32, 4, gx, gy, 1));
+    int64_t init_count = D * GH;
     if (3 * D * H > init_count) init_count = 3 * D * H;
     if (N > init_count) init_count = N;
+    spec[6] = 1;
+    int pvalues_init[4] = {has_b ? op_in_index(c, 3) : dummy, has_lens ? op_in_index(c, 4) : dummy,
+                           has_p ? op_in_index(c, 7) : dummy, st};
     op_grid_1d((uint64_t)init_count, 64, &gx, &gy);
-    VKI_TRY(op_dispatch_stored(c, "rnn_init", spec, 6, &ipush, sizeof ipush, ivalues, NULL, w32, 6, gx, gy, 1));
+    VKI_TRY(op_dispatch_stored(c, "rnn_init", spec, 7, &ipush, sizeof ipush, pvalues_init, NULL, w32, 4, gx, gy, 1));
+    spec[6] = 0;
 
     struct { uint32_t S, N, I, H, D, layout1, has_b; } ppush = {(uint32_t)S, (uint32_t)N, (uint32_t)I, (uint32_t)H,
                                                                  (uint32_t)D, (uint32_t)layout, has_b};
@@ -173,20 +177,23 @@ static vki_status plan_rnn(op_ctx *c)
     VKI_TRY(op_dispatch_stored(c, "rnn_proj", spec, 6, &ppush, sizeof ppush, pvalues, NULL, w32, 4, gx, gy, 1));
 
     push.S = (uint32_t)S, push.N = (uint32_t)N, push.H = (uint32_t)H, push.D = (uint32_t)D;
-    push.flags = (layout ? F_LAYOUT1 : 0) | (want_y ? F_Y : 0) | (want_yh ? F_YH : 0) | (want_yc ? F_YC : 0) |
-                 (!strcmp(direction, "reverse") ? F_REVERSE : 0) | (clip ? F_CLIP : 0);
+    push.flags = (layout ? F_LAYOUT1 : 0) | (want_y ? F_Y : 0) | (!strcmp(direction, "reverse") ? F_REVERSE : 0) |
+                 (clip ? F_CLIP : 0);
     push.clip = clip ? clip->f : 0;
-    int values[6] = {xp, op_in_index(c, 2), st, want_y ? op_out_index(c, 0) : dummy,
-                     want_yh ? op_out_index(c, 1) : dummy, want_yc ? op_out_index(c, 2) : dummy};
+    int values[4] = {xp, op_in_index(c, 2), st, want_y ? op_out_index(c, 0) : dummy};
     op_grid_1d((uint64_t)D * N * H, 64, &gx, &gy);
     for (int64_t s = 0; s < S; s++) {
         push.s = (uint32_t)s;
         if (kind == GRU && !lbr) {
             spec[4] = 0;
-            VKI_TRY(op_dispatch_stored(c, "rnn_step", spec, 6, &push, sizeof push, values, NULL, w32, 6, gx, gy, 1));
+            VKI_TRY(op_dispatch_stored(c, "rnn_step", spec, 6, &push, sizeof push, values, NULL, w32, 4, gx, gy, 1));
             spec[4] = 1;
         }
-        VKI_TRY(op_dispatch_stored(c, "rnn_step", spec, 6, &push, sizeof push, values, NULL, w32, 6, gx, gy, 1));
+        VKI_TRY(op_dispatch_stored(c, "rnn_step", spec, 6, &push, sizeof push, values, NULL, w32, 4, gx, gy, 1));
+    }
+    if (want_yh || want_yc) {
+        int fvalues[3] = {st, want_yh ? op_out_index(c, 1) : dummy, want_yc ? op_out_index(c, 2) : dummy};
+        VKI_TRY(op_dispatch_stored(c, "rnn_final", spec, 3, &ipush, sizeof ipush, fvalues, NULL, w32, 3, gx, gy, 1));
     }
     return VKI_OK;
 }
