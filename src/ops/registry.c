@@ -39,8 +39,8 @@
     X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(BitCast)                     \
     X(QuantizeLinear) X(DequantizeLinear) X(DynamicQuantizeLinear) X(GridSample)           \
     X(RoiAlign) X(MatMulInteger) X(QLinearMatMul) X(CausalConvWithState)                   \
-    /* rms_norm.c, rotary.c, attention.c */                                                 \
-    X(RMSNormalization) X(RotaryEmbedding) X(Attention)                                    \
+    /* rms_norm.c, rotary.c, attention.c, rnn.c */                                         \
+    X(RMSNormalization) X(RotaryEmbedding) X(Attention) X(RNN) X(GRU) X(LSTM)              \
     /* end */
 
 #define DECLARE(name) extern const op_def op_##name;
