@@ -5,6 +5,7 @@
  * over weights repacked at plan time; the direct N-d kernel (shaders/conv.glsl) for everything
  * else, ConvTranspose included. */
 #include "matmul.h"
+#include "movement.h"
 #include "op.h"
 
 #include <math.h>
@@ -392,24 +393,12 @@ typedef struct im2col_push {
 } im2col_push;
 
 /* Y [batch, cout, ohw] (the node's output) from Y' [cout, batch * ohw] (value yt), both held in
- * storage st: one dispatch of the strided copy (shaders/copy.glsl; push constants as
- * src/ops/movement.c's copy_dispatch). */
+ * storage st: one strided copy. */
 static vki_status copy_image_major(op_ctx *c, int yt, gpu_storage st, int64_t batch, int64_t cout, int64_t ohw)
 {
-    struct {
-        uint32_t count;
-        int32_t in_base, out_base;
-        uint32_t unused;
-        uint32_t dims[8];
-        int32_t in_strides[8], out_strides[8];
-    } push = {(uint32_t)(batch * cout * ohw), 0, 0, 0, {(uint32_t)batch, (uint32_t)cout, (uint32_t)ohw},
-              {(int32_t)ohw, (int32_t)(batch * ohw), 1}, {(int32_t)(cout * ohw), (int32_t)ohw, 1}};
-    uint32_t spec[2] = {128, 3}, gx, gy;
-    op_grid_1d((uint64_t)push.count, 128, &gx, &gy);
-    int values[2] = {yt, op_out_index(c, 0)};
-    gpu_storage stores[2] = {st, st};
-    const char *shader = st == GPU_W32 ? "copy" : storage_size(st) == 2 ? "copy_16" : "copy_8";
-    return op_dispatch_stored(c, shader, spec, 2, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1);
+    strided_copy s = {.rank = 3, .dims = {batch, cout, ohw}, .in_strides = {ohw, batch * ohw, 1},
+                      .out_strides = {cout * ohw, ohw, 1}};
+    return copy_values(c, yt, op_out_index(c, 0), &s, st);
 }
 
 /* W [Cout, K] copied on the host into rows of k_pad (zero-padded), for the CPU MatMul to read

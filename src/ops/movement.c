@@ -95,8 +95,27 @@ static gpu_storage copy_storage(op_ctx *c, int out)
 
 /* One dispatch of shaders/copy*.comp for a collapsed copy in storage `st`; windows: of the
  * input and the output (bases relative to them), or NULL. */
+static vki_status copy_dispatch_values(op_ctx *c, int from, int to, const strided_copy *s, const op_window *windows,
+                                       gpu_storage st);
+
 static vki_status copy_dispatch(op_ctx *c, int in, int out, const strided_copy *s, const op_window *windows,
                                 gpu_storage st)
+{
+    return copy_dispatch_values(c, op_in_index(c, in), op_out_index(c, out), s, windows, st);
+}
+
+vki_status copy_values(op_ctx *c, int from, int to, const strided_copy *copy, gpu_storage st)
+{
+    strided_copy s = *copy;
+    collapse(&s);
+    if (s.rank > 8)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "the copy needs %d dimensions after merging contiguous ones; "
+                        "at most 8 are supported", s.rank);
+    return copy_dispatch_values(c, from, to, &s, NULL, st);
+}
+
+static vki_status copy_dispatch_values(op_ctx *c, int from, int to, const strided_copy *s, const op_window *windows,
+                                       gpu_storage st)
 {
     struct {
         uint32_t count;
@@ -111,7 +130,7 @@ static vki_status copy_dispatch(op_ctx *c, int in, int out, const strided_copy *
         push.out_strides[k] = (int32_t)s->out_strides[k];
     }
     uint32_t spec[2] = {128, (uint32_t)s->rank};
-    int values[2] = {op_in_index(c, in), op_out_index(c, out)};
+    int values[2] = {from, to};
     uint32_t gx, gy;
     op_grid_1d((uint64_t)push.count, 128, &gx, &gy);
     /* named for the width moved, not the dtype: the copy never looks at the bits */
