@@ -97,7 +97,7 @@ void ir_graph_free_expanded(ir_graph *g);
  * nodes: decision[n] is If's branch (1 then, 0 else), Loop's trip count or Scan's sequence
  * length; INT64_MIN leaves node n as it is. Value indices of `src` keep their meaning (graph
  * inputs, outputs and initializers are unchanged); new values are intermediates. Takes
- * ownership of `src` when it is itself expanded. Defined in src/onnx/onnx_reader.c. */
+ * ownership of `src` when it is itself expanded. Defined in src/onnx/expand.c. */
 vki_status ir_graph_expand(ir_graph *src, const int64_t *decision, ir_graph **out);
 
 #endif

@@ -1,7 +1,7 @@
 /* If, Loop and Scan: decided at plan time, then inlined. Each op's plan function only finds
  * the decision (If's branch, Loop's trip count, Scan's length) from values known at plan time
  * and records it; the planner then replaces the node by its subgraph's nodes (one copy per
- * iteration, src/onnx/onnx_reader.c: ir_graph_expand) and plans the expanded graph, so the
+ * iteration, src/onnx/expand.c: ir_graph_expand) and plans the expanded graph, so the
  * body's math runs as ordinary GPU dispatches unrolled into the command buffer. A condition or
  * trip count computed from graph inputs keys the plan on those inputs (one plan per distinct
  * value, as for a shape fed by an input); one computed on the GPU from data is refused. */
