@@ -270,23 +270,48 @@ static bool ex_passes_through(const ir_graph *g, int v, int cond)
     return false;
 }
 
+/* target = parts[0..n) stacked along a new axis 0, after `acc` (already stacked) when acc >= 0. */
+static vki_status ex_append(expander *e, const char *prefix, int acc, const int *parts, int n, int target)
+{
+    if (acc < 0) return ex_stack(e, prefix, parts, n, 0, target);
+    if (n == 0) return ex_identity(e, acc, target);
+    int in[2] = {acc, -1};
+    VKI_TRY(ex_value(e, prefix, "stacked", &in[1]));
+    VKI_TRY(ex_stack(e, prefix, parts, n, 0, in[1]));
+    ir_attr *a = ex_attr_int(e, "axis", 0);
+    if (!a) return reader_oom();
+    return ex_node(e, "Concat", e->rd.g->values[target].name, in, 2, &target, 1, a, 1);
+}
+
+/* Attributes of a Loop that continues another (the rest of a loop whose body computes its
+ * condition): the number of its first iteration, and how many scan outputs it receives
+ * already stacked, as inputs after the loop-carried ones. */
+#define LOOP_FIRST_ITERATION "vkinfer.first_iteration"
+#define LOOP_SCANNED "vkinfer.scanned"
+
+/* Loop: `trips` copies of the body. A body whose condition output is its condition input
+ * passed through is unrolled in one go; otherwise one iteration is, followed by a Loop of the
+ * rest, decided in the next round once that iteration's condition is known. */
 static vki_status ex_loop(expander *e, const ir_node *n, int64_t trips)
 {
     ir_graph *g = e->rd.g;
     const ir_attr *body = ex_graph_attr(n, "body");
     if (!body) return vki_fail(VKI_ERROR_MODEL, "node '%s' (Loop) has no body graph", n->name);
-    int n_carried = n->n_inputs - 2;
+    int64_t first = ir_attr_int(n, LOOP_FIRST_ITERATION, 0);
+    int n_acc = (int)ir_attr_int(n, LOOP_SCANNED, 0);
+    int n_carried = n->n_inputs - 2 - n_acc;
     int n_scan = n->n_outputs - n_carried;
-    if (n_carried < 0 || n_scan < 0)
+    if (n_carried < 0 || n_scan < 0 || (n_acc && n_acc != n_scan))
         return vki_fail(VKI_ERROR_MODEL, "node '%s' (Loop) has %d inputs and %d outputs", n->name, n->n_inputs, n->n_outputs);
     for (int k = 0; k < n_scan; k++)
-        if (trips == 0 && n->outputs[n_carried + k] >= 0)
+        if (trips == 0 && !n_acc && n->outputs[n_carried + k] >= 0)
             return vki_fail(VKI_ERROR_UNSUPPORTED, "node '%s' (Loop) runs 0 times: its scan output %d would be empty with a "
                             "shape only the body knows; not supported", n->name, k);
     size_t n_bind = (size_t)n_carried + 2, n_outs = (size_t)n_carried + 1 + (size_t)n_scan;
     int *bind = malloc(n_bind * sizeof *bind), *outs = malloc(n_outs * sizeof *outs);
     int *scans = malloc(((size_t)n_scan * (size_t)trips + 1) * sizeof *scans);
-    vki_status st = bind && outs && scans ? VKI_OK : reader_oom();
+    int *rest = malloc((n_bind + (size_t)n_scan + 1) * sizeof *rest);
+    vki_status st = bind && outs && scans && rest ? VKI_OK : reader_oom();
     char *prefix = ex_prefix(e, n, "loop");
     if (st == VKI_OK && !prefix) st = reader_oom();
     int cond = n->inputs[1];
@@ -304,35 +329,66 @@ static vki_status ex_loop(expander *e, const ir_node *n, int64_t trips)
         }
     }
     for (int k = 0; st == VKI_OK && k < n_carried; k++) bind[2 + k] = n->inputs[2 + k];
-    for (int64_t i = 0; st == VKI_OK && i < trips; i++) {
+    int64_t done = 0;
+    bool more = false; /* the rest runs as a Loop decided in the next round */
+    for (int64_t i = 0; st == VKI_OK && i < trips && !more; i++) {
         char label[32];
-        snprintf(label, sizeof label, "%lld", (long long)i);
+        int64_t it = first + i;
+        snprintf(label, sizeof label, "%lld", (long long)it);
         char *ip = ex_prefix(e, n, label);
         if (!ip) {
             st = reader_oom();
             break;
         }
-        st = ex_const_i64(e, ip, "iteration", &i, 1, 0, &bind[0]);
+        st = ex_const_i64(e, ip, "iteration", &it, 1, 0, &bind[0]);
         bind[1] = cond;
         if (st == VKI_OK) st = ex_subgraph(e, n, label, body, bind, (int)n_bind, outs, (int)n_outs);
         if (st != VKI_OK) break;
-        /* the body's formal condition input is Identity(cond): its output must be that again */
-        if (i + 1 < trips && !ex_passes_through(g, outs[0], cond))
-            st = vki_fail(VKI_ERROR_UNSUPPORTED, "node '%s' (Loop): the body computes its condition output ('%s'); vkinfer "
-                          "unrolls a Loop whose condition stays true (passed through unchanged) and refuses a data-dependent "
-                          "early exit", n->name, g->values[outs[0]].name);
+        /* the body's formal condition input is Identity(cond): a body that passes it through
+         * runs every iteration */
+        more = i + 1 < trips && !ex_passes_through(g, outs[0], cond);
         cond = outs[0];
         for (int k = 0; k < n_carried; k++) bind[2 + k] = outs[1 + k];
         for (int k = 0; k < n_scan; k++) scans[(size_t)k * (size_t)trips + (size_t)i] = outs[1 + n_carried + k];
+        done++;
     }
-    for (int k = 0; st == VKI_OK && k < n_carried; k++)
+    if (st == VKI_OK && more) {
+        int64_t left = trips - done, next = first + done;
+        st = ex_const_i64(e, prefix, "trips_left", &left, 1, 0, &rest[0]);
+        rest[1] = cond;
+        for (int k = 0; k < n_carried; k++) rest[2 + k] = bind[2 + k];
+        for (int k = 0; st == VKI_OK && k < n_scan; k++) {
+            st = ex_value(e, prefix, "scanned", &rest[n_bind + (size_t)k]);
+            if (st == VKI_OK)
+                st = ex_append(e, prefix, n_acc ? n->inputs[n_bind + (size_t)k] : -1, &scans[(size_t)k * (size_t)trips],
+                               (int)done, rest[n_bind + (size_t)k]);
+        }
+        ir_attr *attrs = st == VKI_OK ? arena_alloc(&g->arena, (size_t)(n->n_attrs + 2) * sizeof *attrs) : NULL;
+        if (st == VKI_OK && !attrs) st = reader_oom();
+        if (st == VKI_OK) {
+            int na = 0;
+            for (int k = 0; k < n->n_attrs; k++)
+                if (strcmp(n->attrs[k].name, LOOP_FIRST_ITERATION) && strcmp(n->attrs[k].name, LOOP_SCANNED))
+                    attrs[na++] = n->attrs[k];
+            attrs[na++] = (ir_attr){.name = LOOP_FIRST_ITERATION, .type = ATTR_INT, .i = next};
+            attrs[na++] = (ir_attr){.name = LOOP_SCANNED, .type = ATTR_INT, .i = n_scan};
+            st = ex_node(e, "Loop", n->name, rest, (int)n_bind + n_scan, n->outputs, n->n_outputs, attrs, na);
+        }
+        if (st == VKI_OK) { /* its body reads names of the scopes this loop was in */
+            g->nodes[g->n_nodes - 1].scopes = n->scopes;
+            g->nodes[g->n_nodes - 1].n_scopes = n->n_scopes;
+        }
+    }
+    for (int k = 0; st == VKI_OK && !more && k < n_carried; k++)
         if (n->outputs[k] >= 0) st = ex_identity(e, bind[2 + k], n->outputs[k]);
-    for (int k = 0; st == VKI_OK && k < n_scan; k++)
+    for (int k = 0; st == VKI_OK && !more && k < n_scan; k++)
         if (n->outputs[n_carried + k] >= 0)
-            st = ex_stack(e, prefix, &scans[(size_t)k * (size_t)trips], (int)trips, 0, n->outputs[n_carried + k]);
+            st = ex_append(e, prefix, n_acc ? n->inputs[n_bind + (size_t)k] : -1, &scans[(size_t)k * (size_t)trips], (int)done,
+                           n->outputs[n_carried + k]);
     free(bind);
     free(outs);
     free(scans);
+    free(rest);
     return st;
 }
 

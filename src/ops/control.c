@@ -114,8 +114,8 @@ const op_def op_If = {"If", "", CF_DTYPES,
                       "are not supported",
                       plan_if};
 const op_def op_Loop = {"Loop", "", CF_DTYPES,
-                        "unrolled at plan time: the trip count M must be known then and the condition must stay true "
-                        "(no data-dependent exit); no sequence values",
+                        "unrolled at plan time: the trip count M and each iteration's condition must be known then "
+                        "(no exit on GPU data); no sequence values",
                         plan_loop};
 const op_def op_Scan = {"Scan", "", CF_DTYPES, "unrolled at plan time; Scan-8's sequence_lens is not supported",
                         plan_scan};

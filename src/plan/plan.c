@@ -153,8 +153,9 @@ static bool reads_unshaped(const plan *p, int n)
 }
 
 /* Rounds of control-flow expansion: each inlines the control nodes decidable so far (nested
- * ones become decidable in the next round). */
-#define PLAN_MAX_EXPANSIONS 64
+ * ones, and the rest of a Loop whose body computes its condition, one iteration a round,
+ * become decidable in the next round). */
+#define PLAN_MAX_EXPANSIONS 256
 
 static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims, const void *const *data,
                        const size_t *bytes, const bool *keyed, bool profiling, bool fp16_mode, weight_cache *cache,

@@ -1,7 +1,8 @@
 """Control flow (If, Loop, Scan, inlined at plan time) against NumPy: an If whose condition is
 a graph input (the plan is keyed on it) with branches reading outer-scope values and their
 own initializers; a Loop with a constant trip count whose body holds an If on the iteration
-number (nested expansion), an outer-scope weight and a scan output; a Scan with a reversed
+number (nested expansion), an outer-scope weight and a scan output; a Loop whose body
+computes its condition from the iteration number (unrolled one iteration per round); a Scan with a reversed
 input, a reversed output stacked along axis 1 and two states; and the refusals: a Loop that
 exits on data and an If whose condition is computed on the GPU from data.
 
@@ -118,6 +119,27 @@ for t in range(5):
 O = np.stack(outs[::-1], axis=1)
 check("scan_directions", g, {"s0": s0, "p0": p0, "A": A, "B": B}, {"s": s, "p": p, "O": O})
 
+# ---- Loop whose body computes its condition from the iteration number: exits after i = 2 ----
+cbody = h.make_graph([
+    h.make_node("Less", ["i", "two64"], ["cond_out"]),
+    h.make_node("Cast", ["i"], ["fi"], to=T.FLOAT),
+    h.make_node("Add", ["y_in", "fi"], ["y_out"]),
+    h.make_node("Mul", ["y_out", "y_out"], ["sq"]),
+], "cbody", [vi("i", T.INT64, []), vi("cond", T.BOOL, []), vi("y_in", T.FLOAT, [3])],
+    [vi("cond_out", T.BOOL, []), vi("y_out", T.FLOAT, [3]), vi("sq", T.FLOAT, [3])],
+    [nh.from_array(np.array(2, np.int64), "two64")])
+g = h.make_graph([h.make_node("Loop", ["M", "c0", "y0"], ["y", "sqs"], body=cbody)], "loop_exit",
+                 [vi("y0", T.FLOAT, [3])], [vi("y", T.FLOAT, [3]), vi("sqs", T.FLOAT, [None, 3])],
+                 [nh.from_array(np.array(10, np.int64), "M"), nh.from_array(np.array(True), "c0")])
+y0 = rng.standard_normal(3).astype(np.float32)
+y, sqs = y0.astype(np.float64), []
+for i in range(10):
+    y = y + i
+    sqs.append(y * y)
+    if not i < 2:
+        break
+check("loop_computed_exit", g, {"y0": y0}, {"y": y, "sqs": np.array(sqs)}, tol=1e-4)
+
 # ---- refused: a Loop that exits on data, an If on a condition computed from data ----
 wbody = h.make_graph([
     h.make_node("Mul", ["v_in", "half"], ["v_out"]),
@@ -127,7 +149,7 @@ wbody = h.make_graph([
     [vi("cond_out", T.BOOL, []), vi("v_out", T.FLOAT, [64])], [nh.from_array(np.array(0.5, np.float32), "half")])
 g = h.make_graph([h.make_node("Loop", ["M", "", "v0"], ["v"], body=wbody)], "while_outer",
                  [vi("v0", T.FLOAT, [64])], [vi("v", T.FLOAT, [64])], [nh.from_array(np.array(10, np.int64), "M")])
-refused("loop_data_exit", g, {"v0": rng.standard_normal(64).astype(np.float32)}, ["Loop", "data-dependent"])
+refused("loop_data_exit", g, {"v0": rng.standard_normal(64).astype(np.float32)}, ["Loop", "computed on the GPU from data"])
 g = h.make_graph([h.make_node("ReduceSum", ["x"], ["sum"], keepdims=0),
                   h.make_node("Greater", ["sum", "zero"], ["c"]),
                   h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], "if_data",
