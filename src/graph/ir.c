@@ -1,6 +1,7 @@
 /* Attribute lookups on IR nodes. */
 #include "ir.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 const ir_attr *ir_find_attr(const ir_node *node, const char *name)
@@ -37,3 +38,15 @@ int ir_attr_ints(const ir_node *node, const char *name, const int64_t **ints)
 }
 
 void ir_graph_free(ir_graph *g) { arena_free(&g->arena); }
+
+void ir_graph_free_expanded(ir_graph *g)
+{
+    while (g && g->expanded) {
+        ir_graph *base = g->base;
+        arena_free(&g->arena);
+        free(g->values);
+        free(g->nodes);
+        free(g);
+        g = base;
+    }
+}

@@ -45,6 +45,10 @@ typedef struct ir_node {
     int *inputs; /* value index, -1 for an omitted optional input */
     int *outputs;
     ir_attr *attrs;
+    /* a node expanded from a subgraph (src/onnx/expand.c): the name prefixes of its scopes,
+     * outermost first, which its subgraphs' outer-scope names resolve through */
+    const char *const *scopes;
+    int n_scopes;
 } ir_node;
 
 enum ir_value_kind { VALUE_INTERMEDIATE = 0, VALUE_INPUT, VALUE_INITIALIZER };
@@ -73,6 +77,10 @@ typedef struct ir_graph {
     int n_outputs;
     int64_t opset; /* version of the default (ai.onnx) domain */
     int64_t ir_version;
+    /* a graph expanded from another (control flow inlined at plan time): its nodes and values
+     * are malloc'ed and it shares strings with `base`, which is freed with it when owned */
+    struct ir_graph *base;
+    bool expanded;
 } ir_graph;
 
 const ir_attr *ir_find_attr(const ir_node *node, const char *name);
@@ -82,5 +90,14 @@ const char *ir_attr_string(const ir_node *node, const char *name, const char *fa
 /* INTS attribute: count or -1 if absent. */
 int ir_attr_ints(const ir_node *node, const char *name, const int64_t **ints);
 void ir_graph_free(ir_graph *g);
+/* Frees an expanded graph (and the expanded graphs it was made from). */
+void ir_graph_free_expanded(ir_graph *g);
+
+/* Expands the control-flow nodes (If, Loop, Scan) of `src` that have a decision into plain
+ * nodes: decision[n] is If's branch (1 then, 0 else), Loop's trip count or Scan's sequence
+ * length; INT64_MIN leaves node n as it is. Value indices of `src` keep their meaning (graph
+ * inputs, outputs and initializers are unchanged); new values are intermediates. Takes
+ * ownership of `src` when it is itself expanded. Defined in src/onnx/expand.c. */
+vki_status ir_graph_expand(ir_graph *src, const int64_t *decision, ir_graph **out);
 
 #endif

@@ -2,7 +2,7 @@
  * hostile file gives VKI_ERROR_MODEL, never a crash. Raw tensor data is not copied. */
 #include "onnx_reader.h"
 
-#include "protobuf.h"
+#include "reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,17 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct reader {
-    onnx_model *model;
-    ir_graph *g;
-    /* name -> value index, open addressing */
-    int *table;
-    size_t table_cap;
-} reader;
 
-static vki_status bad(const char *what) { return vki_fail(VKI_ERROR_MODEL, "malformed ONNX file: %s", what); }
+vki_status reader_bad(const char *what) { return vki_fail(VKI_ERROR_MODEL, "malformed ONNX file: %s", what); }
 
-static vki_status oom(void) { return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory reading the model"); }
+vki_status reader_oom(void) { return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory reading the model"); }
 
 static char *dup_str(vki_arena *a, const pb_field *f)
 {
@@ -54,7 +47,7 @@ static vki_status map_file(const char *path, onnx_model *m, const uint8_t **data
     onnx_mapping *map = malloc(sizeof *map);
     if (!map) {
         munmap(addr, *len);
-        return oom();
+        return reader_oom();
     }
     map->addr = addr;
     map->len = *len;
@@ -73,12 +66,12 @@ static vki_status parse_dims(const pb_field *f, ir_tensor *t)
     do {
         if (f->wire == PB_LEN) {
             if (r.p >= r.end) break;
-            if (!pb_read_varint(&r, &v)) return bad("tensor dims");
+            if (!pb_read_varint(&r, &v)) return reader_bad("tensor dims");
         }
         if (t->rank >= VKI_MAX_RANK)
             return vki_fail(VKI_ERROR_UNSUPPORTED, "tensor '%s' has more than %d dimensions",
                             t->name ? t->name : "", VKI_MAX_RANK);
-        if ((int64_t)v < 0) return bad("negative tensor dimension");
+        if ((int64_t)v < 0) return reader_bad("negative tensor dimension");
         t->dims[t->rank++] = (int64_t)v;
     } while (f->wire == PB_LEN);
     return VKI_OK;
@@ -97,13 +90,13 @@ static vki_status decode_typed(const pb_field *fields, int nfields, int which, i
     for (int k = 0; k < nfields; k++) {
         bool ok;
         have += pb_packed_count(&fields[k], which == 4 ? 4 : which == 10 ? 8 : 0, &ok);
-        if (!ok) return bad("truncated packed tensor data");
+        if (!ok) return reader_bad("truncated packed tensor data");
     }
     if (have != numel)
-        return bad(have > numel ? "tensor has more data elements than its dims say"
+        return reader_bad(have > numel ? "tensor has more data elements than its dims say"
                                 : "tensor has fewer data elements than its dims say");
     unsigned char *out = arena_alloc(arena, numel * esize);
-    if (!out) return oom();
+    if (!out) return reader_oom();
     size_t n = 0;
     for (int k = 0; k < nfields; k++) {
         const pb_field *f = &fields[k];
@@ -115,17 +108,17 @@ static vki_status decode_typed(const pb_field *fields, int nfields, int which, i
                 if (r.p >= r.end) break;
                 if (which == 4 || which == 10) { /* fixed width */
                     size_t w = which == 4 ? 4 : 8;
-                    if ((size_t)(r.end - r.p) < w) return bad("truncated packed tensor data");
+                    if ((size_t)(r.end - r.p) < w) return reader_bad("truncated packed tensor data");
                     raw = 0;
                     for (size_t i = 0; i < w; i++) raw |= (uint64_t)r.p[i] << (8 * i);
                     r.p += w;
                 } else if (!pb_read_varint(&r, &raw)) {
-                    return bad("truncated packed tensor data");
+                    return reader_bad("truncated packed tensor data");
                 }
             } else {
                 raw = f->u;
             }
-            if (n >= numel) return bad("tensor has more data elements than its dims say");
+            if (n >= numel) return reader_bad("tensor has more data elements than its dims say");
             unsigned char *d = out + n * esize;
             switch (t->dtype) {
             case VKI_DTYPE_FLOAT16: case VKI_DTYPE_BFLOAT16: case VKI_DTYPE_UINT16:
@@ -138,7 +131,7 @@ static vki_status decode_typed(const pb_field *fields, int nfields, int which, i
             if (!packed) break;
         }
     }
-    if (n != numel) return bad("tensor has fewer data elements than its dims say");
+    if (n != numel) return reader_bad("tensor has fewer data elements than its dims say");
     t->data = out;
     t->bytes = numel * esize;
     return VKI_OK;
@@ -154,17 +147,17 @@ static vki_status load_external(onnx_model *m, ir_tensor *t, const ext_ref *ext,
     if (!m || !m->dir)
         return vki_fail(VKI_ERROR_MODEL, "tensor '%s' uses external data, which needs a model file path", t->name);
     const char *loc = ext->location;
-    if (!loc || !*loc) return bad("external data without a location");
+    if (!loc || !*loc) return reader_bad("external data without a location");
     if (loc[0] == '/' || strstr(loc, "..") || strchr(loc, '\\'))
         return vki_fail(VKI_ERROR_MODEL, "tensor '%s': external data location '%s' leaves the model's folder",
                         t->name, loc);
     char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s/%s", m->dir, loc) >= (int)sizeof path) return bad("external data path too long");
+    if (snprintf(path, sizeof path, "%s/%s", m->dir, loc) >= (int)sizeof path) return reader_bad("external data path too long");
     const uint8_t *data;
     size_t len;
     /* the same file may back many tensors: reuse its mapping */
     VKI_TRY(map_file(path, m, &data, &len));
-    if (ext->offset < 0 || (uint64_t)ext->offset > len) return bad("external data offset past the end of its file");
+    if (ext->offset < 0 || (uint64_t)ext->offset > len) return reader_bad("external data offset past the end of its file");
     size_t avail = len - (size_t)ext->offset;
     size_t want = ext->length >= 0 ? (size_t)ext->length : avail;
     if (want > avail || want != need)
@@ -175,7 +168,7 @@ static vki_status load_external(onnx_model *m, ir_tensor *t, const ext_ref *ext,
     return VKI_OK;
 }
 
-static vki_status parse_tensor(const uint8_t *p, size_t len, ir_tensor *t, vki_arena *arena, onnx_model *m)
+vki_status parse_tensor(const uint8_t *p, size_t len, ir_tensor *t, vki_arena *arena, onnx_model *m)
 {
     memset(t, 0, sizeof *t);
     t->name = "";
@@ -194,7 +187,7 @@ static vki_status parse_tensor(const uint8_t *p, size_t len, ir_tensor *t, vki_a
         switch (f.number) {
         case 1: VKI_TRY(parse_dims(&f, t)); break;
         case 2: t->dtype = (vki_dtype)f.u; break;
-        case 8: if (!(t->name = dup_str(arena, &f))) return oom(); break;
+        case 8: if (!(t->name = dup_str(arena, &f))) return reader_oom(); break;
         case 9: raw_field = f; raw = &raw_field; break;
         case 14: external = f.u == 1; break;
         case 13: {
@@ -205,7 +198,7 @@ static vki_status parse_tensor(const uint8_t *p, size_t len, ir_tensor *t, vki_a
                 if (kv.number == 1 && kv.wire == PB_LEN) key = dup_str(arena, &kv);
                 if (kv.number == 2 && kv.wire == PB_LEN) value = dup_str(arena, &kv);
             }
-            if (e.error || !key || !value) return bad("external_data entry");
+            if (e.error || !key || !value) return reader_bad("external_data entry");
             if (!strcmp(key, "location")) ext.location = value;
             else if (!strcmp(key, "offset")) ext.offset = strtoll(value, NULL, 10);
             else if (!strcmp(key, "length")) ext.length = strtoll(value, NULL, 10);
@@ -225,10 +218,10 @@ static vki_status parse_tensor(const uint8_t *p, size_t len, ir_tensor *t, vki_a
             break;
         }
     }
-    if (r.error) return bad("truncated TensorProto");
+    if (r.error) return reader_bad("truncated TensorProto");
     int64_t numel = 1;
     for (int i = 0; i < t->rank; i++) {
-        if (t->dims[i] > 0 && numel > INT64_MAX / 16 / t->dims[i]) return bad("tensor dims overflow");
+        if (t->dims[i] > 0 && numel > INT64_MAX / 16 / t->dims[i]) return reader_bad("tensor dims overflow");
         numel *= t->dims[i];
     }
     size_t esize = vki_dtype_size(t->dtype);
@@ -283,7 +276,7 @@ static uint64_t hash_name(const char *s)
     return h;
 }
 
-static int find_value(reader *rd, const char *name)
+int find_value(reader *rd, const char *name)
 {
     if (!rd->table_cap) return -1;
     size_t i = hash_name(name) & (rd->table_cap - 1);
@@ -294,11 +287,11 @@ static int find_value(reader *rd, const char *name)
     return -1;
 }
 
-static vki_status grow_table(reader *rd)
+vki_status grow_table(reader *rd)
 {
     size_t cap = rd->table_cap ? rd->table_cap * 2 : 1024;
     int *t = malloc(cap * sizeof *t);
-    if (!t) return oom();
+    if (!t) return reader_oom();
     for (size_t i = 0; i < cap; i++) t[i] = -1;
     for (int v = 0; v < rd->g->n_values; v++) {
         size_t i = hash_name(rd->g->values[v].name) & (cap - 1);
@@ -312,13 +305,13 @@ static vki_status grow_table(reader *rd)
 }
 
 /* Adds a value named `name` (which must not exist). */
-static vki_status add_value(reader *rd, const char *name, int *index)
+vki_status add_value(reader *rd, const char *name, int *index)
 {
     ir_graph *g = rd->g;
     if (g->n_values == g->cap_values) {
         int cap = g->cap_values ? g->cap_values * 2 : 256;
         ir_value *v = realloc(g->values, (size_t)cap * sizeof *v);
-        if (!v) return oom();
+        if (!v) return reader_oom();
         g->values = v;
         g->cap_values = cap;
     }
@@ -336,7 +329,7 @@ static vki_status add_value(reader *rd, const char *name, int *index)
 }
 
 /* ValueInfoProto: name, and the tensor type's elem_type and shape. */
-static vki_status parse_value_info(reader *rd, const pb_field *vf, const char **name, ir_value *info)
+vki_status parse_value_info(reader *rd, const pb_field *vf, const char **name, ir_value *info)
 {
     memset(info, 0, sizeof *info);
     info->rank = -1;
@@ -345,7 +338,7 @@ static vki_status parse_value_info(reader *rd, const pb_field *vf, const char **
     pb_field f;
     while (pb_next(&r, &f)) {
         if (f.number == 1 && f.wire == PB_LEN) {
-            if (!(*name = dup_str(&rd->g->arena, &f))) return oom();
+            if (!(*name = dup_str(&rd->g->arena, &f))) return reader_oom();
         } else if (f.number == 2 && f.wire == PB_LEN) {
             pb_reader tr = pb_init(f.data, f.len);
             pb_field tf;
@@ -376,21 +369,21 @@ static vki_status parse_value_info(reader *rd, const pb_field *vf, const char **
                             while (pb_next(&dr, &df)) {
                                 if (df.number == 1 && df.wire == PB_VARINT) info->dims[d] = (int64_t)df.u;
                                 if (df.number == 2 && df.wire == PB_LEN && !(info->dim_names[d] = dup_str(&rd->g->arena, &df)))
-                                    return oom();
+                                    return reader_oom();
                             }
-                            if (dr.error) return bad("tensor shape dimension");
-                            if (info->dims[d] < -1) return bad("negative dimension");
+                            if (dr.error) return reader_bad("tensor shape dimension");
+                            if (info->dims[d] < -1) return reader_bad("negative dimension");
                         }
-                        if (sr.error) return bad("tensor shape");
+                        if (sr.error) return reader_bad("tensor shape");
                     }
                 }
-                if (er.error) return bad("tensor type");
+                if (er.error) return reader_bad("tensor type");
             }
-            if (tr.error) return bad("type");
+            if (tr.error) return reader_bad("type");
         }
     }
-    if (r.error) return bad("ValueInfoProto");
-    if (!*name) return bad("value without a name");
+    if (r.error) return reader_bad("ValueInfoProto");
+    if (!*name) return reader_bad("value without a name");
     return VKI_OK;
 }
 
@@ -407,31 +400,31 @@ static vki_status parse_attr(reader *rd, const pb_field *af, ir_attr *a)
     /* pass 1: counts and scalars */
     while (pb_next(&r, &f)) {
         switch (f.number) {
-        case 1: if (!(a->name = dup_str(arena, &f))) return oom(); break;
+        case 1: if (!(a->name = dup_str(arena, &f))) return reader_oom(); break;
         case 20: a->type = (enum ir_attr_type)f.u; break;
         case 2: { uint32_t b = (uint32_t)f.u; memcpy(&a->f, &b, 4); break; }
         case 3: a->i = (int64_t)f.u; break;
-        case 4: if (!(a->s = dup_str(arena, &f))) return oom(); a->s_len = f.len; break;
+        case 4: if (!(a->s = dup_str(arena, &f))) return reader_oom(); a->s_len = f.len; break;
         case 6: a->graph_bytes = f.data; a->graph_len = f.len; break;
-        case 7: nfloats += (int)pb_packed_count(&f, 4, &ok); if (!ok) return bad("attribute floats"); break;
-        case 8: nints += (int)pb_packed_count(&f, 0, &ok); if (!ok) return bad("attribute ints"); break;
+        case 7: nfloats += (int)pb_packed_count(&f, 4, &ok); if (!ok) return reader_bad("attribute floats"); break;
+        case 8: nints += (int)pb_packed_count(&f, 0, &ok); if (!ok) return reader_bad("attribute ints"); break;
         case 9: nstrings++; break;
         case 10: ntensors++; break;
         case 21: return vki_fail(VKI_ERROR_UNSUPPORTED, "attribute references (ref_attr_name) are only valid inside functions");
         default: break;
         }
     }
-    if (r.error) return bad("AttributeProto");
-    if (!a->name) return bad("attribute without a name");
+    if (r.error) return reader_bad("AttributeProto");
+    if (!a->name) return reader_bad("attribute without a name");
     a->count = a->type == ATTR_FLOATS ? nfloats : a->type == ATTR_INTS ? nints
              : a->type == ATTR_STRINGS ? nstrings : a->type == ATTR_TENSORS ? ntensors : 0;
     /* never NULL, so that a consumer of an empty list reads nothing rather than crashing */
-    if (!(a->floats = arena_alloc(arena, (size_t)(nfloats + 1) * 4))) return oom();
-    if (!(a->ints = arena_alloc(arena, (size_t)(nints + 1) * 8))) return oom();
-    if (!(a->strings = arena_alloc(arena, (size_t)(nstrings + 1) * sizeof(char *)))) return oom();
+    if (!(a->floats = arena_alloc(arena, (size_t)(nfloats + 1) * 4))) return reader_oom();
+    if (!(a->ints = arena_alloc(arena, (size_t)(nints + 1) * 8))) return reader_oom();
+    if (!(a->strings = arena_alloc(arena, (size_t)(nstrings + 1) * sizeof(char *)))) return reader_oom();
     int ntens_alloc = ntensors + 1;
     ir_tensor *tensors = arena_alloc(arena, (size_t)ntens_alloc * sizeof(ir_tensor));
-    if (!tensors) return oom();
+    if (!tensors) return reader_oom();
     int fi = 0, ii = 0, si = 0, ti = 0;
     r = pb_init(af->data, af->len);
     while (pb_next(&r, &f)) {
@@ -441,7 +434,7 @@ static vki_status parse_attr(reader *rd, const pb_field *af, ir_attr *a)
         } else if (f.number == 10 && f.wire == PB_LEN) {
             VKI_TRY(parse_tensor(f.data, f.len, &tensors[ti++], arena, rd->model));
         } else if (f.number == 9 && f.wire == PB_LEN) {
-            if (!(a->strings[si++] = dup_str(arena, &f))) return oom();
+            if (!(a->strings[si++] = dup_str(arena, &f))) return reader_oom();
         } else if (f.number == 7) {
             if (f.wire == PB_LEN) {
                 for (size_t k = 0; k + 4 <= f.len; k += 4) memcpy(&a->floats[fi++], f.data + k, 4);
@@ -466,9 +459,9 @@ static vki_status parse_attr(reader *rd, const pb_field *af, ir_attr *a)
         if (a->type == ATTR_FLOATS) a->count = nfloats;
         if (a->type == ATTR_INTS) a->count = nints;
     }
-    if (a->type == ATTR_TENSOR && !a->tensor) return bad("TENSOR attribute without a tensor");
+    if (a->type == ATTR_TENSOR && !a->tensor) return reader_bad("TENSOR attribute without a tensor");
     if (a->type == ATTR_STRING && !a->s) a->s = ""; /* an empty string is encoded as no field */
-    if (a->type == ATTR_GRAPH && !a->graph_bytes) return bad("GRAPH attribute without a graph");
+    if (a->type == ATTR_GRAPH && !a->graph_bytes) return reader_bad("GRAPH attribute without a graph");
     for (int k = 0; a->type == ATTR_STRINGS && k < a->count; k++)
         if (!a->strings[k]) a->strings[k] = "";
     return VKI_OK;
@@ -476,7 +469,39 @@ static vki_status parse_attr(reader *rd, const pb_field *af, ir_attr *a)
 
 /* ---- nodes ---- */
 
-static vki_status parse_node(reader *rd, const pb_field *nf, int node_index)
+/* A name the subgraph being expanded defines: its scope's prefix + name. */
+static char *scoped_name(reader *rd, const pb_field *f)
+{
+    if (!rd->n_scopes) return dup_str(&rd->g->arena, f);
+    const char *pre = rd->scopes[rd->n_scopes - 1];
+    size_t pl = strlen(pre);
+    char *s = arena_alloc(&rd->g->arena, pl + f->len + 1);
+    if (!s) return NULL;
+    memcpy(s, pre, pl);
+    memcpy(s + pl, f->data, f->len);
+    s[pl + f->len] = 0;
+    return s;
+}
+
+/* A name a node reads: the innermost scope that defines it, else the main graph. -2: out of
+ * memory. */
+int resolve_value(reader *rd, const char *name)
+{
+    size_t nl = strlen(name);
+    for (int k = rd->n_scopes - 1; k >= 0; k--) {
+        size_t pl = strlen(rd->scopes[k]);
+        char *s = malloc(pl + nl + 1);
+        if (!s) return -2;
+        memcpy(s, rd->scopes[k], pl);
+        memcpy(s + pl, name, nl + 1);
+        int v = find_value(rd, s);
+        free(s);
+        if (v >= 0) return v;
+    }
+    return find_value(rd, name);
+}
+
+vki_status parse_node(reader *rd, const pb_field *nf, int node_index)
 {
     ir_graph *g = rd->g;
     vki_arena *arena = &g->arena;
@@ -489,27 +514,33 @@ static vki_status parse_node(reader *rd, const pb_field *nf, int node_index)
         if (f.number == 1) nin++;
         else if (f.number == 2) nout++;
         else if (f.number == 5) nattr++;
-        else if (f.number == 3 && !(n->name = dup_str(arena, &f))) return oom();
-        else if (f.number == 4 && !(n->op_type = dup_str(arena, &f))) return oom();
-        else if (f.number == 7 && !(n->domain = dup_str(arena, &f))) return oom();
+        else if (f.number == 3 && !(n->name = dup_str(arena, &f))) return reader_oom();
+        else if (f.number == 4 && !(n->op_type = dup_str(arena, &f))) return reader_oom();
+        else if (f.number == 7 && !(n->domain = dup_str(arena, &f))) return reader_oom();
     }
-    if (r.error) return bad("NodeProto");
-    if (!n->op_type || !*n->op_type) return bad("node without op_type");
+    if (r.error) return reader_bad("NodeProto");
+    if (!n->op_type || !*n->op_type) return reader_bad("node without op_type");
     if (!n->domain || !strcmp(n->domain, "ai.onnx")) n->domain = "";
     if (!n->name || !*n->name) {
         char buf[64];
         snprintf(buf, sizeof buf, "_%d", node_index);
         size_t l = strlen(n->op_type);
         char *name = arena_alloc(arena, l + strlen(buf) + 1);
-        if (!name) return oom();
+        if (!name) return reader_oom();
         memcpy(name, n->op_type, l);
         strcpy(name + l, buf);
         n->name = name;
     }
+    if (rd->n_scopes) {
+        pb_field nf2 = {.data = (const uint8_t *)n->name, .len = strlen(n->name)};
+        if (!(n->name = scoped_name(rd, &nf2))) return reader_oom();
+        n->scopes = rd->scopes;
+        n->n_scopes = rd->n_scopes;
+    }
     n->inputs = arena_alloc(arena, (size_t)(nin + 1) * sizeof(int));
     n->outputs = arena_alloc(arena, (size_t)(nout + 1) * sizeof(int));
     n->attrs = arena_alloc(arena, (size_t)(nattr + 1) * sizeof(ir_attr));
-    if (!n->inputs || !n->outputs || !n->attrs) return oom();
+    if (!n->inputs || !n->outputs || !n->attrs) return reader_oom();
     r = pb_init(nf->data, nf->len);
     while (pb_next(&r, &f)) {
         if (f.wire != PB_LEN) continue;
@@ -518,9 +549,10 @@ static vki_status parse_node(reader *rd, const pb_field *nf, int node_index)
             if (f.len) {
                 char tmp[1024];
                 char *name = f.len < sizeof tmp ? tmp : dup_str(arena, &f);
-                if (!name) return oom();
+                if (!name) return reader_oom();
                 if (name == tmp) { memcpy(tmp, f.data, f.len); tmp[f.len] = 0; }
-                v = find_value(rd, name);
+                v = resolve_value(rd, name);
+                if (v == -2) return reader_oom();
                 if (v < 0)
                     return vki_fail(VKI_ERROR_MODEL, "node '%s' (%s) reads '%s', which no earlier node, input or "
                                     "initializer defines (the graph must be topologically sorted)",
@@ -530,8 +562,8 @@ static vki_status parse_node(reader *rd, const pb_field *nf, int node_index)
         } else if (f.number == 2) {
             int v = -1;
             if (f.len) {
-                char *name = dup_str(arena, &f);
-                if (!name) return oom();
+                char *name = scoped_name(rd, &f);
+                if (!name) return reader_oom();
                 int existing = find_value(rd, name);
                 if (existing >= 0 && (g->values[existing].producer >= 0 || g->values[existing].kind != VALUE_INTERMEDIATE))
                     return vki_fail(VKI_ERROR_MODEL, "node '%s' (%s) writes '%s', which is already defined",
@@ -565,18 +597,18 @@ static vki_status parse_graph(reader *rd, const uint8_t *p, size_t len)
         if (f.number == 12) n_outputs++;
         if (f.number == 15) return vki_fail(VKI_ERROR_UNSUPPORTED, "sparse initializers are not supported");
     }
-    if (r.error) return bad("truncated GraphProto");
+    if (r.error) return reader_bad("truncated GraphProto");
     g->nodes = arena_alloc(&g->arena, (size_t)(n_nodes + 1) * sizeof(ir_node));
     g->inputs = arena_alloc(&g->arena, (size_t)(n_inputs + 1) * sizeof(int));
     g->outputs = arena_alloc(&g->arena, (size_t)(n_outputs + 1) * sizeof(int));
-    if (!g->nodes || !g->inputs || !g->outputs) return oom();
+    if (!g->nodes || !g->inputs || !g->outputs) return reader_oom();
     /* initializers first: inputs may repeat them (IR < 4 lists initializers as inputs) */
     r = pb_init(p, len);
     while (pb_next(&r, &f)) {
         if (f.number != 5 || f.wire != PB_LEN) continue;
         ir_tensor t;
         VKI_TRY(parse_tensor(f.data, f.len, &t, &g->arena, rd->model));
-        if (!t.name || !*t.name) return bad("initializer without a name");
+        if (!t.name || !*t.name) return reader_bad("initializer without a name");
         if (find_value(rd, t.name) >= 0) return vki_fail(VKI_ERROR_MODEL, "initializer '%s' is defined twice", t.name);
         int v;
         VKI_TRY(add_value(rd, t.name, &v));
@@ -661,12 +693,12 @@ static vki_status parse_model(onnx_model *m, const uint8_t *data, size_t len)
                     default_domain = false;
                 if (of.number == 2 && of.wire == PB_VARINT) version = (int64_t)of.u;
             }
-            if (o.error) return bad("opset_import");
+            if (o.error) return reader_bad("opset_import");
             if (default_domain) g->opset = version;
         }
     }
-    if (r.error) return bad("truncated ModelProto");
-    if (!graph) return bad("no graph in the model");
+    if (r.error) return reader_bad("truncated ModelProto");
+    if (!graph) return reader_bad("no graph in the model");
     if (g->opset < 0) g->opset = 1; /* IR v1-2 files without opset_import mean opset 1 */
     vki_status st = parse_graph(&rd, graph->data, graph->len);
     free(rd.table);
@@ -689,7 +721,7 @@ vki_status onnx_model_load(const char *path, onnx_model *out)
     const char *slash = strrchr(path, '/');
     size_t dl = slash ? (size_t)(slash - path) : 1;
     out->dir = malloc(dl + 1);
-    if (!out->dir) return oom();
+    if (!out->dir) return reader_oom();
     memcpy(out->dir, slash ? path : ".", dl);
     out->dir[dl] = 0;
     const uint8_t *data;

@@ -74,6 +74,9 @@ bool op_all_inputs_const(op_ctx *c);
 vki_status op_set_output(op_ctx *c, int i, vki_dtype dtype, int rank, const int64_t *dims);
 /* Reads a constant integer input (shape, axes, starts...). Fails naming the input if it is
  * not a plan-time constant. */
+/* A graph input that value v is computed from, small enough to key the plan on (integers up to
+ * 1024 elements, others up to 8) and not keyed yet; -1 if none. */
+int op_keyable_input(const plan *p, int v);
 vki_status op_const_ints(op_ctx *c, int i, int64_t *out, int max, int *count);
 vki_status op_const_floats(op_ctx *c, int i, double *out, int max, int *count);
 /* Host result: allocates the output's constant data (after op_set_output). */

@@ -41,6 +41,7 @@
     X(RoiAlign) X(MatMulInteger) X(QLinearMatMul) X(CausalConvWithState)                   \
     /* rms_norm.c, rotary.c, attention.c, rnn.c */                                         \
     X(RMSNormalization) X(RotaryEmbedding) X(Attention) X(RNN) X(GRU) X(LSTM)              \
+    /* control.c */ X(If) X(Loop) X(Scan)                                                  \
     /* end */
 
 #define DECLARE(name) extern const op_def op_##name;

@@ -262,6 +262,43 @@ void *op_temp_const(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)
     return data;
 }
 
+int op_keyable_input(const plan *p, int v)
+{
+    const ir_graph *g = p->graph;
+    bool *seen = calloc((size_t)g->n_values + 1, 1);
+    int *stack = malloc(((size_t)g->n_values + 1) * sizeof *stack);
+    int found = -1, top = 0;
+    if (!seen || !stack) goto done;
+    stack[top++] = v;
+    seen[v] = true;
+    while (top > 0 && found < 0) {
+        int u = stack[--top];
+        const ir_value *iv = &g->values[u];
+        const plan_value *pv = &p->values[u];
+        if (pv->host) continue;
+        if (iv->kind == VALUE_INPUT) {
+            int64_t numel = shape_numel(pv->dims, pv->rank);
+            if ((dtype_is_int(pv->dtype) && numel <= 1024) || numel <= 8)
+                for (int k = 0; k < g->n_inputs; k++)
+                    if (g->inputs[k] == u && !p->keyed[k]) found = k;
+            continue;
+        }
+        if (iv->producer < 0) continue;
+        const ir_node *n = &g->nodes[iv->producer];
+        for (int i = 0; i < n->n_inputs; i++) {
+            int w = n->inputs[i];
+            if (w >= 0 && !seen[w]) {
+                seen[w] = true;
+                stack[top++] = w;
+            }
+        }
+    }
+done:
+    free(seen);
+    free(stack);
+    return found;
+}
+
 static vki_status read_const(op_ctx *c, int i, int max, int *count, int64_t *ints, double *floats)
 {
     plan_value *v = op_in(c, i);
@@ -274,10 +311,11 @@ static vki_status read_const(op_ctx *c, int i, int max, int *count, int64_t *int
     const ir_graph *g = c->plan->graph;
     /* integer inputs up to 1024 elements (shapes, axes, starts) and float scalars (Range's
      * bounds, OneHot's depth) may key the plan */
-    int64_t numel = shape_numel(v->dims, v->rank);
-    if (!v->host && g->values[vi].kind == VALUE_INPUT && ((dtype_is_int(v->dtype) && numel <= 1024) || numel <= 8))
-        for (int k = 0; k < g->n_inputs; k++)
-            if (g->inputs[k] == vi) c->plan->wanted_input = k; /* the session may plan again for its value */
+    (void)g;
+    if (!v->host) {
+        int k = op_keyable_input(c->plan, vi);
+        if (k >= 0) c->plan->wanted_input = k; /* the session may plan again for its value */
+    }
     if (!v->host)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "input %d ('%s') must be known at plan time (an initializer, a Constant, "
                         "or computed from shapes); vkinfer does not support data-dependent shapes here",

@@ -109,7 +109,8 @@ static vki_status plan_node(plan *p, int n)
                         *node->domain ? node->domain : "", *node->domain ? "." : "", node->op_type);
     /* every op but Constant reads input 0, and none takes it as optional: refuse a node without
      * it here rather than in each op (a hostile or broken file) */
-    if (strcmp(node->op_type, "Constant") && (node->n_inputs == 0 || node->inputs[0] < 0))
+    bool scan8 = !strcmp(node->op_type, "Scan") && g->opset < 9 && !*node->domain; /* input 0: sequence_lens */
+    if (strcmp(node->op_type, "Constant") && !scan8 && (node->n_inputs == 0 || node->inputs[0] < 0))
         return op_error(&c, VKI_ERROR_MODEL, "input 0 is missing");
     for (int i = 0; i < node->n_inputs; i++)
         if (node->inputs[i] >= 0 && !p->values[node->inputs[i]].shaped)
@@ -124,6 +125,7 @@ static vki_status plan_node(plan *p, int n)
         return op_output_alias(&c, 0, slot);
     }
     VKI_TRY(def->plan(&c));
+    if (p->decision[n] != INT64_MIN) return VKI_OK; /* a control node: expanded, then planned again */
     VKI_TRY(plan_finish_node(&c));
     bool folded = true, aliased = false;
     for (int o = 0; o < node->n_outputs; o++) {
@@ -140,13 +142,31 @@ static vki_status plan_node(plan *p, int n)
     return VKI_OK;
 }
 
+/* Whether a node reads a value that has no shape yet (an output of a control node decided in
+ * this round, which exists only once the graph is expanded). */
+static bool reads_unshaped(const plan *p, int n)
+{
+    const ir_node *node = &p->graph->nodes[n];
+    for (int i = 0; i < node->n_inputs; i++)
+        if (node->inputs[i] >= 0 && !p->values[node->inputs[i]].shaped) return true;
+    return false;
+}
+
+/* Rounds of control-flow expansion: each inlines the control nodes decidable so far (nested
+ * ones, and the rest of a Loop whose body computes its condition, one iteration a round,
+ * become decidable in the next round). */
+#define PLAN_MAX_EXPANSIONS 256
+
 static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims, const void *const *data,
                        const size_t *bytes, const bool *keyed, bool profiling, bool fp16_mode, weight_cache *cache,
-                       int *wanted_input, plan **out)
+                       int *wanted_input, plan **out, ir_graph *owned, int round, double t0)
 {
-    double t0 = now_ms();
     plan *p = calloc(1, sizeof *p);
-    if (!p) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!p) {
+        ir_graph_free_expanded(owned);
+        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    p->owned_graph = owned;
     p->vk = vk;
     p->building = true; /* plan_destroy on failure below: plan_create holds the lock */
     p->graph = g;
@@ -160,6 +180,7 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks
         if (keyed[i]) p->key_bytes += bytes[i];
     p->key_values = malloc(p->key_bytes + 1);
     if (!p->key_values) {
+        ir_graph_free_expanded(owned);
         free(p);
         return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
@@ -176,8 +197,10 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks
     p->n_values = g->n_values;
     p->input_dims = calloc((size_t)g->n_inputs * VKI_MAX_RANK + 1, sizeof(int64_t));
     bool *live = calloc((size_t)g->n_nodes + 1, 1);
+    p->decision = malloc(((size_t)g->n_nodes + 1) * sizeof *p->decision);
     vki_status st = VKI_OK;
-    if (!p->values || !p->temp_owner || !p->input_dims || !live || !p->converted || !p->out_copy)
+    for (int n = 0; p->decision && n < g->n_nodes; n++) p->decision[n] = INT64_MIN;
+    if (!p->values || !p->temp_owner || !p->input_dims || !live || !p->converted || !p->out_copy || !p->decision)
         st = vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int v = 0; st == VKI_OK && v < p->cap_values; v++) {
         p->out_copy[v] = -1;
@@ -208,8 +231,21 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks
             st = plan_fuse_patterns(p, live);
     }
     for (int n = 0; st == VKI_OK && n < g->n_nodes; n++)
-        if (live[n]) st = plan_node(p, n);
+        if (live[n] && !(p->expand_pending && reads_unshaped(p, n))) st = plan_node(p, n);
     free(live);
+    if (st == VKI_OK && p->expand_pending) { /* inline the decided control nodes and plan again */
+        ir_graph *expanded = NULL;
+        if (round >= PLAN_MAX_EXPANSIONS)
+            st = vki_fail(VKI_ERROR_UNSUPPORTED, "control flow nested or chained more than %d deep", PLAN_MAX_EXPANSIONS);
+        else
+            st = ir_graph_expand(p->owned_graph ? p->owned_graph : (ir_graph *)g, p->decision, &expanded);
+        if (st == VKI_OK) {
+            p->owned_graph = NULL; /* the expanded graph holds it now */
+            plan_destroy(p);
+            return plan_build(vk, expanded, ranks, dims, data, bytes, keyed, profiling, fp16_mode, cache, wanted_input, out,
+                              expanded, round + 1, t0);
+        }
+    }
     if (st == VKI_OK) st = plan_memory(p);
     if (st == VKI_OK) st = plan_record(p);
     if (st != VKI_OK) {
@@ -230,7 +266,8 @@ vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, cons
                        int *wanted_input, plan **out)
 {
     pthread_mutex_lock(&vk->plan_lock);
-    vki_status st = plan_build(vk, g, ranks, dims, data, bytes, keyed, profiling, fp16_mode, cache, wanted_input, out);
+    vki_status st = plan_build(vk, g, ranks, dims, data, bytes, keyed, profiling, fp16_mode, cache, wanted_input, out, NULL, 0,
+                               now_ms());
     pthread_mutex_unlock(&vk->plan_lock);
     return st;
 }
@@ -271,6 +308,8 @@ void plan_destroy(plan *p)
     free(p->pattern);
     free(p->pattern_in);
     free(p->pattern_eps);
+    free(p->decision);
+    ir_graph_free_expanded(p->owned_graph);
     free(p);
     if (locked) pthread_mutex_unlock(&vk->plan_lock);
 }

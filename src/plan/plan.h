@@ -79,6 +79,12 @@ struct plan {
     int *pattern_in;  /* per node, 3 each: the inputs of the pattern whose last node this is (-1: none) */
     float *pattern_eps; /* per node: PATTERN_LAYER_NORM's epsilon */
     bool no_fusion;   /* VKINFER_NO_FUSION: no patterns, no epilogues */
+    /* control flow (src/ops/control.c): per node, If's branch, Loop's trip count or Scan's
+     * length once decided (INT64_MIN: not a decided control node); when any is decided the
+     * planner expands the graph and plans it again */
+    int64_t *decision;
+    bool expand_pending;
+    ir_graph *owned_graph; /* the expanded graph this plan runs, freed with it */
 };
 
 /* Patterns of several nodes planned as one op (src/plan/fuse.c). The pattern's last node is
