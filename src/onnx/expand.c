@@ -61,8 +61,8 @@ static vki_status ex_node(expander *e, const char *op, const char *name, const i
     n->outputs = arena_alloc(&g->arena, (size_t)(n_out + 1) * sizeof(int));
     n->attrs = attrs ? attrs : arena_alloc(&g->arena, sizeof(ir_attr));
     if (!n->inputs || !n->outputs || !n->attrs) return reader_oom();
-    memcpy(n->inputs, in, (size_t)n_in * sizeof(int));
-    memcpy(n->outputs, out, (size_t)n_out * sizeof(int));
+    if (n_in) memcpy(n->inputs, in, (size_t)n_in * sizeof(int)); /* a Constant has none (in is NULL) */
+    if (n_out) memcpy(n->outputs, out, (size_t)n_out * sizeof(int));
     n->n_inputs = n_in;
     n->n_outputs = n_out;
     n->n_attrs = n_attrs;
@@ -93,7 +93,7 @@ static vki_status ex_const_i64(expander *e, const char *prefix, const char *base
     ir_tensor *t = arena_alloc(a, sizeof *t);
     int64_t *d = arena_alloc(a, (size_t)(n + 1) * sizeof *d);
     if (!at || !t || !d) return reader_oom();
-    memcpy(d, vals, (size_t)n * sizeof *d);
+    if (n) memcpy(d, vals, (size_t)n * sizeof *d);
     t->name = "";
     t->dtype = VKI_DTYPE_INT64;
     t->rank = rank;
@@ -536,7 +536,7 @@ vki_status ir_graph_expand(ir_graph *src, const int64_t *decision, ir_graph **ou
     expander e = {.rd = {.g = g}};
     vki_status st = g->values ? VKI_OK : reader_oom();
     if (st == VKI_OK) {
-        memcpy(g->values, src->values, (size_t)src->n_values * sizeof *g->values);
+        if (src->n_values) memcpy(g->values, src->values, (size_t)src->n_values * sizeof *g->values);
         g->n_values = src->n_values;
         for (int v = 0; v < g->n_values; v++) g->values[v].producer = -1;
     }
