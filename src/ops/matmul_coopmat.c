@@ -120,15 +120,15 @@ bool mm_coopmat_choose(op_ctx *c, const int values[4], int64_t M, int64_t N, int
      * loading coopmat kernel (comparisons on one device) */
     const char *force = getenv("VKINFER_MATMUL_KERNELS");
     if (force && !strcmp(force, "tiled")) return false;
+    bool general = force && !strcmp(force, "coopmat_general");
     /* the workgroup-scope kernel clamps its edge blocks itself: products from 32 up (ResNet's
      * 7x7 maps, N = 49, ran on matmul_tiled_f16 at 0.48 ms each) */
-    int64_t min_dim = caps->cooperative_matrix2 && !(force && !strcmp(force, "coopmat_general")) ? 32 : COOPMAT_MIN_DIM;
+    int64_t min_dim = caps->cooperative_matrix2 && !general ? 32 : COOPMAT_MIN_DIM;
     if (M < min_dim || N < min_dim || K < min_dim) return false;
     if (op_half_storage(c, values, 3) != GPU_F16) return false;
     gpu_storage ys = op_storage(c, values[3]);
     /* fp32 words: a float32 output of the fp16 mode (graph outputs stay words) */
     if (ys != GPU_F16 && !(ys == GPU_W32 && op_value(c, values[3])->dtype == VKI_DTYPE_FLOAT)) return false;
-    bool general = force && !strcmp(force, "coopmat_general");
     bool chosen = caps->cooperative_matrix2 && !general && choose_coopmat2(c, M, N, batches, aligned, k);
     if (!chosen && !general && rows_of_8 && (caps->cooperative_matrix || caps->cooperative_matrix_khr))
         chosen = choose_aligned(c, M, N, batches, k);

@@ -8,8 +8,6 @@
 
 enum softmax_kind { SOFTMAX, LOG_SOFTMAX, HARDMAX }; /* keep in step with shaders/softmax.glsl */
 
-/* Before opset 13 the input is coerced to 2-D at `axis` (default 1) and each row is the
- * flattened trailing dims; from 13 a row runs along the single `axis` (default -1). */
 /* Invocations to launch for `rows` rows: 128 per row (a workgroup each), 128 per
  * rows_per_group rows (a subgroup each), or one per row. */
 static uint64_t softmax_invocations(uint64_t rows, bool by_workgroup, uint32_t rows_per_group)
@@ -19,6 +17,8 @@ static uint64_t softmax_invocations(uint64_t rows, bool by_workgroup, uint32_t r
     return rows;
 }
 
+/* Before opset 13 the input is coerced to 2-D at `axis` (default 1) and each row is the
+ * flattened trailing dims; from 13 a row runs along the single `axis` (default -1). */
 static vki_status plan_softmax(op_ctx *c)
 {
     enum softmax_kind kind = !strcmp(c->node->op_type, "Softmax") ? SOFTMAX

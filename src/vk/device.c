@@ -195,6 +195,11 @@ static bool has_device_ext(vk_context *vk, VkPhysicalDevice phys, const char *na
     return found;
 }
 
+/* Whether any of the three cooperative-matrix paths is on, and all of them off (a feature
+ * masked, a profile without them, a memory model that cannot hold them). */
+static bool any_coopmat(const vk_caps *c) { return c->cooperative_matrix || c->cooperative_matrix_khr || c->cooperative_matrix2; }
+static void coopmat_off(vk_caps *c) { c->cooperative_matrix = c->cooperative_matrix_khr = c->cooperative_matrix2 = false; }
+
 /* Whether VK_NV_cooperative_matrix is there with its feature and offers the one shape our
  * kernels use: A, B fp16 16x16 (K=16), C and D fp32, subgroup scope. */
 static bool has_nv_coopmat_f16(vk_context *vk, VkPhysicalDevice phys)
@@ -379,7 +384,7 @@ static bool apply_limits_profile(vk_caps *caps, const char *profile)
     caps->storage_16bit = caps->storage_8bit = caps->fp16_arithmetic = false;
     caps->subgroup_size = 1; /* no subgroup operations: kernels that need them are not chosen */
     caps->subgroup_arithmetic = false;
-    caps->cooperative_matrix = caps->cooperative_matrix_khr = caps->cooperative_matrix2 = false;
+    coopmat_off(caps);
     return true;
 }
 
@@ -405,7 +410,7 @@ vki_status vk_describe_device(vk_context *vk, VkPhysicalDevice phys, uint32_t in
     out->fp16_arithmetic = caps.fp16_arithmetic;
     out->storage_16bit = caps.storage_16bit;
     out->storage_8bit = caps.storage_8bit;
-    out->cooperative_matrix = caps.cooperative_matrix || caps.cooperative_matrix_khr || caps.cooperative_matrix2;
+    out->cooperative_matrix = any_coopmat(&caps);
     return VKI_OK;
 }
 
@@ -468,11 +473,11 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
         if (strstr(disable, "storage8")) vk->caps.storage_8bit = false;
         if (strstr(disable, "fp16")) vk->caps.fp16_arithmetic = false;
         if (strstr(disable, "coopmat"))
-            vk->caps.cooperative_matrix = vk->caps.cooperative_matrix_khr = vk->caps.cooperative_matrix2 = false;
+            coopmat_off(&vk->caps);
     }
     /* the cooperative-matrix kernels declare fp16 buffers and shared arrays */
     if (!vk->caps.storage_16bit || !vk->caps.fp16_arithmetic)
-        vk->caps.cooperative_matrix = vk->caps.cooperative_matrix_khr = vk->caps.cooperative_matrix2 = false;
+        coopmat_off(&vk->caps);
     /* Where the device has both, the KHR extension stays off unless VKINFER_COOPMAT=khr asks for
      * it: on the H200 (driver 580) the KHR kernel runs no faster than the NV one, and Debian 12's
      * validation layer (1.3.239) predates the KHR extension and rejects its feature struct. */
@@ -513,7 +518,7 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     VkPhysicalDeviceCooperativeMatrix2FeaturesNV coopmat2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
     const char *extensions[3];
     uint32_t n_extensions = 0;
-    if (vk->caps.cooperative_matrix || vk->caps.cooperative_matrix_khr || vk->caps.cooperative_matrix2) {
+    if (any_coopmat(&vk->caps)) {
         /* with the memory model on, the validation layer holds every shader to it: our other
          * kernels' buffer barriers use Device scope, which then needs
          * vulkanMemoryModelDeviceScope (found on the H200); without it, no cooperative matrices */
@@ -521,9 +526,9 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
         VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &have};
         vk->f.vkGetPhysicalDeviceFeatures2(vk->phys, &f2);
         if (!have.vulkanMemoryModelDeviceScope)
-            vk->caps.cooperative_matrix = vk->caps.cooperative_matrix_khr = vk->caps.cooperative_matrix2 = false;
+            coopmat_off(&vk->caps);
     }
-    if (vk->caps.cooperative_matrix || vk->caps.cooperative_matrix_khr || vk->caps.cooperative_matrix2) {
+    if (any_coopmat(&vk->caps)) {
         memory_model.vulkanMemoryModel = VK_TRUE;
         memory_model.vulkanMemoryModelDeviceScope = VK_TRUE;
         memory_model.pNext = features;
