@@ -9,11 +9,11 @@
 enum softmax_kind { SOFTMAX, LOG_SOFTMAX, HARDMAX }; /* keep in step with shaders/softmax.glsl */
 
 /* Invocations to launch for `rows` rows: 128 per row (a workgroup each), 128 per
- * rows_per_group rows (a subgroup each), or one per row. */
+ * rows_per_group rows (a subgroup each; 0: not that mode), or one per row. */
 static uint64_t softmax_invocations(uint64_t rows, bool by_workgroup, uint32_t rows_per_group)
 {
     if (by_workgroup) return rows * 128;
-    if (rows_per_group > 1) return (rows + rows_per_group - 1) / rows_per_group * 128;
+    if (rows_per_group) return (rows + rows_per_group - 1) / rows_per_group * 128;
     return rows;
 }
 
@@ -59,7 +59,7 @@ static vki_status plan_softmax(op_ctx *c)
     /* halves in, halves out: the 16-bit variant (statistics stay fp32 in the shader) */
     gpu_storage st = op_half_storage(c, values, 2), stores[2] = {st, st};
     const char *shader = op_variant(c, by_subgroup ? "softmax_sg" : "softmax", st);
-    uint32_t rows_per_group = by_subgroup ? 128 / c->vk->caps.subgroup_size : 1;
+    uint32_t rows_per_group = by_subgroup ? 128 / c->vk->caps.subgroup_size : 0;
     uint64_t elem = storage_size(st);
     uint32_t gx, gy;
     /* tensors larger than one binding run as several dispatches over windows of the dims
