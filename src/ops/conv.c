@@ -478,8 +478,7 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
         int padded = pad_weights(c, g, K, k_pad);
         if (padded == -2) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory padding W");
         p.a_value = padded;
-        p.K = p.sam = k_pad;
-        p.sb[0] = k_pad * ohw;
+        p.K = p.sam = k_pad; /* the columns' image stride (col_image) counts k_pad rows too */
     }
     if (!direct) {
         int col;
