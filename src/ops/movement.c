@@ -114,9 +114,41 @@ vki_status copy_values(op_ctx *c, int from, int to, const strided_copy *copy, gp
     return copy_dispatch_values(c, from, to, &s, NULL, st);
 }
 
-static vki_status copy_dispatch_values(op_ctx *c, int from, int to, const strided_copy *s, const op_window *windows,
+/* The widest group (16, 8 or the element's own bytes) that a copy of `elem`-byte elements can
+ * move as one: the innermost run contiguous on both sides and a whole number of groups long,
+ * every other stride, both bases and the windows' offsets whole groups. */
+static uint32_t copy_group_bytes(const strided_copy *s, const op_window *windows, uint32_t elem)
+{
+    int last = s->rank - 1;
+    for (uint32_t g = 16; g > elem; g /= 2) {
+        uint32_t f = g / elem;
+        bool ok = s->in_strides[last] == 1 && s->out_strides[last] == 1 && s->dims[last] % f == 0 &&
+                  s->in_base % f == 0 && s->out_base % f == 0;
+        for (int k = 0; ok && k < last; k++) ok = s->in_strides[k] % f == 0 && s->out_strides[k] % f == 0;
+        for (int w = 0; ok && windows && w < 2; w++) ok = windows[w].offset % g == 0;
+        if (ok) return g;
+    }
+    return elem;
+}
+
+static vki_status copy_dispatch_values(op_ctx *c, int from, int to, const strided_copy *region, const op_window *windows,
                                        gpu_storage st)
 {
+    /* regrouped so that each invocation moves up to 16 bytes (a run of 64 halves: 8 invocations
+     * instead of 64) */
+    strided_copy grouped = *region;
+    const strided_copy *s = &grouped;
+    uint32_t elem = st == GPU_W32 ? 4 : (uint32_t)storage_size(st), group = copy_group_bytes(s, windows, elem);
+    if (group > elem) {
+        int64_t f = group / elem;
+        grouped.dims[s->rank - 1] /= f;
+        grouped.in_base /= f;
+        grouped.out_base /= f;
+        for (int k = 0; k < s->rank - 1; k++) {
+            grouped.in_strides[k] /= f;
+            grouped.out_strides[k] /= f;
+        }
+    }
     struct {
         uint32_t count;
         int32_t in_base, out_base;
@@ -134,7 +166,7 @@ static vki_status copy_dispatch_values(op_ctx *c, int from, int to, const stride
     uint32_t gx, gy;
     op_grid_1d((uint64_t)push.count, 128, &gx, &gy);
     /* named for the width moved, not the dtype: the copy never looks at the bits */
-    const char *shader = st == GPU_W32 ? "copy" : storage_size(st) == 2 ? "copy_16" : "copy_8";
+    const char *shader = group == 16 ? "copy_128" : group == 8 ? "copy_64" : group == 4 ? "copy" : group == 2 ? "copy_16" : "copy_8";
     gpu_storage stores[2] = {st, st};
     return op_dispatch_stored(c, shader, spec, 2, &push, sizeof push, values, windows, stores, 2, gx, gy, 1);
 }
