@@ -295,9 +295,18 @@ static vki_status plan_transpose(op_ctx *c)
     for (int k = 0; k < x->rank; k++) dims[k] = x->dims[perm[k]];
     VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, dims));
     /* A Transpose that only a MatMul reads (attention's head split, K transposed) is a permuted
-     * view of X: the product kernels take any strides, so nothing is copied */
+     * view of X: the product kernels take any strides, so nothing is copied. Not where it
+     * would cut a product in pieces: A with its batch axes moved, times a 2-D B, is one
+     * product of all of A's rows when A is copied (a [seq,batch,d] activation times a
+     * weight), but one small product per batch as a view. */
     plan_value *y = op_out(c, 0);
-    if (y && !x->host && !x->permuted && x->rank >= 2 && op_read_only_by(c, op_out_index(c, 0), "MatMul") &&
+    const ir_node *mm = y ? op_sole_reader(c, op_out_index(c, 0)) : NULL;
+    bool batch_moved = false;
+    for (int k = 0; k < x->rank - 2; k++) batch_moved |= perm[k] != k;
+    bool pieces = mm && mm->n_inputs == 2 && mm->inputs[0] == op_out_index(c, 0) && batch_moved &&
+                  x->rank > 2 && op_value(c, mm->inputs[1])->shaped &&
+                  op_value(c, mm->inputs[1])->rank <= 2; /* B planned already: a weight, or made before */
+    if (y && !x->host && !x->permuted && x->rank >= 2 && mm && !strcmp(mm->op_type, "MatMul") && !pieces &&
         op_storage(c, op_in_index(c, 0)) == y->storage) {
         int64_t src[VKI_MAX_RANK];
         contiguous_strides(x->dims, x->rank, src);

@@ -174,6 +174,12 @@ static int sole_reader(const plan *p, int v)
     return n;
 }
 
+const ir_node *op_sole_reader(op_ctx *c, int v)
+{
+    int n = sole_reader(c->plan, v);
+    return n >= 0 ? &c->plan->graph->nodes[n] : NULL;
+}
+
 bool op_read_only_by(op_ctx *c, int v, const char *op_type)
 {
     int n = sole_reader(c->plan, v);
