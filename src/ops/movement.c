@@ -437,6 +437,11 @@ static vki_status plan_slice(op_ctx *c)
     contiguous_strides(dims, x->rank, s.out_strides);
     bool fold = movement_folds(c);
     if (fold) movement_alloc_host_outputs(c);
+    /* elements that lie together in X (a run of rows along the outermost sliced axis): a view */
+    strided_copy run = s;
+    collapse(&run);
+    if (!fold && run.rank == 1 && (run.in_strides[0] == 1 || run.dims[0] == 1) && op_output_offset_view(c, 0, 0, s.in_base))
+        return VKI_OK;
     return copy_run(c, 0, 0, &s, fold);
 }
 
@@ -494,6 +499,11 @@ static vki_status split_outputs(op_ctx *c, int axis, int64_t *sizes, int n_out)
         contiguous_strides(s.dims, s.rank, s.out_strides);
         s.in_base = offset * in_strides[axis];
         offset += sizes[i];
+        strided_copy run = s; /* a piece whose elements lie together in X is a view */
+        collapse(&run);
+        if (!fold && op_out(c, i) && run.rank == 1 && (run.in_strides[0] == 1 || run.dims[0] == 1) &&
+            op_output_offset_view(c, i, 0, s.in_base))
+            continue;
         VKI_TRY(copy_run(c, 0, i, &s, fold));
     }
     return VKI_OK;

@@ -21,6 +21,10 @@ typedef struct plan_value {
      * this value's dims lies at sum i_k * view_strides[k] of its root, not in row-major order */
     bool permuted;
     int64_t view_strides[VKI_MAX_RANK];
+    /* a view that starts this many bytes into its root (op_output_offset_view: a contiguous
+     * Slice, Split or Gather of one index); kernels bind it through a window at that offset,
+     * a multiple of the binding alignment */
+    uint64_t view_offset;
     gpu_storage storage; /* how its elements lie in device memory (a view: its root's) */
     /* memory planning */
     bool on_gpu;       /* needs device storage */
@@ -83,6 +87,11 @@ vki_status op_const_floats(op_ctx *c, int i, double *out, int max, int *count);
 void *op_output_host(op_ctx *c, int i);
 /* The output is the input's storage with a new shape (same element count). */
 vki_status op_output_alias(op_ctx *c, int out, int in);
+/* Makes output `out` (already shaped) a view of input `in`'s elements from `first` on, held
+ * in place of a copy, when that is possible: the input lives on the GPU in the output's
+ * storage, is no permuted view, the offset is a multiple of the binding alignment and the
+ * output is no graph output. Returns whether it did. */
+bool op_output_offset_view(op_ctx *c, int out, int in, int64_t first);
 /* A scratch value live only during this node, held as 32-bit words (GPU_W32). */
 vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
 plan_value *op_value(op_ctx *c, int value_index);

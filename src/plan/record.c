@@ -304,10 +304,12 @@ vki_status plan_record_io(plan *p, VkCommandPool pool, const VkBuffer *in_src, c
     vk->f.vkResetCommandBuffer(p->cmd_out, 0);
     if (r == VK_SUCCESS) r = vk->f.vkBeginCommandBuffer(p->cmd_out, &bi);
     for (int i = 0; r == VK_SUCCESS && i < g->n_outputs; i++) {
+        /* the output's own elements: a view may start inside its root */
+        const plan_value *ov = &p->values[g->outputs[i]];
         plan_value *pv = &p->values[plan_root(p, g->outputs[i])];
-        uint64_t bytes = (uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage);
+        uint64_t bytes = (uint64_t)shape_numel(ov->dims, ov->rank) * storage_size(pv->storage);
         if (!bytes || pv->host) continue;
-        VkBufferCopy copy = {pv->offset, out_dst[i] ? 0 : p->output_offsets[i], bytes};
+        VkBufferCopy copy = {pv->offset + ov->view_offset, out_dst[i] ? 0 : p->output_offsets[i], bytes};
         vk->f.vkCmdCopyBuffer(p->cmd_out, buffer_of(p, pv)->buffer, out_dst[i] ? out_dst[i] : p->download.buffer, 1, &copy);
     }
     if (r == VK_SUCCESS) {
@@ -341,9 +343,9 @@ vki_status plan_record(plan *p)
         up += ((uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage) + 15) / 16 * 16;
     }
     for (int i = 0; i < g->n_outputs; i++) {
-        const plan_value *pv = &p->values[plan_root(p, g->outputs[i])];
+        const plan_value *ov = &p->values[g->outputs[i]], *pv = &p->values[plan_root(p, g->outputs[i])];
         p->output_offsets[i] = down;
-        down += ((uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage) + 15) / 16 * 16;
+        down += ((uint64_t)shape_numel(ov->dims, ov->rank) * storage_size(pv->storage) + 15) / 16 * 16;
     }
     VKI_TRY(vk_buffer_create(vk, up, VK_BUFFER_UPLOAD, &p->upload));
     VKI_TRY(vk_buffer_create(vk, down, VK_BUFFER_DOWNLOAD, &p->download));
