@@ -57,7 +57,13 @@ typedef enum vki_status {
     VKI_ERROR_SHAPE = 6,            /* shapes or dtypes that do not fit the op or the model */
     VKI_ERROR_OUT_OF_MEMORY = 7,    /* host or device memory exhausted */
     VKI_ERROR_VULKAN = 8,           /* a Vulkan call failed */
-    VKI_ERROR_VALIDATION = 9        /* the Vulkan validation layer reported a message */
+    VKI_ERROR_VALIDATION = 9,       /* the Vulkan validation layer reported a message */
+    /* The GPU was lost (VK_ERROR_DEVICE_LOST: a driver reset, a hang, a removed or crashed
+     * device). The context is dead from then on: every later call that would use its device
+     * (run, prepare, session_create, tensor create/read/write) fails with this status at once,
+     * without submitting anything. Sessions, tensors, models and the context can still be
+     * destroyed; create a new context (and load the model again) to go on. */
+    VKI_ERROR_DEVICE_LOST = 10
 } vki_status;
 
 /* Element types, numbered as ONNX's TensorProto.DataType. */
@@ -132,7 +138,9 @@ typedef struct vki_context_options {
      * the first of discrete GPU, integrated GPU, virtual GPU, CPU (lavapipe). */
     const char *device;
     /* 1: enable VK_LAYER_KHRONOS_validation; any message it reports makes the next call on
-     * a session fail with VKI_ERROR_VALIDATION. 0: off. -1: VKINFER_VALIDATION=1 decides. */
+     * a session fail with VKI_ERROR_VALIDATION. 0: off. -1: VKINFER_VALIDATION=1 decides
+     * (VKINFER_VALIDATION=sync: on, with the layer's synchronization validation too, which
+     * reports hazards between dispatches and copies that no barrier orders; slower). */
     int validation;
     /* Folder of the on-disk pipeline cache. NULL: VKINFER_CACHE_DIR, else
      * $XDG_CACHE_HOME/vkinfer, else ~/.cache/vkinfer. "" disables the disk cache. */

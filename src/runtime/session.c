@@ -97,6 +97,7 @@ vki_status vki_session_create_with_options(vki_model *m, const vki_session_optio
 {
     if (!m || !out) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_create: NULL argument");
     *out = NULL;
+    VKI_TRY(vk_check_lost(&m->ctx->vk));
     vki_precision precision = opts ? opts->precision : VKI_PRECISION_DEFAULT;
     if (precision != VKI_PRECISION_DEFAULT && precision != VKI_PRECISION_FP16)
         return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_create: unknown precision %d", (int)precision);
@@ -434,7 +435,7 @@ static vki_status read_timestamps(vki_session *s, const plan *p)
                                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
     if (r != VK_SUCCESS) {
         free(ticks);
-        return vki_fail(VKI_ERROR_VULKAN, "reading GPU timestamps failed (%s)", vk_result_str(r));
+        return vk_fail_result(vk, r, "reading GPU timestamps");
     }
     uint64_t mask = vk->caps.timestamp_bits >= 64 ? ~0ull : (1ull << vk->caps.timestamp_bits) - 1;
     for (uint32_t d = 0; d + 1 < n; d++)
@@ -490,7 +491,8 @@ vki_status vki_session_prepare(vki_session *s)
 {
     if (!s) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_prepare: NULL session");
     VKI_TRY(session_enter(s, "vki_session_prepare"));
-    vki_status st = check_inputs_set(s);
+    vki_status st = vk_check_lost(&s->model->ctx->vk); /* a lost device plans nothing */
+    if (st == VKI_OK) st = check_inputs_set(s);
     plan *p = NULL;
     if (st == VKI_OK) st = find_plan(s, false, &p);
     if (st == VKI_OK) st = vk_check_validation(&s->model->ctx->vk);
@@ -525,6 +527,7 @@ static vki_status session_run(vki_session *s)
 {
     const ir_graph *g = &s->model->onnx.graph;
     vk_context *vk = &s->model->ctx->vk;
+    VKI_TRY(vk_check_lost(vk)); /* a lost device plans and submits nothing */
     VKI_TRY(check_inputs_set(s));
     plan *p = NULL;
     vki_status st = find_plan(s, false, &p);
