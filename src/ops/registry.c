@@ -42,6 +42,9 @@
     /* rms_norm.c, rotary.c, attention.c, rnn.c */                                         \
     X(RMSNormalization) X(RotaryEmbedding) X(Attention) X(RNN) X(GRU) X(LSTM)              \
     /* control.c */ X(If) X(Loop) X(Scan)                                                  \
+    /* signal.c */                                                                         \
+    X(DFT) X(STFT) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(MelWeightMatrix)     \
+    /* pad.c, affine_grid.c, col2im.c */ X(CenterCropPad) X(AffineGrid) X(Col2Im)              \
     /* end */
 
 #define DECLARE(name) extern const op_def op_##name;
