@@ -38,7 +38,8 @@
     X(GatherND) X(ReverseSequence) X(LpNormalization)                                      \
     X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(BitCast)                     \
     X(QuantizeLinear) X(DequantizeLinear) X(DynamicQuantizeLinear) X(GridSample)           \
-    X(RoiAlign) X(MatMulInteger) X(QLinearMatMul) X(CausalConvWithState)                   \
+    X(RoiAlign) X(MatMulInteger) X(QLinearMatMul) X(ConvInteger) X(QLinearConv)           \
+    X(CausalConvWithState)                                                                 \
     /* rms_norm.c, rotary.c, attention.c, rnn.c */                                         \
     X(RMSNormalization) X(RotaryEmbedding) X(Attention) X(RNN) X(GRU) X(LSTM)              \
     /* control.c */ X(If) X(Loop) X(Scan)                                                  \
