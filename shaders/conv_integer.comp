@@ -2,8 +2,8 @@
 // ConvInteger and QLinearConv's product: y[n, oc, p] = sum (x - x_zp) * (w[oc] - w_zp[oc]) over
 // oc's group of input channels and the kernel taps that land inside x (padding adds 0), plus
 // B[oc] (QLinearConv), in int32; one invocation per output. Spatial dims are padded to 3 with
-// leading 1s. The zero points sit in one packed buffer (shaders/pack_words.comp): x's (none
-// or one), then w's (none, one, or one per output channel).
+// leading 1s. The zero points and B sit in one packed buffer (shaders/pack_words.comp): x's
+// zero point (none or one), w's (none, one, or one per output channel), then B (none or OC).
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -11,8 +11,7 @@ layout(local_size_x_id = 0) in;
 layout(std430, binding = 0) readonly buffer X { int x[]; };
 layout(std430, binding = 1) readonly buffer W { int w[]; };
 layout(std430, binding = 2) readonly buffer ZeroPoints { int zp[]; };
-layout(std430, binding = 3) readonly buffer Bias { int bias[]; };
-layout(std430, binding = 4) writeonly buffer Y { int y[]; };
+layout(std430, binding = 3) writeonly buffer Y { int y[]; };
 layout(push_constant) uniform Push {
     uint count, C, OC, ic_per_group, oc_per_group, x_zps, w_zps, has_bias;
     int in_dims[3], out_dims[3], kernel[3], stride[3], dil[3], pad[3];
@@ -33,7 +32,7 @@ void main()
     uint first_ic = (oc / pc.oc_per_group) * pc.ic_per_group;
     uint in_plane = uint(pc.in_dims[0] * pc.in_dims[1] * pc.in_dims[2]);
     uint taps = uint(pc.kernel[0] * pc.kernel[1] * pc.kernel[2]);
-    int acc = pc.has_bias != 0u ? bias[oc] : 0;
+    int acc = pc.has_bias != 0u ? zp[pc.x_zps + pc.w_zps + oc] : 0;
     for (uint k = 0u; k < pc.ic_per_group; k++) {
         uint x_base = (n * pc.C + first_ic + k) * in_plane, w_base = (oc * pc.ic_per_group + k) * taps;
         for (int a = 0; a < pc.kernel[0]; a++) {

@@ -73,16 +73,23 @@ static vki_status plan_deform_conv(op_ctx *c)
     struct {
         uint32_t count, C, H, W, OC, OH, OW, KH, KW;
         int32_t stride_h, stride_w, dil_h, dil_w, pad_h, pad_w;
-        uint32_t ic_per_group, oc_per_group, ic_per_offset_group, offset_groups, has_bias, has_mask;
+        uint32_t ic_per_group, oc_per_group, ic_per_offset_group, offset_groups, has_bias, has_mask, mask_at, bias_at;
     } push = {(uint32_t)count, (uint32_t)ic, (uint32_t)x->dims[2], (uint32_t)x->dims[3], (uint32_t)oc, (uint32_t)oh, (uint32_t)ow,
               (uint32_t)kernel[0], (uint32_t)kernel[1], (int32_t)strides[0], (int32_t)strides[1], (int32_t)dil[0], (int32_t)dil[1],
               (int32_t)pads[0], (int32_t)pads[1], (uint32_t)(ic / group), (uint32_t)(oc / group),
-              (uint32_t)(ic / offset_group), (uint32_t)offset_group, bias, mask};
+              (uint32_t)(ic / offset_group), (uint32_t)offset_group, bias, mask, 0, 0};
+    /* offset, mask and B as one buffer: four bindings, the Android Baseline 2022 limit */
+    int params, ins[3] = {2, mask ? 4 : -1, bias ? 3 : -1};
+    uint32_t counts[3] = {(uint32_t)shape_numel(off->dims, 4), mask ? (uint32_t)shape_numel(op_in(c, 4)->dims, 4) : 0,
+                          bias ? (uint32_t)oc : 0};
+    if ((uint64_t)counts[0] + counts[1] + counts[2] > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
+    VKI_TRY(op_pack_words(c, ins, counts, &params));
+    push.mask_at = mask ? counts[0] : 0;
+    push.bias_at = bias ? counts[0] + counts[1] : 0;
     uint32_t spec[2] = {64, op_dtype_code(x->dtype)}, gx, gy;
-    int values[6] = {op_in_index(c, 0), op_in_index(c, 1), op_in_index(c, 2), bias ? op_in_index(c, 3) : op_in_index(c, 0),
-                     mask ? op_in_index(c, 4) : op_in_index(c, 0), op_out_index(c, 0)};
+    int values[4] = {op_in_index(c, 0), op_in_index(c, 1), params, op_out_index(c, 0)};
     op_grid_1d((uint64_t)count, 64, &gx, &gy);
-    return op_dispatch(c, "deform_conv", spec, 2, &push, sizeof push, values, 6, gx, gy, 1);
+    return op_dispatch(c, "deform_conv", spec, 2, &push, sizeof push, values, 4, gx, gy, 1);
 }
 
 const op_def op_DeformConv = {"DeformConv", "", OP_DTYPES_FLOAT, "2-D only; a direct kernel (no im2col + MatMul path)",

@@ -25,8 +25,7 @@ static vki_status per_count(op_ctx *c, int input, int64_t count, const char *wha
     return VKI_OK;
 }
 
-/* Packs inputs ins[0..2] (-1: none) of `counts` words into a new scratch value. */
-static vki_status pack(op_ctx *c, const int *ins, const uint32_t *counts, int *out)
+vki_status op_pack_words(op_ctx *c, const int *ins, const uint32_t *counts, int *out)
 {
     int dummy;
     VKI_TRY(op_temp(c, VKI_DTYPE_INT32, 1, &dummy));
@@ -105,7 +104,7 @@ static vki_status plan_matmul_integer(op_ctx *c)
     int zps, product;
     int zp_ins[3] = {a_zps ? iazp : -1, b_zps ? ibzp : -1, -1};
     uint32_t zp_counts[3] = {a_zps, b_zps, 0};
-    VKI_TRY(pack(c, zp_ins, zp_counts, &zps));
+    VKI_TRY(op_pack_words(c, zp_ins, zp_counts, &zps));
     if (qlinear) VKI_TRY(op_temp(c, VKI_DTYPE_INT32, count, &product));
     else product = op_out_index(c, 0);
     struct { uint32_t count, M, K, N, a_batch_stride, b_batch_stride, a_zps, b_zps; } push = {
@@ -120,7 +119,7 @@ static vki_status plan_matmul_integer(op_ctx *c)
     int scales;
     int scale_ins[3] = {1, 4, 6};
     uint32_t scale_counts[3] = {a_scales, b_scales, y_scales};
-    VKI_TRY(pack(c, scale_ins, scale_counts, &scales));
+    VKI_TRY(op_pack_words(c, scale_ins, scale_counts, &scales));
     struct { uint32_t count, M, N, a_scales, b_scales, has_zero_point; int32_t lo, hi; } rpush = {
         (uint32_t)count, (uint32_t)M, (uint32_t)N, a_scales, b_scales, op_has_input(c, 7),
         out == VKI_DTYPE_INT8 ? -128 : 0, out == VKI_DTYPE_INT8 ? 127 : 255};
@@ -219,9 +218,9 @@ static vki_status plan_conv_integer(op_ctx *c)
     if (count > UINT32_MAX || shape_numel(x->dims, x->rank) > UINT32_MAX || shape_numel(w->dims, w->rank) > UINT32_MAX)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
     int zps, product;
-    int zp_ins[3] = {x_zps ? ixzp : -1, w_zps ? iwzp : -1, -1};
-    uint32_t zp_counts[3] = {x_zps, w_zps, 0};
-    VKI_TRY(pack(c, zp_ins, zp_counts, &zps));
+    int zp_ins[3] = {x_zps ? ixzp : -1, w_zps ? iwzp : -1, bias ? 8 : -1};
+    uint32_t zp_counts[3] = {x_zps, w_zps, bias ? (uint32_t)oc : 0};
+    VKI_TRY(op_pack_words(c, zp_ins, zp_counts, &zps));
     if (qlinear) VKI_TRY(op_temp(c, VKI_DTYPE_INT32, count, &product));
     else product = op_out_index(c, 0);
     /* spatial dims padded to 3 with leading 1s */
@@ -242,16 +241,16 @@ static vki_status plan_conv_integer(op_ctx *c)
         push.pad[j] = (int32_t)pad_begin[d];
     }
     uint32_t spec[1] = {64}, gx, gy;
-    int values[5] = {op_in_index(c, ix), op_in_index(c, iw), zps, bias ? op_in_index(c, 8) : zps, product};
+    int values[4] = {op_in_index(c, ix), op_in_index(c, iw), zps, product};
     op_grid_1d((uint64_t)count, 64, &gx, &gy);
-    VKI_TRY(op_dispatch(c, "conv_integer", spec, 1, &push, sizeof push, values, 5, gx, gy, 1));
+    VKI_TRY(op_dispatch(c, "conv_integer", spec, 1, &push, sizeof push, values, 4, gx, gy, 1));
     if (!qlinear) return VKI_OK;
     /* requantize.comp scales rows m by the packed "A" scales and columns n by the "B" ones:
      * rows are output channels (w's scales), columns pixels (x's one scale) */
     int scales;
     int scale_ins[3] = {4, 1, 6};
     uint32_t scale_counts[3] = {w_scales, x_scales, y_scales};
-    VKI_TRY(pack(c, scale_ins, scale_counts, &scales));
+    VKI_TRY(op_pack_words(c, scale_ins, scale_counts, &scales));
     int64_t pixels = count / (dims[0] * oc);
     struct { uint32_t count, M, N, a_scales, b_scales, has_zero_point; int32_t lo, hi; } rpush = {
         (uint32_t)count, (uint32_t)oc, (uint32_t)pixels, w_scales, x_scales, 1,

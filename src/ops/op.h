@@ -86,6 +86,10 @@ vki_status op_output_alias(op_ctx *c, int out, int in);
 /* A scratch value live only during this node, held as 32-bit words (GPU_W32). */
 vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
 plan_value *op_value(op_ctx *c, int value_index);
+/* A scratch value holding inputs ins[0..2] (input slots, -1: none) of counts[0..2] 32-bit words
+ * one after another (shaders/pack_words.comp), so that a kernel binds them as one buffer: the
+ * Android Baseline 2022 allows four storage buffers per stage. */
+vki_status op_pack_words(op_ctx *c, const int *ins, const uint32_t *counts, int *out);
 /* A scratch constant: zeroed host data (returned) that the caller fills; it is uploaded with
  * the weights (folded parameters such as BatchNormalization's scale and shift). */
 void *op_temp_const(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
