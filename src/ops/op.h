@@ -117,6 +117,15 @@ bool op_read_only_by(op_ctx *c, int v, const char *op_type);
 void op_fuse_claim(op_ctx *c, int node, int v);
 int op_fused_output(const op_ctx *c, int node);
 
+/* Data-dependent output sizes (NonZero, Compress, Unique, NonMaxSuppression). The op first
+ * records the kernels that compute the size into `size_value` (an int32 scalar it made with
+ * op_temp), then calls this. *known: the plan is made for a size of this node, *size; the op
+ * records the rest for it, and at run time the plan reads size_value back right after those
+ * kernels (one wait) and, where the data gives another size, the session plans again for it.
+ * Not *known: the op returns at once without outputs; planning stops there and the session runs
+ * this probe plan to read the size, then plans again with it. */
+vki_status op_data_size(op_ctx *c, int size_value, int64_t *size, bool *known);
+
 /* ---- recording ---- */
 /* values[]: value indices bound at bindings 0..n-1 (inputs first, then outputs, by
  * convention). Zero-sized grids are skipped. */
