@@ -7,7 +7,7 @@
 // buffer holds count[bc] (BC words), then the kept boxes sel[bc][SLOTS], then live[bc][N].
 #include "common.glsl"
 
-#define GROUP 256
+#define GROUP 128 // the Android Baseline 2022 limit
 layout(local_size_x = GROUP) in;
 layout(constant_id = 0) const bool CENTER = false; // boxes as (x_center, y_center, w, h)
 

@@ -6,7 +6,7 @@
 // its dtype (a float -0.0 is zero, NaN is not).
 #include "common.glsl"
 
-#define GROUP 256
+#define GROUP 128 // the Android Baseline 2022 limit
 layout(local_size_x = GROUP) in;
 layout(constant_id = 0) const uint DT = 0u;
 
