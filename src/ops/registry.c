@@ -48,7 +48,7 @@
     X(DFT) X(STFT) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(MelWeightMatrix)     \
     /* pad.c, affine_grid.c, col2im.c */ X(CenterCropPad) X(AffineGrid) X(Col2Im)              \
     /* tensor_scatter.c, deform_conv.c */ X(TensorScatter) X(DeformConv)                  \
-    /* compress.c, nms.c */ X(NonZero) X(Compress) X(NonMaxSuppression)                   \
+    /* compress.c, nms.c, unique.c */ X(NonZero) X(Compress) X(NonMaxSuppression) X(Unique) \
     /* end */
 
 #define DECLARE(name) extern const op_def op_##name;
