@@ -49,6 +49,9 @@
     /* pad.c, affine_grid.c, col2im.c */ X(CenterCropPad) X(AffineGrid) X(Col2Im)              \
     /* tensor_scatter.c, deform_conv.c */ X(TensorScatter) X(DeformConv)                  \
     /* compress.c, nms.c, unique.c */ X(NonZero) X(Compress) X(NonMaxSuppression) X(Unique) \
+    /* random.c */                                                                         \
+    X(RandomUniform) X(RandomNormal) X(RandomUniformLike) X(RandomNormalLike) X(Bernoulli) \
+    X(Multinomial)                                                                         \
     /* end */
 
 #define DECLARE(name) extern const op_def op_##name;

@@ -107,10 +107,12 @@ static vki_status plan_node(plan *p, int n)
     if (!def)
         return op_error(&c, VKI_ERROR_UNSUPPORTED, "vkinfer has no implementation of op %s%s%s (see `vkinfer ops`)",
                         *node->domain ? node->domain : "", *node->domain ? "." : "", node->op_type);
-    /* every op but Constant reads input 0, and none takes it as optional: refuse a node without
-     * it here rather than in each op (a hostile or broken file) */
+    /* every op but Constant and the random generators reads input 0, and none takes it as
+     * optional: refuse a node without it here rather than in each op (a hostile or broken file) */
     bool scan8 = !strcmp(node->op_type, "Scan") && g->opset < 9 && !*node->domain; /* input 0: sequence_lens */
-    if (strcmp(node->op_type, "Constant") && !scan8 && (node->n_inputs == 0 || node->inputs[0] < 0))
+    bool no_inputs = !strcmp(node->op_type, "Constant") || !strcmp(node->op_type, "RandomUniform") ||
+                     !strcmp(node->op_type, "RandomNormal");
+    if (!no_inputs && !scan8 && (node->n_inputs == 0 || node->inputs[0] < 0))
         return op_error(&c, VKI_ERROR_MODEL, "input 0 is missing");
     for (int i = 0; i < node->n_inputs; i++)
         if (node->inputs[i] >= 0 && !p->values[node->inputs[i]].shaped)
