@@ -52,6 +52,7 @@
     /* random.c */                                                                         \
     X(RandomUniform) X(RandomNormal) X(RandomUniformLike) X(RandomNormalLike) X(Bernoulli) \
     X(Multinomial)                                                                         \
+    /* training.c (ai.onnx.preview.training) */ X(Adagrad) X(Adam) X(Momentum)              \
     /* end */
 
 #define DECLARE(name) extern const op_def op_##name;
