@@ -21,10 +21,7 @@ static vki_status select_on_gpu(op_ctx *c, int flags, vki_dtype t, int64_t n, in
     uint32_t spec[1] = {op_dtype_code(t)}, push = (uint32_t)n;
     int values[3] = {flags, *positions, size};
     VKI_TRY(op_dispatch(c, "select_indices", spec, 1, &push, sizeof push, values, 3, 1, 1, 1));
-    VKI_TRY(op_data_size(c, size, count, known));
-    if (*known && (*count < 0 || *count > n))
-        return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: %lld of %lld positions selected", (long long)*count, (long long)n);
-    return VKI_OK;
+    return op_data_size(c, size, n, count, known);
 }
 
 static bool host_nonzero(vki_dtype t, const void *data, size_t i)

@@ -70,10 +70,8 @@ static vki_status plan_nms(op_ctx *c)
     VKI_TRY(op_dispatch(c, "nms_write", total_spec, 2, &wpush, sizeof wpush, total_values, 2, 1, 1, 1));
     int64_t rows;
     bool known;
-    VKI_TRY(op_data_size(c, size, &rows, &known));
+    VKI_TRY(op_data_size(c, size, bc * slots, &rows, &known));
     if (!known) return VKI_OK;
-    if (rows < 0 || rows > bc * slots)
-        return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: %lld rows selected of at most %lld", (long long)rows, (long long)(bc * slots));
     int64_t dims[2] = {rows, 3};
     VKI_TRY(op_set_output(c, 0, VKI_DTYPE_INT64, 2, dims));
     if (rows == 0) return VKI_OK;

@@ -119,12 +119,13 @@ int op_fused_output(const op_ctx *c, int node);
 
 /* Data-dependent output sizes (NonZero, Compress, Unique, NonMaxSuppression). The op first
  * records the kernels that compute the size into `size_value` (an int32 scalar it made with
- * op_temp), then calls this. *known: the plan is made for a size of this node, *size; the op
- * records the rest for it, and at run time the plan reads size_value back right after those
- * kernels (one wait) and, where the data gives another size, the session plans again for it.
+ * op_temp), then calls this with the largest size possible. *known: the plan is made for a
+ * size of this node, *size (in [0, max]); the op records the rest for it. At run time the
+ * plan reads size_value back right after those kernels (one wait); the dispatches after it run
+ * only when the size is the one planned for, else the session plans again for the new size.
  * Not *known: the op returns at once without outputs; planning stops there and the session runs
  * this probe plan to read the size, then plans again with it. */
-vki_status op_data_size(op_ctx *c, int size_value, int64_t *size, bool *known);
+vki_status op_data_size(op_ctx *c, int size_value, int64_t max, int64_t *size, bool *known);
 
 /* ---- recording ---- */
 /* values[]: value indices bound at bindings 0..n-1 (inputs first, then outputs, by

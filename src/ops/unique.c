@@ -41,9 +41,8 @@ static vki_status plan_unique(op_ctx *c)
     VKI_TRY(op_dispatch(c, "unique", spec, 4, &push, sizeof push, values, 4, gx, gy, 1));
     int64_t unique;
     bool known;
-    VKI_TRY(op_data_size(c, size, &unique, &known));
+    VKI_TRY(op_data_size(c, size, n, &unique, &known));
     if (!known) return VKI_OK;
-    if (unique < 1 || unique > n) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: %lld unique of %lld", (long long)unique, (long long)n);
     int64_t dims[VKI_MAX_RANK] = {unique};
     int rank = 1;
     if (ax >= 0) {

@@ -145,14 +145,15 @@ static vki_status plan_node(plan *p, int n)
     return VKI_OK;
 }
 
-vki_status op_data_size(op_ctx *c, int size_value, int64_t *size, bool *known)
+vki_status op_data_size(op_ctx *c, int size_value, int64_t max, int64_t *size, bool *known)
 {
     plan *p = c->plan;
     if (p->n_reads >= PLAN_MAX_SIZES)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "more than %d data-dependent sizes in one graph", PLAN_MAX_SIZES);
     p->read_value[p->n_reads] = size_value;
     p->read_after[p->n_reads] = p->n_dispatches;
-    *known = p->n_reads < p->n_sizes;
+    /* a size the last run found for other input shapes may not fit these: probe again */
+    *known = p->n_reads < p->n_sizes && p->sizes[p->n_reads] >= 0 && p->sizes[p->n_reads] <= max;
     *size = *known ? p->sizes[p->n_reads] : 0;
     p->n_reads++;
     if (!*known) p->probe = true;
