@@ -1,5 +1,6 @@
 /* Normalization ops: BatchNormalization (a per-channel affine map, shaders/norm_affine.glsl;
- * in training mode from the batch's statistics, shaders/batch_norm_train.comp), InstanceNormalization, LayerNormalization and MeanVarianceNormalization
+ * in training mode from the batch's statistics, shaders/batch_norm_train.comp),
+ * InstanceNormalization, LayerNormalization and MeanVarianceNormalization
  * (per-row statistics, shaders/norm_rows.glsl) and LRN (shaders/norm_lrn.comp). Per-channel
  * parameters travel as one array of (scale, shift) pairs, folded on the host when they are
  * constants and by shaders/norm_fold.glsl otherwise, so that no shader needs over 4 buffers. */
