@@ -42,7 +42,7 @@
     X(CausalConvWithState)                                                                 \
     /* rms_norm.c, rotary.c, attention.c, rnn.c */                                         \
     X(RMSNormalization) X(RotaryEmbedding) X(Attention) X(RNN) X(GRU) X(LSTM)              \
-    /* linear_attention.c */ X(LinearAttention)                                            \
+    /* linear_attention.c, attention.c */ X(LinearAttention) X(FlexAttention)              \
     /* control.c */ X(If) X(Loop) X(Scan)                                                  \
     /* signal.c */                                                                         \
     X(DFT) X(STFT) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(MelWeightMatrix)     \
