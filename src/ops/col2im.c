@@ -49,6 +49,11 @@ static vki_status plan_col2im(op_ctx *c)
         int64_t span = image[k] + pads[k] + pads[n + k] - dil[k] * (block[k] - 1) - 1;
         if (span < 0) return op_error(c, VKI_ERROR_SHAPE, "spatial dim %d: the block spans more than the padded image", k);
         cols[k] = span / stride[k] + 1;
+        /* both products must stay within the input's dims (which bound them without overflow) */
+        if (x->rank != 3 || block[k] > x->dims[1] / block_size || cols[k] > x->dims[2] / col_count)
+            return op_error(c, VKI_ERROR_SHAPE, "the input %s must be [N, C * prod(block_shape), blocks]; spatial dim %d "
+                            "has a block of %lld and %lld block positions", shape_str(x->dims, x->rank, a, sizeof a), k,
+                            (long long)block[k], (long long)cols[k]);
         block_size *= block[k];
         col_count *= cols[k];
     }
