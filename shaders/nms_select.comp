@@ -16,7 +16,7 @@ layout(std430, binding = 1) readonly buffer Scores { uint scores[]; };
 layout(std430, binding = 2) readonly buffer Params { uint params[]; }; // max_output, iou, score (those given)
 layout(std430, binding = 3) coherent buffer Work { int work[]; };
 layout(push_constant) uniform Push {
-    uint C, N, slots, max_output; // max_output: a plan-time constant, or ~0u to read it from params
+    uint C, N, slots, max_output; // max_output: the plan-time value (at most slots) unless has_max
     uint has_max, has_iou, has_score, unused; // given as inputs computed on the GPU (read from params)
     float iou_threshold, score_threshold;     // otherwise: plan-time values (no score threshold: -inf)
 } pc;
