@@ -249,7 +249,9 @@ VKI_API vki_status vki_session_set_input(vki_session *session, const char *name,
 
 /* Runs the model. The first run with a set of input shapes plans (shape inference,
  * constant folding, kernel choice, memory planning, command recording); plans are kept per
- * input shapes, so later runs with known shapes only upload, submit and download. */
+ * input shapes, so later runs with known shapes only upload, submit and download. Ops whose
+ * output sizes depend on the data (NonZero, Compress, Unique, NonMaxSuppression) read each
+ * size back mid-run (one wait each); a size not seen before plans again. */
 VKI_API vki_status vki_session_run(vki_session *session);
 
 /* Output `index` of the last run. *data stays valid until the next run or destroy. An output
@@ -261,7 +263,8 @@ VKI_API vki_status vki_session_get_output(vki_session *session, uint32_t index, 
  * so that vki_session_output_info can report each output's shape before a run (to create
  * device tensors for them). vki_session_run plans by itself; this is only for knowing first. */
 VKI_API vki_status vki_session_prepare(vki_session *session);
-/* dtype and shape of output `index` for the inputs as last prepared or run (name too). */
+/* dtype and shape of output `index` for the inputs as last prepared or run (name too). Fails
+ * when the shapes depend on sizes computed from the data and no run has found them yet. */
 VKI_API vki_status vki_session_output_info(const vki_session *session, uint32_t index, vki_tensor_info *out);
 
 /* ---- Device tensors: data that stays on the GPU between runs ----------------------------- */

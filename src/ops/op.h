@@ -95,6 +95,10 @@ bool op_output_offset_view(op_ctx *c, int out, int in, int64_t first);
 /* A scratch value live only during this node, held as 32-bit words (GPU_W32). */
 vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
 plan_value *op_value(op_ctx *c, int value_index);
+/* A scratch value holding inputs ins[0..2] (input slots, -1: none) of counts[0..2] 32-bit words
+ * one after another (shaders/pack_words.comp), so that a kernel binds them as one buffer: the
+ * Android Baseline 2022 allows four storage buffers per stage. */
+vki_status op_pack_words(op_ctx *c, const int *ins, const uint32_t *counts, int *out);
 /* A scratch constant: zeroed host data (returned) that the caller fills; it is uploaded with
  * the weights (folded parameters such as BatchNormalization's scale and shift). */
 void *op_temp_const(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
@@ -123,6 +127,16 @@ bool op_read_only_by(op_ctx *c, int v, const char *op_type);
 const ir_node *op_sole_reader(op_ctx *c, int v);
 void op_fuse_claim(op_ctx *c, int node, int v);
 int op_fused_output(const op_ctx *c, int node);
+
+/* Data-dependent output sizes (NonZero, Compress, Unique, NonMaxSuppression). The op first
+ * records the kernels that compute the size into `size_value` (an int32 scalar it made with
+ * op_temp), then calls this with the largest size possible. *known: the plan is made for a
+ * size of this node, *size (in [0, max]); the op records the rest for it. At run time the
+ * plan reads size_value back right after those kernels (one wait); the dispatches after it run
+ * only when the size is the one planned for, else the session plans again for the new size.
+ * Not *known: the op returns at once without outputs; planning stops there and the session runs
+ * this probe plan to read the size, then plans again with it. */
+vki_status op_data_size(op_ctx *c, int size_value, int64_t max, int64_t *size, bool *known);
 
 /* ---- recording ---- */
 /* values[]: value indices bound at bindings 0..n-1 (inputs first, then outputs, by
