@@ -2,7 +2,7 @@
 against PyTorch eager on CUDA in float32 (TF32 off) and float16, in one run on one machine.
 
     /usr/bin/python3 bench/half_bench.py VKINFER [--runs 50] [--warmup 10] [--markdown OUT.md]
-        [--models resnet50_b32,bert_b8,policy_bf16_b8]
+        [--models resnet50_b32,bert_b8,policy_bf16_b8,bert_bf16_b8]
 
 Timings are medians of --runs whole inferences after --warmup, host input to host output
 (`vkinfer bench --json`; PyTorch: copy in, forward, copy out, synchronize). Each vkinfer
@@ -45,6 +45,8 @@ def build(name):
         return randomize_batchnorm(torchvision.models.resnet50()), torch.randn(32, 3, 224, 224), None
     if name == "bert_b8":
         return Encoder(), torch.randn(8, 128, 768), None
+    if name == "bert_bf16_b8":  # the encoder as a bfloat16 model (tensor cores where bf16 ones exist)
+        return Encoder(), torch.randn(8, 128, 768), torch.bfloat16
     if name == "policy_bf16_b8":
         from policies import Transformer
         return Transformer(), torch.randn(8, 10, 64), torch.bfloat16
@@ -105,7 +107,7 @@ def rel_err(got, ref):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("vkinfer")
-    ap.add_argument("--models", default="resnet50_b32,bert_b8,policy_bf16_b8")
+    ap.add_argument("--models", default="resnet50_b32,bert_b8,policy_bf16_b8,bert_bf16_b8")
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--markdown")

@@ -245,6 +245,33 @@ def check_cases(rng):
     cases.append(("fp16_mode_fp32_out_96x130x200", [("x", x)], [("w", wt)],
                   [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("MatMul", ["r", "w"], ["y"])],
                   lambda i, w: mm(np.maximum(i[0][1], 0).astype(np.float16), w[0][1].astype(np.float16)), "fp16"))
+    # bfloat16 products (matmul_coopmat2_bf16 where the device has VK_KHR_shader_bfloat16's
+    # cooperative matrices, else matmul_tiled_bf16): float32 inputs cast to bfloat16 in the
+    # graph, the product cast back; the reference multiplies the bfloat16-rounded inputs
+    def bf(x):
+        u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+        return ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32)
+
+    def casts(names, body):
+        return [helper.make_node("Cast", [n], [n + "_h"], to=TensorProto.BFLOAT16) for n in names] + body + \
+               [helper.make_node("Cast", ["p"], ["y"], to=TensorProto.FLOAT)]
+
+    def f32(shape, scale=1.0):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    for M, N, K in [(200, 72, 130), (2050, 2100, 300)]:
+        a, b = f32((M, K), K ** -0.5), f32((K, N))
+        cases.append((f"bf16_matmul_{M}x{N}x{K}", [("a", a), ("b", b)], [],
+                      casts(["a", "b"], [helper.make_node("MatMul", ["a_h", "b_h"], ["p"])]),
+                      lambda i, w: mm(bf(i[0][1]), bf(i[1][1])), "bf16"))
+    a, b = f32((3, 100, 80), 80 ** -0.5), f32((3, 80, 96))
+    cases.append(("bf16_matmul_batched_3x100x96x80", [("a", a), ("b", b)], [],
+                  casts(["a", "b"], [helper.make_node("MatMul", ["a_h", "b_h"], ["p"])]),
+                  lambda i, w: mm(bf(i[0][1]), bf(i[1][1])), "bf16"))
+    a, b, cv = f32((150, 100), 0.1), f32((120, 100)), f32((120,))
+    cases.append(("bf16_gemm_transB_bias_150x120x100", [("a", a), ("b", b), ("c", cv)], [],
+                  casts(["a", "b", "c"], [helper.make_node("Gemm", ["a_h", "b_h", "c_h"], ["p"], transB=1, alpha=0.5, beta=2.0)]),
+                  lambda i, w: 0.5 * mm(bf(i[0][1]), bf(i[1][1]).T) + 2.0 * bf(i[2][1]).astype(np.float64), "bf16"))
     return cases
 
 
@@ -262,9 +289,11 @@ def check(args):
             out_dt = np.float32 if precision else np.float16
             build_model(model, inputs, nodes, "y", out_dt, inits)
             ref = ref_fn(inputs, inits)
+            bf16 = precision == "bf16"  # a bfloat16 model, not a precision mode
+            mode = None if bf16 else precision
             try:
-                got = run_vkinfer(args, tmp, model, inputs, precision=precision)
-                kernels = matmul_kernels(args, tmp, model, inputs, precision=precision)
+                got = run_vkinfer(args, tmp, model, inputs, precision=mode)
+                kernels = matmul_kernels(args, tmp, model, inputs, precision=mode)
             except RuntimeError as e:
                 print(f"FAIL {name}: {e}")
                 ok = False
@@ -272,9 +301,12 @@ def check(args):
             err = rel_err(got, ref) if got.shape == ref.shape else float("inf")
             # split K adds matmul_splitk_reduce_f16; nothing may fall back to matmul_tiled
             coop_ran = any(k.startswith("matmul_coopmat") for k in kernels) and not any(k.startswith("matmul_tiled") for k in kernels)
-            good = err <= 5e-3 and (not coop or coop_ran)
+            # bfloat16: 8 bits of mantissa in Y; its kernel is printed, not required (the
+            # device report does not say whether bfloat16 cooperative matrices exist)
+            bound = 1e-2 if bf16 else 5e-3
+            good = err <= bound and (bf16 or not coop or coop_ran)
             ok &= good
-            print(f"{'PASS' if good else 'FAIL'} {name:34} max|err|/max|ref| {err:.2g} (<= 5e-3)  kernels {','.join(kernels)}")
+            print(f"{'PASS' if good else 'FAIL'} {name:34} max|err|/max|ref| {err:.2g} (<= {bound:g})  kernels {','.join(kernels)}")
     return ok
 
 

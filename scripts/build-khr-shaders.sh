@@ -9,7 +9,7 @@
 # the compiler's version and the command, so that --check can tell a stale one.
 set -e
 root=$(cd "$(dirname "$0")/.." && pwd)
-shaders="matmul_coopmat_khr_f16 matmul_coopmat2_f16"
+shaders="matmul_coopmat_khr_f16 matmul_coopmat2_f16 matmul_coopmat2_bf16"
 
 # the sha256 of a shader and the shaders/*.glsl it includes, one line each
 source_hashes() {

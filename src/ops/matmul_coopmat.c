@@ -80,7 +80,8 @@ static bool choose_aligned(op_ctx *c, int64_t M, int64_t N, int64_t batches, mm_
  * driver stages the tiles. Blocks of 128 x 256 on the largest workgroup the device offers where
  * they fill the GPU, 128 x 128 next, 64 x 64 on the smallest otherwise; each a multiple of that
  * size's granularity. VKINFER_COOPMAT2_TILE=BMxBNxBKxLOCAL overrides (tuning on a new device). */
-static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t batches, uint32_t aligned, mm_coopmat_kernel *k)
+static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t batches, uint32_t aligned, bool bf16,
+                            mm_coopmat_kernel *k)
 {
     const vk_caps *caps = &c->vk->caps;
     int big = -1, small = -1;
@@ -110,7 +111,8 @@ static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t batches, ui
     /* VKINFER_COOPMAT2_GROUP_M=G takes the blocks in columns G tall (the shader's GROUP_M) */
     const char *group = getenv("VKINFER_COOPMAT2_GROUP_M");
     uint32_t group_m = group && *group ? (uint32_t)strtoul(group, NULL, 10) : 0;
-    *k = (mm_coopmat_kernel){"matmul_coopmat2_f16", bm, bn, local, 14, {0, bm, bk, aligned, group_m}};
+    *k = (mm_coopmat_kernel){bf16 ? "matmul_coopmat2_bf16" : "matmul_coopmat2_f16", bm, bn, local, 14,
+                             {0, bm, bk, aligned, group_m}};
     return true;
 }
 
@@ -128,11 +130,18 @@ bool mm_coopmat_choose(op_ctx *c, const int values[4], int64_t M, int64_t N, int
      * 7x7 maps, N = 49, ran on matmul_tiled_f16 at 0.48 ms each) */
     int64_t min_dim = caps->cooperative_matrix2 && !general ? 32 : COOPMAT_MIN_DIM;
     if (M < min_dim || N < min_dim || K < min_dim) return false;
-    if (op_half_storage(c, values, 3) != GPU_F16) return false;
-    gpu_storage ys = op_storage(c, values[3]);
+    gpu_storage half = op_half_storage(c, values, 3), ys = op_storage(c, values[3]);
+    /* bfloat16 operands: only the workgroup-scope kernel, where the device offers them */
+    if (half == GPU_BF16 && caps->cooperative_matrix2 && caps->cooperative_matrix2_bf16 && !general && ys == GPU_BF16 &&
+        choose_coopmat2(c, M, N, batches, aligned, true, k)) {
+        k->spec_tail[0] = 0; /* OUT_WORDS */
+        stores[0] = stores[1] = stores[2] = stores[3] = GPU_BF16;
+        return true;
+    }
+    if (half != GPU_F16) return false;
     /* fp32 words: a float32 output of the fp16 mode (graph outputs stay words) */
     if (ys != GPU_F16 && !(ys == GPU_W32 && op_value(c, values[3])->dtype == VKI_DTYPE_FLOAT)) return false;
-    bool chosen = caps->cooperative_matrix2 && !general && choose_coopmat2(c, M, N, batches, aligned, k);
+    bool chosen = caps->cooperative_matrix2 && !general && choose_coopmat2(c, M, N, batches, aligned, false, k);
     if (!chosen && !general && rows_of_8 && (caps->cooperative_matrix || caps->cooperative_matrix_khr))
         chosen = choose_aligned(c, M, N, batches, k);
     if (!chosen) {

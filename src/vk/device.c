@@ -227,7 +227,10 @@ static bool has_device_ext(vk_context *vk, VkPhysicalDevice phys, const char *na
 /* Whether any of the three cooperative-matrix paths is on, and all of them off (a feature
  * masked, a profile without them, a memory model that cannot hold them). */
 static bool any_coopmat(const vk_caps *c) { return c->cooperative_matrix || c->cooperative_matrix_khr || c->cooperative_matrix2; }
-static void coopmat_off(vk_caps *c) { c->cooperative_matrix = c->cooperative_matrix_khr = c->cooperative_matrix2 = false; }
+static void coopmat_off(vk_caps *c)
+{
+    c->cooperative_matrix = c->cooperative_matrix_khr = c->cooperative_matrix2 = c->cooperative_matrix2_bf16 = false;
+}
 
 /* Whether VK_NV_cooperative_matrix is there with its feature and offers the one shape our
  * kernels use: A, B fp16 16x16 (K=16), C and D fp32, subgroup scope. */
@@ -329,6 +332,26 @@ static bool has_nv_coopmat2_f16(vk_context *vk, VkPhysicalDevice phys, vk_caps *
             caps->coopmat2_gran_n[found] = p->NGranularity;
             found++;
         }
+    /* bfloat16 operands (VK_KHR_shader_bfloat16) at each workgroup size found for fp16 */
+    VkPhysicalDeviceShaderBfloat16FeaturesKHR bf = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
+    VkPhysicalDeviceFeatures2 fb = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &bf};
+    if (found && has_device_ext(vk, phys, VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME)) {
+        vk->f.vkGetPhysicalDeviceFeatures2(phys, &fb);
+        int same = 0;
+        for (int k = 0; k < found && bf.shaderBFloat16Type && bf.shaderBFloat16CooperativeMatrix; k++)
+            for (uint32_t i = 0; i < n; i++) {
+                const VkCooperativeMatrixFlexibleDimensionsPropertiesNV *p = &props[i];
+                if (p->scope == VKI_SCOPE_WORKGROUP && p->AType == VK_COMPONENT_TYPE_BFLOAT16_KHR &&
+                    p->BType == VK_COMPONENT_TYPE_BFLOAT16_KHR && p->CType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+                    p->ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR && p->KGranularity <= 16 &&
+                    p->workgroupInvocations == caps->coopmat2_local[k] && caps->coopmat2_gran_m[k] % p->MGranularity == 0 &&
+                    caps->coopmat2_gran_n[k] % p->NGranularity == 0) {
+                    same++;
+                    break;
+                }
+            }
+        caps->cooperative_matrix2_bf16 = same == found;
+    }
     free(props);
     return found > 0;
 }
@@ -555,7 +578,8 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR coopmat_khr = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
     VkPhysicalDeviceVulkanMemoryModelFeatures memory_model = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
     VkPhysicalDeviceCooperativeMatrix2FeaturesNV coopmat2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
-    const char *extensions[3];
+    VkPhysicalDeviceShaderBfloat16FeaturesKHR bf16 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
+    const char *extensions[4];
     uint32_t n_extensions = 0;
     if (any_coopmat(&vk->caps)) {
         /* with the memory model on, the validation layer holds every shader to it: our other
@@ -591,6 +615,12 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
         coopmat2.pNext = features;
         features = &coopmat2;
         extensions[n_extensions++] = VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME;
+    }
+    if (vk->caps.cooperative_matrix2 && vk->caps.cooperative_matrix2_bf16) {
+        bf16.shaderBFloat16Type = bf16.shaderBFloat16CooperativeMatrix = VK_TRUE;
+        bf16.pNext = features;
+        features = &bf16;
+        extensions[n_extensions++] = VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME;
     }
     VkDeviceCreateInfo dci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.pNext = features;

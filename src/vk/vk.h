@@ -70,6 +70,22 @@ typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDime
 #endif
 #define VKI_SCOPE_WORKGROUP ((VkScopeKHR)2)
 
+/* VK_KHR_shader_bfloat16 (header 311 and later; extension 142): bfloat16 operands of
+ * cooperative matrices, for shaders/matmul_coopmat2_bf16.comp. */
+#ifndef VK_KHR_shader_bfloat16
+#define VK_KHR_shader_bfloat16 1
+#define VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME "VK_KHR_shader_bfloat16"
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR ((VkStructureType)1000141000)
+#define VK_COMPONENT_TYPE_BFLOAT16_KHR ((VkComponentTypeKHR)1000141000)
+typedef struct VkPhysicalDeviceShaderBfloat16FeaturesKHR {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 shaderBFloat16Type;
+    VkBool32 shaderBFloat16DotProduct;
+    VkBool32 shaderBFloat16CooperativeMatrix;
+} VkPhysicalDeviceShaderBfloat16FeaturesKHR;
+#endif
+
 #include "../util/util.h"
 
 #include <pthread.h>
@@ -138,6 +154,9 @@ typedef struct vk_caps {
      * device takes for them with granularity coopmat2_gran_m/n[i] (0: none) */
     bool cooperative_matrix2;
     uint32_t coopmat2_local[4], coopmat2_gran_m[4], coopmat2_gran_n[4];
+    /* and the same for bfloat16 operands through VK_KHR_shader_bfloat16, enabled, at every
+     * workgroup size and granularity above (shaders/matmul_coopmat2_bf16.comp) */
+    bool cooperative_matrix2_bf16;
     uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
 } vk_caps;
 
