@@ -559,6 +559,18 @@ static vki_status plan_binary(op_ctx *c)
 
     int64_t count = shape_numel(out_shape.dims, out_shape.rank);
     if (op_all_inputs_const(c) && count <= 4096) return fold_on_host(c, d, code, shapes, n, &out_shape);
+    /* a scale read only by a MatMul (attention's q / sqrt(d), q * s and k * s) becomes the
+     * product's alpha: the output is a scaled view of the input (op_product_reader decides the
+     * same when a Transpose before it is made a view) */
+    double s;
+    if ((code == B_MUL || code == B_DIV) && n == 2 && dtype_is_float(out_dtype)) {
+        if (op_const_scalar(c, 1, &s) && (code == B_MUL || s != 0) && op_output_scaled_view(c, 0, code == B_DIV ? 1 / s : s))
+            return VKI_OK;
+        if (code == B_MUL && op_const_scalar(c, 0, &s) && op_output_scaled_view(c, 1, s)) return VKI_OK;
+    }
+    for (int k = 0; k < n; k++)
+        if (op_in(c, k)->permuted)
+            return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: input %d is a permuted view, which this kernel cannot read", k);
     if (count == 0) return VKI_OK;
     if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
     elementwise e = {code == B_WHERE, n, {0}, {0}, (float)n, false, 0, 0};

@@ -409,7 +409,8 @@ static vki_status plan_matmul(op_ctx *c)
     else contiguous_strides(b->dims, b->rank, bs_);
     mm_problem p = {.M = M, .N = N, .K = K, .sam = a->rank > 1 ? as_[a->rank - 2] : K, .sak = as_[a->rank - 1],
                     .sbk = b->rank > 1 ? bs_[b->rank - 2] : bs_[0], .sbn = b->rank > 1 ? bs_[b->rank - 1] : 1,
-                    .alpha = 1, .beta = 0};
+                    /* scaled views (a constant Mul/Div before the product, src/ops/binary.c) */
+                    .alpha = (a->view_scale ? a->view_scale : 1.0f) * (b->view_scale ? b->view_scale : 1.0f), .beta = 0};
     int64_t ydims[VKI_MAX_RANK];
     int yrank = 0;
     int64_t bdims[MM_MAX_BATCH], sa[MM_MAX_BATCH], sb[MM_MAX_BATCH];

@@ -300,13 +300,14 @@ static vki_status plan_transpose(op_ctx *c)
      * product of all of A's rows when A is copied (a [seq,batch,d] activation times a
      * weight), but one small product per batch as a view. */
     plan_value *y = op_out(c, 0);
-    const ir_node *mm = y ? op_sole_reader(c, op_out_index(c, 0)) : NULL;
+    int operand = -1; /* y, or the scaled view of it that the MatMul reads */
+    const ir_node *mm = y ? op_product_reader(c, op_out_index(c, 0), &operand) : NULL;
     bool batch_moved = false;
     for (int k = 0; k < x->rank - 2; k++) batch_moved |= perm[k] != k;
-    bool pieces = mm && mm->n_inputs == 2 && mm->inputs[0] == op_out_index(c, 0) && batch_moved &&
+    bool pieces = mm && mm->n_inputs == 2 && mm->inputs[0] == operand && batch_moved &&
                   x->rank > 2 && op_value(c, mm->inputs[1])->shaped &&
                   op_value(c, mm->inputs[1])->rank <= 2; /* B planned already: a weight, or made before */
-    if (y && !x->host && !x->permuted && x->rank >= 2 && mm && !strcmp(mm->op_type, "MatMul") && !pieces &&
+    if (y && !x->host && !x->permuted && !x->view_scale && x->rank >= 2 && mm && !pieces &&
         op_storage(c, op_in_index(c, 0)) == y->storage) {
         int64_t src[VKI_MAX_RANK];
         contiguous_strides(x->dims, x->rank, src);

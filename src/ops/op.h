@@ -25,6 +25,10 @@ typedef struct plan_value {
      * Slice, Split or Gather of one index); kernels bind it through a window at that offset,
      * a multiple of the binding alignment */
     uint64_t view_offset;
+    /* a scaled view (op_output_scaled_view: a Mul or Div by a constant scalar that only a
+     * MatMul reads): this value is its root's elements times view_scale, which the product
+     * applies as its alpha; 0 when not scaled */
+    float view_scale;
     gpu_storage storage; /* how its elements lie in device memory (a view: its root's) */
     /* memory planning */
     bool on_gpu;       /* needs device storage */
@@ -74,6 +78,8 @@ plan_value *op_out(op_ctx *c, int i);  /* NULL if absent */
 int op_in_index(const op_ctx *c, int i);  /* value index for dispatch bindings */
 int op_out_index(const op_ctx *c, int i);
 bool op_input_is_const(op_ctx *c, int i);
+/* Whether input i is a float scalar known before planning (plan_const_scalar); its value in *out. */
+bool op_const_scalar(op_ctx *c, int i, double *out);
 bool op_all_inputs_const(op_ctx *c);
 vki_status op_set_output(op_ctx *c, int i, vki_dtype dtype, int rank, const int64_t *dims);
 /* Reads a constant integer input (shape, axes, starts...). Fails naming the input if it is
@@ -92,6 +98,13 @@ vki_status op_output_alias(op_ctx *c, int out, int in);
  * storage, is no permuted view, the offset is a multiple of the binding alignment and the
  * output is no graph output. Returns whether it did. */
 bool op_output_offset_view(op_ctx *c, int out, int in, int64_t first);
+/* Makes output 0 a scaled view of input `in` (times `scale`) when only a MatMul reads it and
+ * it has the input's shape and storage; returns whether it did. */
+bool op_output_scaled_view(op_ctx *c, int in, double scale);
+/* The MatMul that reads value v, directly or through a Mul/Div by a constant scalar that will
+ * be a scaled view (op_output_scaled_view), each the sole reader; *operand: the value the
+ * MatMul reads (v or the scaled view). NULL if none. */
+const ir_node *op_product_reader(op_ctx *c, int v, int *operand);
 /* A scratch value live only during this node, held as 32-bit words (GPU_W32). */
 vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
 plan_value *op_value(op_ctx *c, int value_index);

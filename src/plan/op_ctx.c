@@ -208,6 +208,48 @@ const ir_node *op_sole_reader(op_ctx *c, int v)
     return n >= 0 ? &c->plan->graph->nodes[n] : NULL;
 }
 
+/* Whether node n is a Mul or Div of value v by a constant scalar (v first for Div). */
+static bool scales_by_constant(const plan *p, int n, int v)
+{
+    const ir_node *nd = &p->graph->nodes[n];
+    double s;
+    if (nd->n_inputs != 2 || (strcmp(nd->op_type, "Mul") && strcmp(nd->op_type, "Div"))) return false;
+    if (nd->inputs[0] == v) return plan_const_scalar(p, nd->inputs[1], &s) && isfinite(s) && (s != 0 || !strcmp(nd->op_type, "Mul"));
+    return !strcmp(nd->op_type, "Mul") && nd->inputs[1] == v && plan_const_scalar(p, nd->inputs[0], &s) && isfinite(s);
+}
+
+bool op_const_scalar(op_ctx *c, int i, double *out) { return op_has_input(c, i) && plan_const_scalar(c->plan, op_in_index(c, i), out); }
+
+const ir_node *op_product_reader(op_ctx *c, int v, int *operand)
+{
+    plan *p = c->plan;
+    int n = sole_reader(p, v);
+    if (n < 0) return NULL;
+    if (scales_by_constant(p, n, v)) {
+        v = p->graph->nodes[n].outputs[0];
+        n = sole_reader(p, v);
+        if (n < 0) return NULL;
+    }
+    if (strcmp(p->graph->nodes[n].op_type, "MatMul")) return NULL;
+    *operand = v;
+    return &p->graph->nodes[n];
+}
+
+bool op_output_scaled_view(op_ctx *c, int in, double scale)
+{
+    plan_value *o = op_out(c, 0), *i = op_in(c, in);
+    if (!o || !i || i->host || !isfinite(scale) || !op_read_only_by(c, op_out_index(c, 0), "MatMul")) return false;
+    if (o->rank != i->rank || memcmp(o->dims, i->dims, (size_t)i->rank * sizeof *i->dims) || o->dtype != i->dtype)
+        return false;
+    if (c->plan->values[plan_root(c->plan, op_in_index(c, in))].storage != o->storage) return false;
+    o->alias_of = op_in_index(c, in);
+    o->view_offset = i->view_offset;
+    o->permuted = i->permuted;
+    memcpy(o->view_strides, i->view_strides, sizeof o->view_strides);
+    o->view_scale = (float)((i->view_scale ? i->view_scale : 1.0) * scale);
+    return true;
+}
+
 bool op_read_only_by(op_ctx *c, int v, const char *op_type)
 {
     int n = sole_reader(c->plan, v);
