@@ -88,6 +88,19 @@ class TransposedProducts(nn.Module):
         return o.sum() + torch.matmul(t, self.w).sum() + t.sum() + torch.matmul(u, self.w2).sum()
 
 
+class ScaledProducts(nn.Module):
+    """A scale that only a MatMul reads is the product's alpha (q / 8 and K^T * 0.5: 2 fewer),
+    and the Transpose before the scaled K^T is a view too (1 fewer), as is the one read
+    directly (1 fewer); the scale also read by a sum stays a kernel. Exactly 4 fewer."""
+
+    def forward(self, x, y):
+        x, y = x * 2.0, torch.tanh(y)             # [2,6,4,8], [2,6,7,8]
+        q = x / 8.0
+        k = y.transpose(-1, -2) * 0.5             # [2,6,8,7]
+        u = x * 3.0                               # read by a MatMul and by the sum
+        return torch.matmul(q, k).sum() + torch.matmul(u, (y + 1.0).transpose(-1, -2)).sum() + u.sum()
+
+
 class RowViews(nn.Module):
     """Rows that lie together are read in place, not copied: a Gather of one index, a Slice
     and both pieces of a Split along the outermost axis. Rows of 128 elements keep every
@@ -160,6 +173,7 @@ CASES = {
     "transposed_products": (TransposedProducts, (torch.randn(2, 4, 6, 8), torch.randn(2, 7, 6, 8)), 17, 3),
     "elementwise_acts": (ElementwiseActs, (torch.randn(2, 3, 16, 16), torch.randn(2, 3, 16, 16)), 17, 2),
     "control": (Control, (torch.randn(2, 8, 16),), 17, 0),
+    "scaled_products": (ScaledProducts, (torch.randn(2, 6, 4, 8), torch.randn(2, 6, 7, 8)), 17, 4),
     "row_views": (RowViews, (torch.randn(6, 4, 32),), 17, 4),
     "row_view_output": (RowViewOutput, (torch.randn(6, 4, 32),), 17, 1),
     # per layer: 2 GELUs' 4 nodes, the feed-forward's 2 bias Adds, the in-projection's bias Add
@@ -170,7 +184,7 @@ CASES = {
 
 
 # cases whose saving is views (planned as aliases, not "fused into their producer")
-VIEWS = {"transposed_products", "row_views", "row_view_output"}
+VIEWS = {"transposed_products", "scaled_products", "row_views", "row_view_output"}
 EXACT = VIEWS  # exactly `fewer` dispatches fewer, not at least
 
 
