@@ -300,23 +300,34 @@ static vki_status plan_transpose(op_ctx *c)
      * product of all of A's rows when A is copied (a [seq,batch,d] activation times a
      * weight), but one small product per batch as a view. */
     plan_value *y = op_out(c, 0);
-    int operand = -1; /* y, or the scaled view of it that the MatMul reads */
-    const ir_node *mm = y ? op_product_reader(c, op_out_index(c, 0), &operand) : NULL;
+    int operand = -1; /* the view of y that the MatMul reads */
+    bool direct = true;
+    const ir_node *mm = y ? op_product_reader(c, op_out_index(c, 0), &operand, &direct) : NULL;
     bool batch_moved = false;
     for (int k = 0; k < x->rank - 2; k++) batch_moved |= perm[k] != k;
-    bool pieces = mm && mm->n_inputs == 2 && mm->inputs[0] == operand && batch_moved &&
+    bool pieces = mm && direct && mm->n_inputs == 2 && mm->inputs[0] == operand && batch_moved &&
                   x->rank > 2 && op_value(c, mm->inputs[1])->shaped &&
                   op_value(c, mm->inputs[1])->rank <= 2; /* B planned already: a weight, or made before */
-    if (y && !x->host && !x->permuted && !x->view_scale && x->rank >= 2 && mm && !pieces &&
-        op_storage(c, op_in_index(c, 0)) == y->storage) {
-        int64_t src[VKI_MAX_RANK];
-        contiguous_strides(x->dims, x->rank, src);
+    int64_t src[VKI_MAX_RANK]; /* X's element strides: row-major, or a permuted view's own */
+    if (x->permuted) memcpy(src, x->view_strides, sizeof src);
+    else contiguous_strides(x->dims, x->rank, src);
+    if (y && !x->host && !x->view_scale && x->rank >= 2 && mm && !pieces && op_storage(c, op_in_index(c, 0)) == y->storage) {
         VKI_TRY(op_output_alias(c, 0, 0));
         if (y->alias_of >= 0) {
             y->permuted = true;
             for (int k = 0; k < x->rank; k++) y->view_strides[k] = src[perm[k]];
             return VKI_OK;
         }
+    }
+    if (x->permuted) { /* a view whose chain ended elsewhere: its elements, permuted, copied */
+        strided_copy s = {0};
+        s.rank = x->rank;
+        for (int k = 0; k < x->rank; k++) {
+            s.dims[k] = x->dims[perm[k]];
+            s.in_strides[k] = src[perm[k]];
+        }
+        contiguous_strides(s.dims, s.rank, s.out_strides);
+        return copy_values(c, op_in_index(c, 0), op_out_index(c, 0), &s, op_storage(c, op_in_index(c, 0)));
     }
     return permuted_copy(c, x->dims, x->rank, perm);
 }

@@ -101,10 +101,13 @@ bool op_output_offset_view(op_ctx *c, int out, int in, int64_t first);
 /* Makes output 0 a scaled view of input `in` (times `scale`) when only a MatMul reads it and
  * it has the input's shape and storage; returns whether it did. */
 bool op_output_scaled_view(op_ctx *c, int in, double scale);
-/* The MatMul that reads value v, directly or through a Mul/Div by a constant scalar that will
- * be a scaled view (op_output_scaled_view), each the sole reader; *operand: the value the
- * MatMul reads (v or the scaled view). NULL if none. */
-const ir_node *op_product_reader(op_ctx *c, int v, int *operand);
+/* The MatMul that reads value v through a chain of views, each node the sole reader of the
+ * one before: Transpose, Reshape, Flatten, Squeeze, Unsqueeze (each keeps a permuted input's
+ * strides or copies it), then at most one Mul/Div by a constant scalar right before the
+ * MatMul (a scaled view, op_output_scaled_view);
+ * *operand: the value the MatMul reads, *direct: no reshape or transpose on the way. NULL if
+ * none. */
+const ir_node *op_product_reader(op_ctx *c, int v, int *operand, bool *direct);
 /* A scratch value live only during this node, held as 32-bit words (GPU_W32). */
 vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
 plan_value *op_value(op_ctx *c, int value_index);

@@ -123,6 +123,62 @@ static vki_status plan_constant_of_shape(op_ctx *c)
     return VKI_OK;
 }
 
+/* New element strides for viewing a strided layout (dims od, strides os) with dims nd, when
+ * each run of old dims that lie evenly in memory splits or merges into whole new dims;
+ * false when some new dim would straddle two such runs. */
+static bool restride(const int64_t *od, const int64_t *os, int orank, const int64_t *nd, int nrank, int64_t *ns)
+{
+    if (shape_numel(od, orank) == 0) return false;
+    int v = nrank - 1;
+    int64_t base = orank ? os[orank - 1] : 1, run = 1, got = 1;
+    for (int t = orank - 1; t >= 0; t--) {
+        run *= od[t];
+        bool run_ends = t == 0 || (od[t - 1] != 1 && os[t - 1] != run * base);
+        if (!run_ends) continue;
+        while (v >= 0 && (got < run || nd[v] == 1)) { /* new dims inside this run */
+            ns[v] = got * base;
+            got *= nd[v];
+            v--;
+        }
+        if (got != run) return false;
+        if (t > 0) {
+            base = os[t - 1];
+            run = got = 1;
+        }
+    }
+    for (; v >= 0; v--) { /* leading 1s */
+        if (nd[v] != 1) return false;
+        ns[v] = 0;
+    }
+    return true;
+}
+
+/* The output of Reshape, Flatten, Squeeze or Unsqueeze (shaped already): a view of the input,
+ * keeping a permuted input's strides where the new shape allows (attention's head split
+ * between a Transpose and a MatMul), else a copy of its elements in order. */
+static vki_status reshape_view(op_ctx *c)
+{
+    plan_value *x = op_in(c, 0), *y = op_out(c, 0);
+    if (!x->permuted || !y) return op_output_alias(c, 0, 0);
+    int64_t ns[VKI_MAX_RANK];
+    if (op_storage(c, op_in_index(c, 0)) == y->storage && restride(x->dims, x->view_strides, x->rank, y->dims, y->rank, ns)) {
+        int64_t keep[VKI_MAX_RANK];
+        memcpy(keep, ns, sizeof keep);
+        VKI_TRY(op_output_alias(c, 0, 0));
+        if (y->alias_of >= 0) {
+            y->permuted = true;
+            memcpy(y->view_strides, keep, sizeof keep);
+            return VKI_OK;
+        }
+    }
+    strided_copy s = {0};
+    s.rank = x->rank;
+    memcpy(s.dims, x->dims, (size_t)x->rank * sizeof *x->dims);
+    memcpy(s.in_strides, x->view_strides, (size_t)x->rank * sizeof *x->dims);
+    contiguous_strides(x->dims, x->rank, s.out_strides);
+    return copy_values(c, op_in_index(c, 0), op_out_index(c, 0), &s, op_storage(c, op_in_index(c, 0)));
+}
+
 static vki_status plan_reshape(op_ctx *c)
 {
     plan_value *x = op_in(c, 0);
@@ -167,7 +223,7 @@ static vki_status plan_reshape(op_ctx *c)
         return op_error(c, VKI_ERROR_SHAPE, "the new shape has %lld elements, the input %lld", (long long)known, (long long)numel);
     }
     VKI_TRY(op_set_output(c, 0, x->dtype, n, dims));
-    return op_output_alias(c, 0, 0);
+    return reshape_view(c);
 }
 
 static vki_status plan_flatten(op_ctx *c)
@@ -179,7 +235,7 @@ static vki_status plan_flatten(op_ctx *c)
     if (axis < 0 || axis > x->rank) return op_error(c, VKI_ERROR_SHAPE, "axis is out of range for rank %d", x->rank);
     int64_t dims[2] = {shape_numel(x->dims, (int)axis), shape_numel(x->dims + axis, x->rank - (int)axis)};
     VKI_TRY(op_set_output(c, 0, x->dtype, 2, dims));
-    return op_output_alias(c, 0, 0);
+    return reshape_view(c);
 }
 
 /* Axes from the attribute (opset < 13) or the optional input 1; *count = -1 when absent. */
@@ -215,7 +271,7 @@ static vki_status plan_squeeze(op_ctx *c)
     for (int k = 0; k < x->rank; k++)
         if (!(n >= 0 ? drop[k] : x->dims[k] == 1)) dims[rank++] = x->dims[k];
     VKI_TRY(op_set_output(c, 0, x->dtype, rank, dims));
-    return op_output_alias(c, 0, 0);
+    return reshape_view(c);
 }
 
 static vki_status plan_unsqueeze(op_ctx *c)
@@ -237,7 +293,7 @@ static vki_status plan_unsqueeze(op_ctx *c)
     }
     for (int k = 0, from = 0; k < rank; k++) dims[k] = added[k] ? 1 : x->dims[from++];
     VKI_TRY(op_set_output(c, 0, x->dtype, rank, dims));
-    return op_output_alias(c, 0, 0);
+    return reshape_view(c);
 }
 
 static vki_status plan_range(op_ctx *c)

@@ -220,19 +220,36 @@ static bool scales_by_constant(const plan *p, int n, int v)
 
 bool op_const_scalar(op_ctx *c, int i, double *out) { return op_has_input(c, i) && plan_const_scalar(c->plan, op_in_index(c, i), out); }
 
-const ir_node *op_product_reader(op_ctx *c, int v, int *operand)
+const ir_node *op_product_reader(op_ctx *c, int v, int *operand, bool *direct)
 {
     plan *p = c->plan;
-    int n = sole_reader(p, v);
-    if (n < 0) return NULL;
-    if (scales_by_constant(p, n, v)) {
-        v = p->graph->nodes[n].outputs[0];
-        n = sole_reader(p, v);
+    *direct = true;
+    for (int depth = 0; depth < 8; depth++) { /* a chain of views, each the sole reader */
+        int n = sole_reader(p, v);
         if (n < 0) return NULL;
+        const ir_node *nd = &p->graph->nodes[n];
+        if (!strcmp(nd->op_type, "MatMul")) {
+            *operand = v;
+            return nd;
+        }
+        bool reshape = nd->n_inputs >= 1 && nd->inputs[0] == v &&
+                       (!strcmp(nd->op_type, "Reshape") || !strcmp(nd->op_type, "Flatten") ||
+                        !strcmp(nd->op_type, "Squeeze") || !strcmp(nd->op_type, "Unsqueeze") ||
+                        !strcmp(nd->op_type, "Transpose"));
+        if (reshape) {
+            *direct = false;
+            v = nd->outputs[0];
+            continue;
+        }
+        /* a scale comes last, right before the product (op_output_scaled_view's condition) */
+        if (!scales_by_constant(p, n, v)) return NULL;
+        v = nd->outputs[0];
+        n = sole_reader(p, v);
+        if (n < 0 || strcmp(p->graph->nodes[n].op_type, "MatMul")) return NULL;
+        *operand = v;
+        return &p->graph->nodes[n];
     }
-    if (strcmp(p->graph->nodes[n].op_type, "MatMul")) return NULL;
-    *operand = v;
-    return &p->graph->nodes[n];
+    return NULL;
 }
 
 bool op_output_scaled_view(op_ctx *c, int in, double scale)

@@ -101,6 +101,24 @@ class ScaledProducts(nn.Module):
         return torch.matmul(q, k).sum() + torch.matmul(u, (y + 1.0).transpose(-1, -2)).sum() + u.sum()
 
 
+class ReshapedHeads(nn.Module):
+    """PyTorch 2's head split: [S, B*H, D] -> Transpose -> Reshape [B, H, S, D] -> scale or
+    K^T -> MatMul. The Reshape keeps the Transpose's strides, so both Transposes, the K^T
+    and the scale are views (exactly 4 fewer); a Reshape that merges axes the Transpose
+    separated ([B*H, S*D]) copies instead, as the Transpose did before."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(40, 3) * 0.3)
+
+    def forward(self, x, y):
+        x, y = x * 2.0, torch.tanh(y)                               # [5, 6, 8]: S=5, B*H=6, D=8
+        q = x.transpose(0, 1).reshape(2, 3, 5, 8) * 0.5
+        k = y.transpose(0, 1).reshape(2, 3, 5, 8).transpose(-1, -2)
+        m = torch.matmul((y + 1.0).transpose(0, 1).reshape(6, 40), self.w)
+        return torch.matmul(q, k).sum() + m.sum()
+
+
 class RowViews(nn.Module):
     """Rows that lie together are read in place, not copied: a Gather of one index, a Slice
     and both pieces of a Split along the outermost axis. Rows of 128 elements keep every
@@ -174,6 +192,7 @@ CASES = {
     "elementwise_acts": (ElementwiseActs, (torch.randn(2, 3, 16, 16), torch.randn(2, 3, 16, 16)), 17, 2),
     "control": (Control, (torch.randn(2, 8, 16),), 17, 0),
     "scaled_products": (ScaledProducts, (torch.randn(2, 6, 4, 8), torch.randn(2, 6, 7, 8)), 17, 4),
+    "reshaped_heads": (ReshapedHeads, (torch.randn(5, 6, 8), torch.randn(5, 6, 8)), 17, 4),
     "row_views": (RowViews, (torch.randn(6, 4, 32),), 17, 4),
     "row_view_output": (RowViewOutput, (torch.randn(6, 4, 32),), 17, 1),
     # per layer: 2 GELUs' 4 nodes, the feed-forward's 2 bias Adds, the in-projection's bias Add
@@ -184,7 +203,7 @@ CASES = {
 
 
 # cases whose saving is views (planned as aliases, not "fused into their producer")
-VIEWS = {"transposed_products", "scaled_products", "row_views", "row_view_output"}
+VIEWS = {"transposed_products", "scaled_products", "reshaped_heads", "row_views", "row_view_output"}
 EXACT = VIEWS  # exactly `fewer` dispatches fewer, not at least
 
 
