@@ -14,8 +14,46 @@
 #define DT_U16 6u
 #define DT_I16 7u
 #define DT_BOOL 8u
+// 4- and 2-bit integers, held as int32 (results wrap to the width)
+#define DT_I4 9u
+#define DT_U4 10u
+#define DT_I2 11u
+#define DT_U2 12u
+// float8 and float4 formats, held as fp32 (exact; results round to the format)
+#define DT_F8E4M3FN 16u
+#define DT_F8E4M3FNUZ 17u
+#define DT_F8E5M2 18u
+#define DT_F8E5M2FNUZ 19u
+#define DT_F4E2M1 20u
 
-bool dt_is_float(uint dt) { return dt < 3u; }
+bool dt_is_float(uint dt) { return dt < 3u || (dt >= 16u && dt <= 20u); }
+
+// v rounded to the nearest value of a small float format (ties to even): MAN mantissa bits,
+// EMIN the smallest normal exponent, MAXV the largest finite value. saturate clamps to
+// +-MAXV (infinity too); otherwise overflow is infinity for e5m2 and NaN for the formats
+// without infinity. fnuz formats have no -0; float4e2m1 has no NaN (it becomes 0). The host's
+// minifloat_round (src/util/dtype.c) is the same rounding.
+float round_minifloat(uint dt, float v, bool saturate)
+{
+    int man = dt == DT_F8E5M2 || dt == DT_F8E5M2FNUZ ? 2 : dt == DT_F4E2M1 ? 1 : 3;
+    int emin = dt == DT_F8E4M3FN ? -6 : dt == DT_F8E4M3FNUZ ? -7 : dt == DT_F8E5M2 ? -14 : dt == DT_F8E5M2FNUZ ? -15 : 0;
+    float maxv = dt == DT_F8E4M3FN ? 448.0 : dt == DT_F8E4M3FNUZ ? 240.0 : dt == DT_F4E2M1 ? 6.0 : 57344.0;
+    bool nuz = dt == DT_F8E4M3FNUZ || dt == DT_F8E5M2FNUZ;
+    float nan_v = uintBitsToFloat(0x7fc00000u), inf_v = uintBitsToFloat(0x7f800000u);
+    if (isnan(v)) return dt == DT_F4E2M1 ? 0.0 : v;
+    bool neg = (floatBitsToUint(v) & 0x80000000u) != 0u;
+    float a = abs(v);
+    if (saturate || dt == DT_F4E2M1) a = min(a, maxv);
+    if (isinf(a)) return dt == DT_F8E5M2 ? v : nan_v;
+    int e;
+    frexp(a, e); // a = m * 2^e, m in [0.5, 1)
+    e = max(e - 1, emin);
+    float q = exp2(float(e - man));
+    float r = roundEven(a / q) * q;
+    if (r > maxv) return dt == DT_F8E5M2 ? (neg ? -inf_v : inf_v) : nan_v;
+    if (r == 0.0 && nuz) return 0.0;
+    return neg ? -r : r;
+}
 
 float round_to_dtype(uint dt, float v)
 {
@@ -29,6 +67,7 @@ float round_to_dtype(uint dt, float v)
         b += 0x7fffu + ((b >> 16) & 1u);
         return uintBitsToFloat(b & 0xffff0000u);
     }
+    if (dt >= DT_F8E4M3FN && dt <= DT_F4E2M1) return round_minifloat(dt, v, true);
     return v;
 }
 
@@ -39,6 +78,10 @@ int wrap_to_dtype(uint dt, int v)
     if (dt == DT_U16) return v & 0xffff;
     if (dt == DT_I16) return (v << 16) >> 16;
     if (dt == DT_BOOL) return v != 0 ? 1 : 0;
+    if (dt == DT_I4) return (v << 28) >> 28;
+    if (dt == DT_U4) return v & 15;
+    if (dt == DT_I2) return (v << 30) >> 30;
+    if (dt == DT_U2) return v & 3;
     return v;
 }
 

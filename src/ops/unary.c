@@ -102,8 +102,10 @@ static vki_status plan_unary(op_ctx *c)
         if (!to || to->type != ATTR_INT) return op_error(c, VKI_ERROR_MODEL, "Cast needs the 'to' attribute");
         out_dtype = (vki_dtype)to->i;
         if (!dtype_gpu_supported(out_dtype))
-            return op_error(c, VKI_ERROR_UNSUPPORTED, "Cast to %s is not supported (the GPU holds float32/16, bfloat16, "
-                            "integers up to int64 narrowed to int32, and bool)", vki_dtype_name(out_dtype));
+            return op_error(c, VKI_ERROR_UNSUPPORTED, "Cast to %s is not supported (the GPU holds the numeric dtypes "
+                            "and bool; strings, complex and float8e8m0 are not)", vki_dtype_name(out_dtype));
+        /* float8: overflow saturates unless saturate = 0 (push alpha = 1: not saturating) */
+        push_f[0] = !ir_attr_int(c->node, "saturate", 1);
     }
     if (d->code == U_ISNAN || d->code == U_ISINF || d->code == U_NOT) out_dtype = VKI_DTYPE_BOOL;
     if (d->code == U_ISINF) {
@@ -181,6 +183,8 @@ static vki_status plan_unary(op_ctx *c)
                 host_write_i64(out_dtype, out, (size_t)i, r);
             } else if (!is_float) {
                 host_write_i64(out_dtype, out, (size_t)i, host_read_i64(x->dtype, x->host, (size_t)i));
+            } else if (dtype_is_minifloat(out_dtype)) { /* Cast: float8 saturates as the attribute says */
+                ((uint8_t *)out)[i] = minifloat_encode(out_dtype, host_read_f64(x->dtype, x->host, (size_t)i), push_f[0] == 0);
             } else {
                 host_write_f64(out_dtype, out, (size_t)i, host_apply(d->code, host_read_f64(x->dtype, x->host, (size_t)i), push_f));
             }
@@ -224,5 +228,5 @@ UNARY(Cosh, FLOATS) UNARY(Asinh, FLOATS) UNARY(Acosh, FLOATS) UNARY(Atanh, FLOAT
 UNARY(Sign, NUMERIC) UNARY(Softplus, FLOATS) UNARY(Softsign, FLOATS) UNARY(Elu, FLOATS) UNARY(Selu, FLOATS)
 UNARY(Celu, FLOATS) UNARY(ThresholdedRelu, FLOATS) UNARY(Not, "bool") UNARY(IsNaN, FLOATS)
 UNARY(IsInf, FLOATS) UNARY(Gelu, FLOATS) UNARY(Mish, FLOATS) UNARY(Swish, FLOATS) UNARY(BitwiseNot, "int8 int16 int32 int64 uint8 uint16")
-UNARY(Identity, ALL) UNARY(Cast, ALL)
+UNARY(Identity, ALL) UNARY(Cast, ALL " " OP_DTYPES_SMALL)
 const op_def op_Dropout = {"Dropout", "", ALL, "inference only: training_mode runs only with a plan-time ratio of 0 (the identity)", plan_unary};

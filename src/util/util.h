@@ -35,6 +35,19 @@ void arena_free(vki_arena *arena);
 bool dtype_is_float(vki_dtype t);
 bool dtype_is_int(vki_dtype t); /* integers and bool */
 bool dtype_gpu_supported(vki_dtype t);
+bool dtype_is_minifloat(vki_dtype t); /* float8 (four kinds) and float4e2m1 */
+/* Held in 32-bit words with a per-element conversion at the host boundary (int64, uint32,
+ * uint64, float64, the float8/float4 formats, the 4- and 2-bit integers). */
+bool dtype_is_widened(vki_dtype t);
+/* The float8/float4 formats: code -> value (exact); value -> nearest representable value
+ * (ties to even; saturate clamps to the largest finite value, else overflow is inf where the
+ * format has it, NaN where not; fnuz has no -0); value -> code. */
+double minifloat_decode(vki_dtype t, uint8_t code);
+double minifloat_round(vki_dtype t, double v, bool saturate);
+uint8_t minifloat_encode(vki_dtype t, double v, bool saturate);
+/* Why element i of host data of dtype t does not fit its GPU form: "(uint64) holds ... at
+ * index i, outside ..." (for the messages naming the tensor). */
+void dtype_range_message(vki_dtype t, const void *data, size_t i, char *buf, size_t size);
 int64_t shape_numel(const int64_t *dims, int rank);
 /* "[1,3,224,224]" into buf. */
 const char *shape_str(const int64_t *dims, int rank, char *buf, size_t size);
