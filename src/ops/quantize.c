@@ -58,7 +58,9 @@ static vki_status plan_quantize(op_ctx *c)
             return op_error(c, VKI_ERROR_MODEL, "output_dtype %s differs from the zero point's %s", vki_dtype_name((vki_dtype)want),
                             vki_dtype_name(zp->dtype));
     }
-    if (zp && (zp->rank != scale->rank || shape_numel(zp->dims, zp->rank) != shape_numel(scale->dims, scale->rank)))
+    /* a one-element zero point may differ in rank ([1] beside a scalar scale, as ONNX's tests have) */
+    int64_t zp_count = zp ? shape_numel(zp->dims, zp->rank) : 0;
+    if (zp && ((zp->rank != scale->rank && zp_count != 1) || zp_count != shape_numel(scale->dims, scale->rank)))
         return op_error(c, VKI_ERROR_SHAPE, "the zero point's shape %s differs from the scale's %s",
                         shape_str(zp->dims, zp->rank, a, sizeof a), shape_str(scale->dims, scale->rank, b, sizeof b));
     /* the granularity, from the scale's shape */

@@ -382,7 +382,9 @@ void convert_from_gpu(vki_dtype t, const uint32_t *src, void *dst, size_t count)
         case VKI_DTYPE_UINT32: memcpy(d + 4 * i, &iv, 4); break; /* negative: wrapped, as uint32 arithmetic */
         case VKI_DTYPE_DOUBLE: { double v = fv; memcpy(d + 8 * i, &v, 8); break; }
         case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
-        case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: d[i] = minifloat_encode(t, fv, true); break;
+        case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: /* values of the format (Cast rounded them): exact */
+            d[i] = minifloat_encode(t, fv, false);
+            break;
         case VKI_DTYPE_UINT4: case VKI_DTYPE_INT4: case VKI_DTYPE_UINT2: case VKI_DTYPE_INT2:
             d[i] = (unsigned char)small_int(t, iv);
             break;
@@ -506,7 +508,7 @@ void host_write_f64(vki_dtype t, void *data, size_t i, double v)
     case VKI_DTYPE_BFLOAT16: { uint16_t h = float_to_bf16((float)v); memcpy(d + 2 * i, &h, 2); return; }
     case VKI_DTYPE_BOOL: d[i] = v != 0; return;
     case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
-    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: d[i] = minifloat_encode(t, v, true); return;
+    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: d[i] = minifloat_encode(t, v, false); return;
     default: /* an integer: truncated toward zero, NaN as 0 */
         host_write_i64(t, data, i, isnan(v) ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v);
         return;

@@ -155,7 +155,7 @@ int main(void)
     round_trip(ctx, path, VKI_DTYPE_INT2, i2, 4);
     round_trip(ctx, path, VKI_DTYPE_UINT2, u2, 4);
     /* float64 values float32 holds exactly, uint32/uint64 up to 2^31-1 */
-    const double f64[] = {0.0, -0.0, 1.5, -2.25, 3.0e38, 1.0e-30, INFINITY, -INFINITY};
+    const double f64[] = {0.0, -0.0, 1.5, -2.25, 0x1p127, 0x1p-100, INFINITY, -INFINITY};
     round_trip(ctx, path, VKI_DTYPE_DOUBLE, f64, 8);
     const uint32_t u32[] = {0, 1, 65535, 2147483647u};
     round_trip(ctx, path, VKI_DTYPE_UINT32, u32, 4);
