@@ -25,8 +25,24 @@
 #define DT_F8E5M2 18u
 #define DT_F8E5M2FNUZ 19u
 #define DT_F4E2M1 20u
+#define DT_F8E8M0 21u
 
-bool dt_is_float(uint dt) { return dt < 3u || (dt >= 16u && dt <= 20u); }
+bool dt_is_float(uint dt) { return dt < 3u || (dt >= 16u && dt <= 21u); }
+
+// float8e8m0 (2^(code-127), code 255 NaN) as Cast rounds to it, on float32's bits as ONNX's
+// reference does (src/util/dtype.c, e8m0_round): mode 0 up, 1 down, 2 nearest. Returns the
+// fp32 word of the result (code 0, 2^-127, is the subnormal 0x00400000).
+uint e8m0_word(float v, bool saturate, uint mode)
+{
+    uint b = floatBitsToUint(v), e = (b >> 23) & 0xffu;
+    if (e == 0xffu) return 0x7fc00000u;
+    bool up = false;
+    if (mode == 0u) up = (b & 0x7fffffu) != 0u;
+    if (mode == 2u) up = (b & 0x400000u) != 0u && ((b & 0x200000u) != 0u || (b & 0x1fffffu) != 0u || e > 0u);
+    if (up && saturate && e == 0xfeu) up = false;
+    if (up) e += 1u;
+    return e == 0xffu ? 0x7fc00000u : e == 0u ? 0x00400000u : e << 23;
+}
 
 // v rounded to the nearest value of a small float format (ties to even): MAN mantissa bits,
 // EMIN the smallest normal exponent, MAXV the largest finite value. saturate clamps to
@@ -68,6 +84,7 @@ float round_to_dtype(uint dt, float v)
         return uintBitsToFloat(b & 0xffff0000u);
     }
     if (dt >= DT_F8E4M3FN && dt <= DT_F4E2M1) return round_minifloat(dt, v, true);
+    if (dt == DT_F8E8M0) return uintBitsToFloat(e8m0_word(v, true, 0u));
     return v;
 }
 

@@ -370,7 +370,9 @@ int npy_write(const char *path, vki_dtype dtype, const int64_t *dims, int32_t ra
      * float4 formats as their codes in uint8 (ml_dtypes: a.view(ml_dtypes.float8_e4m3fn)) */
     case VKI_DTYPE_INT4: case VKI_DTYPE_INT2: code = "i1"; break;
     case VKI_DTYPE_UINT4: case VKI_DTYPE_UINT2: case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ:
-    case VKI_DTYPE_FLOAT8E5M2: case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: code = "u1"; break;
+    case VKI_DTYPE_FLOAT8E5M2: case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT8E8M0: case VKI_DTYPE_FLOAT4E2M1:
+        code = "u1";
+        break;
     case VKI_DTYPE_BOOL: code = "b1"; break;
     default: return fail(err, err_size, "%s: cannot write dtype %s to .npy", path, vki_dtype_name(dtype));
     }

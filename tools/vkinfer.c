@@ -482,7 +482,8 @@ static int set_inputs(vki_model *m, vki_session *s, const run_options *o, bool q
                          t.dtype == VKI_DTYPE_UINT2;
         bool small_signed = t.dtype == VKI_DTYPE_INT4 || t.dtype == VKI_DTYPE_INT2;
         bool codes = t.dtype == VKI_DTYPE_FLOAT8E4M3FN || t.dtype == VKI_DTYPE_FLOAT8E4M3FNUZ ||
-                     t.dtype == VKI_DTYPE_FLOAT8E5M2 || t.dtype == VKI_DTYPE_FLOAT8E5M2FNUZ || t.dtype == VKI_DTYPE_FLOAT4E2M1;
+                     t.dtype == VKI_DTYPE_FLOAT8E5M2 || t.dtype == VKI_DTYPE_FLOAT8E5M2FNUZ || t.dtype == VKI_DTYPE_FLOAT4E2M1 ||
+                     t.dtype == VKI_DTYPE_FLOAT8E8M0;
         if ((small_int && arr.dtype == (small_signed ? VKI_DTYPE_INT8 : VKI_DTYPE_UINT8)) ||
             (codes && arr.dtype == VKI_DTYPE_UINT8)) {
             int bits = t.dtype == VKI_DTYPE_INT2 || t.dtype == VKI_DTYPE_UINT2 ? 2 : 4;

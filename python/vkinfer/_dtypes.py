@@ -6,7 +6,7 @@ float32 arrays (exact: every bfloat16 is a float32) and bfloat16 inputs take any
 rounded to nearest even as PyTorch's .to(torch.bfloat16) does. Either way float arrays are
 accepted for bfloat16 inputs, so code written for one case runs in the other.
 
-The float8 formats, float4e2m1 and the 4- and 2-bit integers (vki_dtype 17-23, 25, 26): with
+The float8 formats, float4e2m1 and the 4- and 2-bit integers (vki_dtype 17-26): with
 ml_dtypes, outputs are arrays of its dtypes (float8_e4m3fn, int4...) and such arrays are taken
 as inputs. Without it, float8/float4 outputs are float32 arrays (exact) and their inputs need
 ml_dtypes; int4/int2 outputs are int8 arrays, uint4/uint2 uint8, and integer arrays are taken
@@ -25,14 +25,14 @@ except ImportError:
 FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, STRING, BOOL, FLOAT16, DOUBLE, UINT32, UINT64 = range(1, 14)
 BF16 = 16
 FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, UINT4, INT4, FLOAT4E2M1 = range(17, 24)
-UINT2, INT2 = 25, 26
+FLOAT8E8M0, UINT2, INT2 = 24, 25, 26
 
 # the small formats: (ml_dtypes name, exponent bits, mantissa bits, bias, kind) where kind is
 # "ieee" (infinity and NaNs), "fn" (NaN all ones), "fnuz" (NaN 0x80, no -0), "none"
 _MINIFLOATS = {
     FLOAT8E4M3FN: ("float8_e4m3fn", 4, 3, 7, "fn"), FLOAT8E4M3FNUZ: ("float8_e4m3fnuz", 4, 3, 8, "fnuz"),
     FLOAT8E5M2: ("float8_e5m2", 5, 2, 15, "ieee"), FLOAT8E5M2FNUZ: ("float8_e5m2fnuz", 5, 2, 16, "fnuz"),
-    FLOAT4E2M1: ("float4_e2m1fn", 2, 1, 1, "none"),
+    FLOAT4E2M1: ("float4_e2m1fn", 2, 1, 1, "none"), FLOAT8E8M0: ("float8_e8m0fnu", 8, 0, 127, "e8m0"),
 }
 # the small integers: (ml_dtypes name, bits, signed)
 _SMALL_INTS = {UINT4: ("uint4", 4, False), INT4: ("int4", 4, True), UINT2: ("uint2", 2, False), INT2: ("int2", 2, True)}
@@ -47,6 +47,10 @@ def _minifloat_table(code):
     _, ebits, mbits, bias, kind = _MINIFLOATS[code]
     bits = 1 + ebits + mbits
     table = np.zeros(256, np.float32)
+    if kind == "e8m0":  # 2^(code-127), 255 NaN, no sign
+        table[:255] = np.ldexp(np.float32(1), np.arange(255) - 127)
+        table[255] = np.nan
+        return table
     for c in range(1 << bits):
         sign, e, m = c >> (bits - 1), (c >> mbits) & ((1 << ebits) - 1), c & ((1 << mbits) - 1)
         if (kind == "fnuz" and c == 0x80) or (kind == "fn" and c & 0x7F == 0x7F) or (kind == "ieee" and e == (1 << ebits) - 1 and m):

@@ -125,6 +125,7 @@ static vki_status decode_typed(const pb_field *fields, int nfields, int which, i
             case VKI_DTYPE_INT16: { uint16_t v = (uint16_t)raw; memcpy(d, &v, 2); break; }
             case VKI_DTYPE_UINT8: case VKI_DTYPE_INT8: case VKI_DTYPE_BOOL: case VKI_DTYPE_FLOAT8E4M3FN:
             case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2: case VKI_DTYPE_FLOAT8E5M2FNUZ:
+            case VKI_DTYPE_FLOAT8E8M0:
                 *d = (unsigned char)raw;
                 break;
             case VKI_DTYPE_FLOAT: case VKI_DTYPE_INT32: case VKI_DTYPE_UINT32: { uint32_t v = (uint32_t)raw; memcpy(d, &v, 4); break; }

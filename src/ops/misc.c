@@ -54,7 +54,7 @@ static vki_status plan_castlike(op_ctx *c)
     vki_dtype to = op_in(c, 1)->dtype;
     if (!dtype_gpu_supported(to))
         return op_error(c, VKI_ERROR_UNSUPPORTED, "CastLike to %s is not supported (the GPU holds the numeric dtypes "
-                        "and bool; strings, complex and float8e8m0 are not)", vki_dtype_name(to));
+                        "and bool; strings and complex are not)", vki_dtype_name(to));
     bool saturate = ir_attr_int(c->node, "saturate", 1) != 0; /* float8 overflow */
     VKI_TRY(op_set_output(c, 0, to, x->rank, x->dims));
     if (to == x->dtype) return op_output_alias(c, 0, 0);
@@ -62,7 +62,9 @@ static vki_status plan_castlike(op_ctx *c)
     if (folds(c, count)) {
         void *out = op_output_host(c, 0);
         for (int64_t i = 0; i < count; i++) {
-            if (dtype_is_minifloat(to)) {
+            if (to == VKI_DTYPE_FLOAT8E8M0) {
+                ((uint8_t *)out)[i] = e8m0_round((float)host_read_f64(x->dtype, x->host, (size_t)i), saturate, E8M0_UP);
+            } else if (dtype_is_minifloat(to)) {
                 ((uint8_t *)out)[i] = minifloat_encode(to, host_read_f64(x->dtype, x->host, (size_t)i), saturate);
             } else if (dtype_is_float(x->dtype) && !dtype_is_float(to)) {
                 double v = host_read_f64(x->dtype, x->host, (size_t)i);

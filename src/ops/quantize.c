@@ -9,7 +9,8 @@
 static bool quant_dtype(vki_dtype t)
 {
     return t == VKI_DTYPE_UINT8 || t == VKI_DTYPE_INT8 || t == VKI_DTYPE_UINT16 || t == VKI_DTYPE_INT16 ||
-           t == VKI_DTYPE_UINT4 || t == VKI_DTYPE_INT4 || t == VKI_DTYPE_UINT2 || t == VKI_DTYPE_INT2 || dtype_is_minifloat(t);
+           t == VKI_DTYPE_UINT4 || t == VKI_DTYPE_INT4 || t == VKI_DTYPE_UINT2 || t == VKI_DTYPE_INT2 ||
+           (dtype_is_minifloat(t) && t != VKI_DTYPE_FLOAT8E8M0);
 }
 
 static void quant_range(vki_dtype t, int32_t *lo, int32_t *hi)
@@ -140,8 +141,9 @@ static vki_status plan_dynamic_quantize(op_ctx *c)
     return op_dispatch(c, "quantize", spec, 6, &push, sizeof push, values, 4, gx, gy, 1);
 }
 
-const op_def op_QuantizeLinear = {"QuantizeLinear", "", OP_DTYPES_FLOAT " int8 uint8 int16 uint16 " OP_DTYPES_SMALL,
+#define QUANT_SMALL "float8e4m3fn float8e4m3fnuz float8e5m2 float8e5m2fnuz float4e2m1 int4 uint4 int2 uint2"
+const op_def op_QuantizeLinear = {"QuantizeLinear", "", OP_DTYPES_FLOAT " int8 uint8 int16 uint16 " QUANT_SMALL,
                                   "to int8, uint8, int16 or uint16; per tensor, per axis or blocked", plan_quantize};
-const op_def op_DequantizeLinear = {"DequantizeLinear", "", OP_DTYPES_FLOAT " int8 uint8 int16 uint16 int32 " OP_DTYPES_SMALL,
+const op_def op_DequantizeLinear = {"DequantizeLinear", "", OP_DTYPES_FLOAT " int8 uint8 int16 uint16 int32 " QUANT_SMALL,
                                     "from int8, uint8, int16, uint16 or int32; per tensor, per axis or blocked", plan_quantize};
 const op_def op_DynamicQuantizeLinear = {"DynamicQuantizeLinear", "", OP_DTYPES_FLOAT, "to uint8, as the spec", plan_dynamic_quantize};

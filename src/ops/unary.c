@@ -103,9 +103,14 @@ static vki_status plan_unary(op_ctx *c)
         out_dtype = (vki_dtype)to->i;
         if (!dtype_gpu_supported(out_dtype))
             return op_error(c, VKI_ERROR_UNSUPPORTED, "Cast to %s is not supported (the GPU holds the numeric dtypes "
-                            "and bool; strings, complex and float8e8m0 are not)", vki_dtype_name(out_dtype));
-        /* float8: overflow saturates unless saturate = 0 (push alpha = 1: not saturating) */
+                            "and bool; strings and complex are not)", vki_dtype_name(out_dtype));
+        /* float8: overflow saturates unless saturate = 0 (push alpha = 1: not saturating);
+         * float8e8m0 rounds as round_mode says (push beta: E8M0_UP, _DOWN, _NEAREST) */
         push_f[0] = !ir_attr_int(c->node, "saturate", 1);
+        const char *mode = ir_attr_string(c->node, "round_mode", "up");
+        if (strcmp(mode, "up") && strcmp(mode, "down") && strcmp(mode, "nearest"))
+            return op_error(c, VKI_ERROR_MODEL, "Cast: round_mode '%s' is not one of up, down, nearest", mode);
+        push_f[1] = !strcmp(mode, "up") ? E8M0_UP : !strcmp(mode, "down") ? E8M0_DOWN : E8M0_NEAREST;
     }
     if (d->code == U_ISNAN || d->code == U_ISINF || d->code == U_NOT) out_dtype = VKI_DTYPE_BOOL;
     if (d->code == U_ISINF) {
@@ -183,6 +188,8 @@ static vki_status plan_unary(op_ctx *c)
                 host_write_i64(out_dtype, out, (size_t)i, r);
             } else if (!is_float) {
                 host_write_i64(out_dtype, out, (size_t)i, host_read_i64(x->dtype, x->host, (size_t)i));
+            } else if (out_dtype == VKI_DTYPE_FLOAT8E8M0) { /* Cast: as round_mode and saturate say */
+                ((uint8_t *)out)[i] = e8m0_round((float)host_read_f64(x->dtype, x->host, (size_t)i), push_f[0] == 0, (int)push_f[1]);
             } else if (dtype_is_minifloat(out_dtype)) { /* Cast: float8 saturates as the attribute says */
                 ((uint8_t *)out)[i] = minifloat_encode(out_dtype, host_read_f64(x->dtype, x->host, (size_t)i), push_f[0] == 0);
             } else {

@@ -66,7 +66,7 @@ vki_status op_require_gpu_dtype(op_ctx *c, int i)
     plan_value *v = op_in(c, i);
     if (v && !dtype_gpu_supported(v->dtype))
         return op_error(c, VKI_ERROR_UNSUPPORTED, "input %d has dtype %s, which vkinfer does not run on the GPU "
-                        "(strings, complex and float8e8m0 are not supported)", i, vki_dtype_name(v->dtype));
+                        "(strings and complex are not supported)", i, vki_dtype_name(v->dtype));
     return VKI_OK;
 }
 
@@ -372,6 +372,7 @@ uint32_t op_dtype_code(vki_dtype t)
     case VKI_DTYPE_FLOAT8E5M2: return 18;
     case VKI_DTYPE_FLOAT8E5M2FNUZ: return 19;
     case VKI_DTYPE_FLOAT4E2M1: return 20;
+    case VKI_DTYPE_FLOAT8E8M0: return 21;
     case VKI_DTYPE_DOUBLE: return 0; /* computed as float32 */
     default: return 3; /* int32; int64, uint32, uint64 (narrowed) */
     }

@@ -31,6 +31,7 @@ const char *vki_dtype_name(vki_dtype t)
     case VKI_DTYPE_UINT4: return "uint4";
     case VKI_DTYPE_INT4: return "int4";
     case VKI_DTYPE_FLOAT4E2M1: return "float4e2m1";
+    case VKI_DTYPE_FLOAT8E8M0: return "float8e8m0";
     case VKI_DTYPE_UINT2: return "uint2";
     case VKI_DTYPE_INT2: return "int2";
     default: break;
@@ -39,7 +40,6 @@ const char *vki_dtype_name(vki_dtype t)
     switch ((int)t) {
     case 14: return "complex64";
     case 15: return "complex128";
-    case 24: return "float8e8m0";
     default: return "unknown";
     }
 }
@@ -49,7 +49,7 @@ size_t vki_dtype_size(vki_dtype t)
     switch (t) {
     case VKI_DTYPE_UINT8: case VKI_DTYPE_INT8: case VKI_DTYPE_BOOL: return 1;
     case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
-    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_UINT4: case VKI_DTYPE_INT4:
+    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0: case VKI_DTYPE_UINT4: case VKI_DTYPE_INT4:
     case VKI_DTYPE_UINT2: case VKI_DTYPE_INT2: return 1; /* one byte per element on the host */
     case VKI_DTYPE_UINT16: case VKI_DTYPE_INT16: case VKI_DTYPE_FLOAT16:
     case VKI_DTYPE_BFLOAT16: return 2;
@@ -64,7 +64,7 @@ bool dtype_is_float(vki_dtype t)
     switch (t) {
     case VKI_DTYPE_FLOAT: case VKI_DTYPE_FLOAT16: case VKI_DTYPE_BFLOAT16: case VKI_DTYPE_DOUBLE:
     case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
-    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: return true;
+    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0: return true;
     default: return false;
     }
 }
@@ -83,7 +83,7 @@ bool dtype_is_int(vki_dtype t)
 bool dtype_is_minifloat(vki_dtype t)
 {
     return t == VKI_DTYPE_FLOAT8E4M3FN || t == VKI_DTYPE_FLOAT8E4M3FNUZ || t == VKI_DTYPE_FLOAT8E5M2 ||
-           t == VKI_DTYPE_FLOAT8E5M2FNUZ || t == VKI_DTYPE_FLOAT4E2M1;
+           t == VKI_DTYPE_FLOAT8E5M2FNUZ || t == VKI_DTYPE_FLOAT4E2M1 || t == VKI_DTYPE_FLOAT8E8M0;
 }
 
 /* Held in 32-bit words on the GPU, converted element by element at the host boundary:
@@ -98,7 +98,7 @@ bool dtype_is_widened(vki_dtype t)
     }
 }
 
-/* Every numeric dtype runs (strings, complex and float8e8m0 do not). */
+/* Every numeric dtype runs (strings and complex do not). */
 bool dtype_gpu_supported(vki_dtype t) { return dtype_is_float(t) || dtype_is_int(t); }
 
 /* The small float formats: exponent and mantissa bits, bias, largest finite value, and what
@@ -125,8 +125,22 @@ static const minifloat *minifloat_of(vki_dtype t)
     }
 }
 
+uint8_t e8m0_round(float v, bool saturate, int round_mode)
+{
+    uint32_t b;
+    memcpy(&b, &v, 4);
+    uint32_t e = (b >> 23) & 0xff;
+    if (e == 0xff) return 0xff;
+    bool up = false;
+    if (round_mode == E8M0_UP) up = (b & 0x7fffff) != 0;
+    if (round_mode == E8M0_NEAREST) up = (b & 0x400000) && ((b & 0x200000) || (b & 0x1fffff) || e > 0);
+    if (up && saturate && e == 0xfe) up = false;
+    return (uint8_t)(e + up);
+}
+
 double minifloat_decode(vki_dtype t, uint8_t code)
 {
+    if (t == VKI_DTYPE_FLOAT8E8M0) return code == 0xff ? NAN : ldexp(1.0, code - 127);
     const minifloat *f = minifloat_of(t);
     int ebits = f->bits - 1 - f->man;
     unsigned sign = (code >> (f->bits - 1)) & 1, e = (code >> f->man) & ((1u << ebits) - 1), m = code & ((1u << f->man) - 1);
@@ -140,6 +154,7 @@ double minifloat_decode(vki_dtype t, uint8_t code)
 
 double minifloat_round(vki_dtype t, double v, bool saturate)
 {
+    if (t == VKI_DTYPE_FLOAT8E8M0) return minifloat_decode(t, e8m0_round((float)v, saturate, E8M0_UP));
     const minifloat *f = minifloat_of(t);
     if (isnan(v)) return f->special == MF_NONE ? 0.0 : v; /* float4e2m1 has no NaN: 0, as ml_dtypes */
     double a = fabs(v);
@@ -155,6 +170,11 @@ double minifloat_round(vki_dtype t, double v, bool saturate)
 
 uint8_t minifloat_encode(vki_dtype t, double v, bool saturate)
 {
+    if (t == VKI_DTYPE_FLOAT8E8M0) { /* a value of the format packed exactly (others: rounded down) */
+        if (isnan(v) || isinf(v)) return 0xff;
+        int e = v > 0 ? ilogb(v) : -127;
+        return (uint8_t)(e < -127 ? 0 : e > 127 ? 254 : e + 127);
+    }
     const minifloat *f = minifloat_of(t);
     double r = minifloat_round(t, v, saturate);
     unsigned sign = signbit(r) ? 1u << (f->bits - 1) : 0;
@@ -333,7 +353,7 @@ bool convert_to_gpu(vki_dtype t, const void *src, uint32_t *dst, size_t count, s
             continue;
         }
         case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
-        case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1:
+        case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0:
             fv = (float)minifloat_decode(t, t == VKI_DTYPE_FLOAT4E2M1 ? s[i] & 15 : s[i]); /* exact */
             memcpy(&dst[i], &fv, 4);
             continue;
@@ -382,7 +402,7 @@ void convert_from_gpu(vki_dtype t, const uint32_t *src, void *dst, size_t count)
         case VKI_DTYPE_UINT32: memcpy(d + 4 * i, &iv, 4); break; /* negative: wrapped, as uint32 arithmetic */
         case VKI_DTYPE_DOUBLE: { double v = fv; memcpy(d + 8 * i, &v, 8); break; }
         case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
-        case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: /* values of the format (Cast rounded them): exact */
+        case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0: /* values of the format (Cast rounded them): exact */
             d[i] = minifloat_encode(t, fv, false);
             break;
         case VKI_DTYPE_UINT4: case VKI_DTYPE_INT4: case VKI_DTYPE_UINT2: case VKI_DTYPE_INT2:
@@ -473,7 +493,7 @@ double host_read_f64(vki_dtype t, const void *data, size_t i)
     case VKI_DTYPE_FLOAT16: { uint16_t h; memcpy(&h, s + 2 * i, 2); return half_to_float(h); }
     case VKI_DTYPE_BFLOAT16: { uint16_t h; memcpy(&h, s + 2 * i, 2); return bf16_to_float(h); }
     case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
-    case VKI_DTYPE_FLOAT8E5M2FNUZ: return minifloat_decode(t, s[i]);
+    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT8E8M0: return minifloat_decode(t, s[i]);
     case VKI_DTYPE_FLOAT4E2M1: return minifloat_decode(t, s[i] & 15);
     default: return (double)host_read_i64(t, data, i);
     }
@@ -508,7 +528,9 @@ void host_write_f64(vki_dtype t, void *data, size_t i, double v)
     case VKI_DTYPE_BFLOAT16: { uint16_t h = float_to_bf16((float)v); memcpy(d + 2 * i, &h, 2); return; }
     case VKI_DTYPE_BOOL: d[i] = v != 0; return;
     case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
-    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: d[i] = minifloat_encode(t, v, false); return;
+    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0:
+        d[i] = minifloat_encode(t, v, false);
+        return;
     default: /* an integer: truncated toward zero, NaN as 0 */
         host_write_i64(t, data, i, isnan(v) ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v);
         return;

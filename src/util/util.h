@@ -35,7 +35,7 @@ void arena_free(vki_arena *arena);
 bool dtype_is_float(vki_dtype t);
 bool dtype_is_int(vki_dtype t); /* integers and bool */
 bool dtype_gpu_supported(vki_dtype t);
-bool dtype_is_minifloat(vki_dtype t); /* float8 (four kinds) and float4e2m1 */
+bool dtype_is_minifloat(vki_dtype t); /* float8 (five kinds, e8m0 included) and float4e2m1 */
 /* Held in 32-bit words with a per-element conversion at the host boundary (int64, uint32,
  * uint64, float64, the float8/float4 formats, the 4- and 2-bit integers). */
 bool dtype_is_widened(vki_dtype t);
@@ -45,6 +45,12 @@ bool dtype_is_widened(vki_dtype t);
 double minifloat_decode(vki_dtype t, uint8_t code);
 double minifloat_round(vki_dtype t, double v, bool saturate);
 uint8_t minifloat_encode(vki_dtype t, double v, bool saturate);
+/* float8e8m0 (a power of two; code 255 NaN): Cast's rounding of float32 v, as ONNX's reference
+ * (onnx.numpy_helper.to_float8e8m0) on float32's bits: the exponent field, raised by one when
+ * rounding up (any mantissa bit) or to nearest; saturate keeps 2^127 from becoming NaN.
+ * minifloat_round/encode use E8M0_UP (Cast's default) and pack values of the format exactly. */
+enum { E8M0_UP = 0, E8M0_DOWN = 1, E8M0_NEAREST = 2 };
+uint8_t e8m0_round(float v, bool saturate, int round_mode);
 /* Why element i of host data of dtype t does not fit its GPU form: "(uint64) holds ... at
  * index i, outside ..." (for the messages naming the tensor). */
 void dtype_range_message(vki_dtype t, const void *data, size_t i, char *buf, size_t size);

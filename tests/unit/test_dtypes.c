@@ -140,7 +140,7 @@ int main(void)
 
     /* every code of each small float format, every value of the small integers */
     const vki_dtype floats[] = {VKI_DTYPE_FLOAT8E4M3FN, VKI_DTYPE_FLOAT8E4M3FNUZ, VKI_DTYPE_FLOAT8E5M2,
-                                VKI_DTYPE_FLOAT8E5M2FNUZ, VKI_DTYPE_FLOAT4E2M1};
+                                VKI_DTYPE_FLOAT8E5M2FNUZ, VKI_DTYPE_FLOAT4E2M1, VKI_DTYPE_FLOAT8E8M0};
     for (size_t k = 0; k < sizeof floats / sizeof *floats; k++) {
         uint8_t codes[256];
         int64_t n = float_codes(floats[k], codes);
