@@ -86,18 +86,6 @@ bool dtype_is_minifloat(vki_dtype t)
            t == VKI_DTYPE_FLOAT8E5M2FNUZ || t == VKI_DTYPE_FLOAT4E2M1 || t == VKI_DTYPE_FLOAT8E8M0;
 }
 
-/* Held in 32-bit words on the GPU, converted element by element at the host boundary:
- * int64/uint32/uint64 narrowed to int32 (range-checked), float64 to float32, the float8 and
- * float4 formats widened to float32 (exact), the 4- and 2-bit integers widened to int32. */
-bool dtype_is_widened(vki_dtype t)
-{
-    switch (t) {
-    case VKI_DTYPE_INT64: case VKI_DTYPE_UINT32: case VKI_DTYPE_UINT64: case VKI_DTYPE_DOUBLE:
-    case VKI_DTYPE_UINT4: case VKI_DTYPE_INT4: case VKI_DTYPE_UINT2: case VKI_DTYPE_INT2: return true;
-    default: return dtype_is_minifloat(t);
-    }
-}
-
 /* Every numeric dtype runs (strings and complex do not). */
 bool dtype_gpu_supported(vki_dtype t) { return dtype_is_float(t) || dtype_is_int(t); }
 

@@ -36,9 +36,6 @@ bool dtype_is_float(vki_dtype t);
 bool dtype_is_int(vki_dtype t); /* integers and bool */
 bool dtype_gpu_supported(vki_dtype t);
 bool dtype_is_minifloat(vki_dtype t); /* float8 (five kinds, e8m0 included) and float4e2m1 */
-/* Held in 32-bit words with a per-element conversion at the host boundary (int64, uint32,
- * uint64, float64, the float8/float4 formats, the 4- and 2-bit integers). */
-bool dtype_is_widened(vki_dtype t);
 /* The float8/float4 formats: code -> value (exact); value -> nearest representable value
  * (ties to even; saturate clamps to the largest finite value, else overflow is inf where the
  * format has it, NaN where not; fnuz has no -0); value -> code. */
@@ -72,19 +69,23 @@ typedef enum gpu_storage {
     GPU_BOOL,
     GPU_STORAGE_COUNT
 } gpu_storage;
-/* The storage that holds dtype t in its own width (GPU_W32 for 32- and 64-bit dtypes). */
+/* The storage that holds dtype t in its own width; GPU_W32 for 32- and 64-bit dtypes and for
+ * the float8/float4 formats and 4-/2-bit integers (widened, see convert_to_gpu). */
 gpu_storage storage_native(vki_dtype t);
 uint32_t storage_size(gpu_storage s); /* bytes per element */
 const char *storage_name(gpu_storage s);
 /* Host bytes of dtype t (count elements) into storage s. Fails (false, *bad_index set) for
- * int64 values outside int32 and for dtypes the GPU does not hold. float32 into GPU_F16 (the
+ * int64 values outside int32, uint32/uint64 values above 2^31-1 and for dtypes the GPU does
+ * not hold. float32 into GPU_F16 (the
  * fp16 execution mode) rounds to nearest even. */
 bool host_to_storage(vki_dtype t, const void *src, gpu_storage s, void *dst, size_t count, size_t *bad_index);
 /* Storage s back into host bytes of dtype t (count elements). */
 void storage_to_host(vki_dtype t, gpu_storage s, const void *src, void *dst, size_t count);
 
 /* Host conversions between a dtype's host bytes and the GPU's 4-byte form. count elements.
- * to_gpu fails (returns false, *bad_index set) for int64 values outside int32. */
+ * to_gpu fails (returns false, *bad_index set) for int64 values outside int32 and uint32/
+ * uint64 values above 2^31-1; float64 beyond float32's range becomes +-inf. from_gpu packs
+ * the float8/float4 formats exactly (the words hold values of the format). */
 bool convert_to_gpu(vki_dtype t, const void *src, uint32_t *dst, size_t count, size_t *bad_index);
 void convert_from_gpu(vki_dtype t, const uint32_t *src, void *dst, size_t count);
 float half_to_float(uint16_t h);
