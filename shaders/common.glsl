@@ -26,8 +26,12 @@
 #define DT_F8E5M2FNUZ 19u
 #define DT_F4E2M1 20u
 #define DT_F8E8M0 21u
+#define DT_F6E2M3 22u
+#define DT_F6E3M2 23u
 
-bool dt_is_float(uint dt) { return dt < 3u || (dt >= 16u && dt <= 21u); }
+bool dt_is_float(uint dt) { return dt < 3u || (dt >= 16u && dt <= 23u); }
+// the formats round_minifloat rounds to (float8e8m0 has its own rounding, e8m0_word)
+bool dt_is_minifloat(uint dt) { return dt >= DT_F8E4M3FN && dt <= DT_F6E3M2 && dt != DT_F8E8M0; }
 
 // float8e8m0 (2^(code-127), code 255 NaN) as Cast rounds to it, on float32's bits as ONNX's
 // reference does (src/util/dtype.c, e8m0_round): mode 0 up, 1 down, 2 nearest. Returns the
@@ -44,22 +48,25 @@ uint e8m0_word(float v, bool saturate, uint mode)
     return e == 0xffu ? 0x7fc00000u : e == 0u ? 0x00400000u : e << 23;
 }
 
-// v rounded to the nearest value of a small float format (ties to even): MAN mantissa bits,
-// EMIN the smallest normal exponent, MAXV the largest finite value. saturate clamps to
-// +-MAXV (infinity too); otherwise overflow is infinity for e5m2 and NaN for the formats
-// without infinity. fnuz formats have no -0; float4e2m1 has no NaN (it becomes 0). The host's
-// minifloat_round (src/util/dtype.c) is the same rounding.
+// v rounded to the nearest value of a small float format (ties to even): man mantissa bits,
+// emin the smallest normal exponent, maxv the largest finite value. saturate clamps to
+// +-maxv (infinity too); otherwise overflow is infinity for e5m2 and NaN for the formats
+// without infinity. fnuz formats have no -0; float4e2m1 and the float6 formats have neither
+// infinity nor NaN: they always saturate, and NaN becomes 0. The host's minifloat_round
+// (src/util/dtype.c) is the same rounding.
 float round_minifloat(uint dt, float v, bool saturate)
 {
-    int man = dt == DT_F8E5M2 || dt == DT_F8E5M2FNUZ ? 2 : dt == DT_F4E2M1 ? 1 : 3;
-    int emin = dt == DT_F8E4M3FN ? -6 : dt == DT_F8E4M3FNUZ ? -7 : dt == DT_F8E5M2 ? -14 : dt == DT_F8E5M2FNUZ ? -15 : 0;
-    float maxv = dt == DT_F8E4M3FN ? 448.0 : dt == DT_F8E4M3FNUZ ? 240.0 : dt == DT_F4E2M1 ? 6.0 : 57344.0;
-    bool nuz = dt == DT_F8E4M3FNUZ || dt == DT_F8E5M2FNUZ;
+    int man = dt == DT_F8E5M2 || dt == DT_F8E5M2FNUZ || dt == DT_F6E3M2 ? 2 : dt == DT_F4E2M1 ? 1 : 3;
+    int emin = dt == DT_F8E4M3FN ? -6 : dt == DT_F8E4M3FNUZ ? -7 : dt == DT_F8E5M2 ? -14 : dt == DT_F8E5M2FNUZ ? -15
+             : dt == DT_F6E3M2 ? -2 : 0;
+    float maxv = dt == DT_F8E4M3FN ? 448.0 : dt == DT_F8E4M3FNUZ ? 240.0 : dt == DT_F4E2M1 ? 6.0 : dt == DT_F6E2M3 ? 7.5
+               : dt == DT_F6E3M2 ? 28.0 : 57344.0;
+    bool nuz = dt == DT_F8E4M3FNUZ || dt == DT_F8E5M2FNUZ, finite_only = dt == DT_F4E2M1 || dt == DT_F6E2M3 || dt == DT_F6E3M2;
     float nan_v = uintBitsToFloat(0x7fc00000u), inf_v = uintBitsToFloat(0x7f800000u);
-    if (isnan(v)) return dt == DT_F4E2M1 ? 0.0 : v;
+    if (isnan(v)) return finite_only ? 0.0 : v;
     bool neg = (floatBitsToUint(v) & 0x80000000u) != 0u;
     float a = abs(v);
-    if (saturate || dt == DT_F4E2M1) a = min(a, maxv);
+    if (saturate || finite_only) a = min(a, maxv);
     if (isinf(a)) return dt == DT_F8E5M2 ? v : nan_v;
     int e;
     frexp(a, e); // a = m * 2^e, m in [0.5, 1)
@@ -83,7 +90,7 @@ float round_to_dtype(uint dt, float v)
         b += 0x7fffu + ((b >> 16) & 1u);
         return uintBitsToFloat(b & 0xffff0000u);
     }
-    if (dt >= DT_F8E4M3FN && dt <= DT_F4E2M1) return round_minifloat(dt, v, true);
+    if (dt_is_minifloat(dt)) return round_minifloat(dt, v, true);
     if (dt == DT_F8E8M0) return uintBitsToFloat(e8m0_word(v, true, 0u));
     return v;
 }

@@ -151,7 +151,7 @@ void main()
     } else if (OP == OP_IDENTITY) { // also Cast
         if (dt_is_float(IN_DT)) {
             float v = uintBitsToFloat(bits);
-            if (OUT_DT >= DT_F8E4M3FN && OUT_DT <= DT_F4E2M1) r = floatBitsToUint(round_minifloat(OUT_DT, v, pc.alpha == 0.0));
+            if (dt_is_minifloat(OUT_DT)) r = floatBitsToUint(round_minifloat(OUT_DT, v, pc.alpha == 0.0));
             else if (OUT_DT == DT_F8E8M0) r = e8m0_word(v, pc.alpha == 0.0, uint(pc.beta));
             else if (dt_is_float(OUT_DT)) r = floatBitsToUint(round_to_dtype(OUT_DT, v));
             else if (OUT_DT == DT_BOOL) r = v != 0.0 ? 1u : 0u;

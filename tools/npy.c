@@ -371,6 +371,7 @@ int npy_write(const char *path, vki_dtype dtype, const int64_t *dims, int32_t ra
     case VKI_DTYPE_INT4: case VKI_DTYPE_INT2: code = "i1"; break;
     case VKI_DTYPE_UINT4: case VKI_DTYPE_UINT2: case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ:
     case VKI_DTYPE_FLOAT8E5M2: case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT8E8M0: case VKI_DTYPE_FLOAT4E2M1:
+    case VKI_DTYPE_FLOAT6E2M3: case VKI_DTYPE_FLOAT6E3M2:
         code = "u1";
         break;
     case VKI_DTYPE_BOOL: code = "b1"; break;

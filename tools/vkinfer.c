@@ -483,12 +483,14 @@ static int set_inputs(vki_model *m, vki_session *s, const run_options *o, bool q
         bool small_signed = t.dtype == VKI_DTYPE_INT4 || t.dtype == VKI_DTYPE_INT2;
         bool codes = t.dtype == VKI_DTYPE_FLOAT8E4M3FN || t.dtype == VKI_DTYPE_FLOAT8E4M3FNUZ ||
                      t.dtype == VKI_DTYPE_FLOAT8E5M2 || t.dtype == VKI_DTYPE_FLOAT8E5M2FNUZ || t.dtype == VKI_DTYPE_FLOAT4E2M1 ||
-                     t.dtype == VKI_DTYPE_FLOAT8E8M0;
+                     t.dtype == VKI_DTYPE_FLOAT8E8M0 || t.dtype == VKI_DTYPE_FLOAT6E2M3 || t.dtype == VKI_DTYPE_FLOAT6E3M2;
         if ((small_int && arr.dtype == (small_signed ? VKI_DTYPE_INT8 : VKI_DTYPE_UINT8)) ||
             (codes && arr.dtype == VKI_DTYPE_UINT8)) {
             int bits = t.dtype == VKI_DTYPE_INT2 || t.dtype == VKI_DTYPE_UINT2 ? 2 : 4;
             int lo = small_signed ? -(1 << (bits - 1)) : 0, hi = small_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
-            if (codes) lo = 0, hi = t.dtype == VKI_DTYPE_FLOAT4E2M1 ? 15 : 255;
+            if (codes)
+                lo = 0, hi = t.dtype == VKI_DTYPE_FLOAT4E2M1 ? 15
+                             : t.dtype == VKI_DTYPE_FLOAT6E2M3 || t.dtype == VKI_DTYPE_FLOAT6E3M2 ? 63 : 255;
             for (size_t k = 0; k < arr.bytes; k++) {
                 const uint8_t *bytes = arr.data;
                 int v = small_signed ? (int8_t)bytes[k] : bytes[k];

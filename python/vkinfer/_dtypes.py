@@ -6,10 +6,10 @@ float32 arrays (exact: every bfloat16 is a float32) and bfloat16 inputs take any
 rounded to nearest even as PyTorch's .to(torch.bfloat16) does. Either way float arrays are
 accepted for bfloat16 inputs, so code written for one case runs in the other.
 
-The float8 formats, float4e2m1 and the 4- and 2-bit integers (vki_dtype 17-26): with
+The float8, float6 and float4 formats and the 4- and 2-bit integers (vki_dtype 17-28): with
 ml_dtypes, outputs are arrays of its dtypes (float8_e4m3fn, int4...) and such arrays are taken
-as inputs. Without it, float8/float4 outputs are float32 arrays (exact) and their inputs need
-ml_dtypes; int4/int2 outputs are int8 arrays, uint4/uint2 uint8, and integer arrays are taken
+as inputs. Without it, float8/float6/float4 outputs are float32 arrays (exact) and their inputs
+need ml_dtypes; int4/int2 outputs are int8 arrays, uint4/uint2 uint8, and integer arrays are taken
 as inputs when their values fit.
 """
 import numpy as np
@@ -25,7 +25,7 @@ except ImportError:
 FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, STRING, BOOL, FLOAT16, DOUBLE, UINT32, UINT64 = range(1, 14)
 BF16 = 16
 FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, UINT4, INT4, FLOAT4E2M1 = range(17, 24)
-FLOAT8E8M0, UINT2, INT2 = 24, 25, 26
+FLOAT8E8M0, UINT2, INT2, FLOAT6E2M3, FLOAT6E3M2 = 24, 25, 26, 27, 28
 
 # the small formats: (ml_dtypes name, exponent bits, mantissa bits, bias, kind) where kind is
 # "ieee" (infinity and NaNs), "fn" (NaN all ones), "fnuz" (NaN 0x80, no -0), "none"
@@ -33,6 +33,7 @@ _MINIFLOATS = {
     FLOAT8E4M3FN: ("float8_e4m3fn", 4, 3, 7, "fn"), FLOAT8E4M3FNUZ: ("float8_e4m3fnuz", 4, 3, 8, "fnuz"),
     FLOAT8E5M2: ("float8_e5m2", 5, 2, 15, "ieee"), FLOAT8E5M2FNUZ: ("float8_e5m2fnuz", 5, 2, 16, "fnuz"),
     FLOAT4E2M1: ("float4_e2m1fn", 2, 1, 1, "none"), FLOAT8E8M0: ("float8_e8m0fnu", 8, 0, 127, "e8m0"),
+    FLOAT6E2M3: ("float6_e2m3fn", 2, 3, 1, "none"), FLOAT6E3M2: ("float6_e3m2fn", 3, 2, 3, "none"),
 }
 # the small integers: (ml_dtypes name, bits, signed)
 _SMALL_INTS = {UINT4: ("uint4", 4, False), INT4: ("int4", 4, True), UINT2: ("uint2", 2, False), INT2: ("int2", 2, True)}

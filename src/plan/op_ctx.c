@@ -373,6 +373,8 @@ uint32_t op_dtype_code(vki_dtype t)
     case VKI_DTYPE_FLOAT8E5M2FNUZ: return 19;
     case VKI_DTYPE_FLOAT4E2M1: return 20;
     case VKI_DTYPE_FLOAT8E8M0: return 21;
+    case VKI_DTYPE_FLOAT6E2M3: return 22;
+    case VKI_DTYPE_FLOAT6E3M2: return 23;
     case VKI_DTYPE_DOUBLE: return 0; /* computed as float32 */
     default: return 3; /* int32; int64, uint32, uint64 (narrowed) */
     }

@@ -34,6 +34,8 @@ const char *vki_dtype_name(vki_dtype t)
     case VKI_DTYPE_FLOAT8E8M0: return "float8e8m0";
     case VKI_DTYPE_UINT2: return "uint2";
     case VKI_DTYPE_INT2: return "int2";
+    case VKI_DTYPE_FLOAT6E2M3: return "float6e2m3";
+    case VKI_DTYPE_FLOAT6E3M2: return "float6e3m2";
     default: break;
     }
     /* ONNX dtypes vkinfer has no enum value for: named in messages only */
@@ -50,7 +52,8 @@ size_t vki_dtype_size(vki_dtype t)
     case VKI_DTYPE_UINT8: case VKI_DTYPE_INT8: case VKI_DTYPE_BOOL: return 1;
     case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
     case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0: case VKI_DTYPE_UINT4: case VKI_DTYPE_INT4:
-    case VKI_DTYPE_UINT2: case VKI_DTYPE_INT2: return 1; /* one byte per element on the host */
+    case VKI_DTYPE_UINT2: case VKI_DTYPE_INT2: case VKI_DTYPE_FLOAT6E2M3: case VKI_DTYPE_FLOAT6E3M2:
+        return 1; /* one byte per element on the host */
     case VKI_DTYPE_UINT16: case VKI_DTYPE_INT16: case VKI_DTYPE_FLOAT16:
     case VKI_DTYPE_BFLOAT16: return 2;
     case VKI_DTYPE_FLOAT: case VKI_DTYPE_INT32: case VKI_DTYPE_UINT32: return 4;
@@ -64,7 +67,8 @@ bool dtype_is_float(vki_dtype t)
     switch (t) {
     case VKI_DTYPE_FLOAT: case VKI_DTYPE_FLOAT16: case VKI_DTYPE_BFLOAT16: case VKI_DTYPE_DOUBLE:
     case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
-    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0: return true;
+    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0:
+    case VKI_DTYPE_FLOAT6E2M3: case VKI_DTYPE_FLOAT6E3M2: return true;
     default: return false;
     }
 }
@@ -83,7 +87,8 @@ bool dtype_is_int(vki_dtype t)
 bool dtype_is_minifloat(vki_dtype t)
 {
     return t == VKI_DTYPE_FLOAT8E4M3FN || t == VKI_DTYPE_FLOAT8E4M3FNUZ || t == VKI_DTYPE_FLOAT8E5M2 ||
-           t == VKI_DTYPE_FLOAT8E5M2FNUZ || t == VKI_DTYPE_FLOAT4E2M1 || t == VKI_DTYPE_FLOAT8E8M0;
+           t == VKI_DTYPE_FLOAT8E5M2FNUZ || t == VKI_DTYPE_FLOAT4E2M1 || t == VKI_DTYPE_FLOAT8E8M0 ||
+           t == VKI_DTYPE_FLOAT6E2M3 || t == VKI_DTYPE_FLOAT6E3M2;
 }
 
 /* Every numeric dtype runs (strings and complex do not). */
@@ -91,7 +96,7 @@ bool dtype_gpu_supported(vki_dtype t) { return dtype_is_float(t) || dtype_is_int
 
 /* The small float formats: exponent and mantissa bits, bias, largest finite value, and what
  * they lack (fn: no infinity, NaN is all ones; fnuz: no infinity and no -0, NaN is 0x80;
- * float4e2m1: neither infinity nor NaN). */
+ * float4e2m1 and float6: neither infinity nor NaN). */
 typedef struct minifloat {
     int bits, man, bias;
     double max;
@@ -102,13 +107,16 @@ static const minifloat *minifloat_of(vki_dtype t)
 {
     static const minifloat e4m3fn = {8, 3, 7, 448.0, MF_FN}, e4m3fnuz = {8, 3, 8, 240.0, MF_FNUZ},
                            e5m2 = {8, 2, 15, 57344.0, MF_IEEE}, e5m2fnuz = {8, 2, 16, 57344.0, MF_FNUZ},
-                           e2m1 = {4, 1, 1, 6.0, MF_NONE};
+                           e2m1 = {4, 1, 1, 6.0, MF_NONE}, e2m3 = {6, 3, 1, 7.5, MF_NONE},
+                           e3m2 = {6, 2, 3, 28.0, MF_NONE};
     switch (t) {
     case VKI_DTYPE_FLOAT8E4M3FN: return &e4m3fn;
     case VKI_DTYPE_FLOAT8E4M3FNUZ: return &e4m3fnuz;
     case VKI_DTYPE_FLOAT8E5M2: return &e5m2;
     case VKI_DTYPE_FLOAT8E5M2FNUZ: return &e5m2fnuz;
     case VKI_DTYPE_FLOAT4E2M1: return &e2m1;
+    case VKI_DTYPE_FLOAT6E2M3: return &e2m3;
+    case VKI_DTYPE_FLOAT6E3M2: return &e3m2;
     default: return NULL;
     }
 }
@@ -144,7 +152,7 @@ double minifloat_round(vki_dtype t, double v, bool saturate)
 {
     if (t == VKI_DTYPE_FLOAT8E8M0) return minifloat_decode(t, e8m0_round((float)v, saturate, E8M0_UP));
     const minifloat *f = minifloat_of(t);
-    if (isnan(v)) return f->special == MF_NONE ? 0.0 : v; /* float4e2m1 has no NaN: 0, as ml_dtypes */
+    if (isnan(v)) return f->special == MF_NONE ? 0.0 : v; /* float4/float6 have no NaN: 0, as ml_dtypes */
     double a = fabs(v);
     if (saturate || f->special == MF_NONE) a = fmin(a, f->max);
     if (isinf(a)) return f->special == MF_IEEE ? v : NAN;
@@ -342,7 +350,8 @@ bool convert_to_gpu(vki_dtype t, const void *src, uint32_t *dst, size_t count, s
         }
         case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
         case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0:
-            fv = (float)minifloat_decode(t, t == VKI_DTYPE_FLOAT4E2M1 ? s[i] & 15 : s[i]); /* exact */
+        case VKI_DTYPE_FLOAT6E2M3: case VKI_DTYPE_FLOAT6E3M2:
+            fv = (float)host_read_f64(t, s, i); /* exact */
             memcpy(&dst[i], &fv, 4);
             continue;
         case VKI_DTYPE_UINT4: case VKI_DTYPE_INT4: case VKI_DTYPE_UINT2: case VKI_DTYPE_INT2:
@@ -390,7 +399,8 @@ void convert_from_gpu(vki_dtype t, const uint32_t *src, void *dst, size_t count)
         case VKI_DTYPE_UINT32: memcpy(d + 4 * i, &iv, 4); break; /* negative: wrapped, as uint32 arithmetic */
         case VKI_DTYPE_DOUBLE: { double v = fv; memcpy(d + 8 * i, &v, 8); break; }
         case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
-        case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0: /* values of the format (Cast rounded them): exact */
+        case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0:
+        case VKI_DTYPE_FLOAT6E2M3: case VKI_DTYPE_FLOAT6E3M2: /* values of the format (Cast rounded them): exact */
             d[i] = minifloat_encode(t, fv, false);
             break;
         case VKI_DTYPE_UINT4: case VKI_DTYPE_INT4: case VKI_DTYPE_UINT2: case VKI_DTYPE_INT2:
@@ -483,6 +493,7 @@ double host_read_f64(vki_dtype t, const void *data, size_t i)
     case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
     case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT8E8M0: return minifloat_decode(t, s[i]);
     case VKI_DTYPE_FLOAT4E2M1: return minifloat_decode(t, s[i] & 15);
+    case VKI_DTYPE_FLOAT6E2M3: case VKI_DTYPE_FLOAT6E3M2: return minifloat_decode(t, s[i] & 63);
     default: return (double)host_read_i64(t, data, i);
     }
 }
@@ -517,6 +528,7 @@ void host_write_f64(vki_dtype t, void *data, size_t i, double v)
     case VKI_DTYPE_BOOL: d[i] = v != 0; return;
     case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
     case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0:
+    case VKI_DTYPE_FLOAT6E2M3: case VKI_DTYPE_FLOAT6E3M2:
         d[i] = minifloat_encode(t, v, false);
         return;
     default: /* an integer: truncated toward zero, NaN as 0 */

@@ -46,17 +46,52 @@ static void write_add_const_model(const char *path, uint64_t c)
     pbw_save(&model, path);
 }
 
-/* y = Identity(c) with c an int4 initializer of 3 elements packed in 2 bytes. */
-static void write_int4_const_model(const char *path)
+/* y = Identity(c) with c a packed initializer of n elements of dtype (raw_data as ONNX packs it). */
+static void write_packed_const_model(const char *path, int dtype, int64_t n, const uint8_t *packed, size_t bytes)
 {
     pbw graph = {0}, model = {0};
-    int64_t dims[1] = {3};
-    const uint8_t packed[2] = {0x9 | 0x7 << 4, 0x3}; /* -7, 7, 3 (the last high nibble unused) */
+    int64_t dims[1] = {n};
     pbw_node(&graph, "Identity", "c", "y");
-    pbw_initializer(&graph, "c", VKI_DTYPE_INT4, 3, packed, sizeof packed);
-    pbw_value_info(&graph, 12, "y", VKI_DTYPE_INT4, dims, 1);
+    pbw_initializer(&graph, "c", dtype, (uint64_t)n, packed, bytes);
+    pbw_value_info(&graph, 12, "y", dtype, dims, 1);
     pbw_model(&model, &graph);
     pbw_save(&model, path);
+}
+
+/* y = Cast(x, to), x float32[n]. */
+static void write_cast_model(const char *path, int to, int64_t n)
+{
+    pbw graph = {0}, model = {0}, node = {0}, attr = {0};
+    int64_t dims[1] = {n};
+    pbw_str(&node, 1, "x");
+    pbw_str(&node, 2, "y");
+    pbw_str(&node, 4, "Cast");
+    pbw_str(&attr, 1, "to");
+    pbw_int(&attr, 3, (uint64_t)to);
+    pbw_int(&attr, 20, 2); /* AttributeProto.INT */
+    pbw_msg(&node, 5, &attr);
+    pbw_msg(&graph, 1, &node);
+    pbw_value_info(&graph, 11, "x", VKI_DTYPE_FLOAT, dims, 1);
+    pbw_value_info(&graph, 12, "y", to, dims, 1);
+    pbw_model(&model, &graph);
+    pbw_save(&model, path);
+}
+
+/* Runs a model without inputs; its output 0 must be `want` (n bytes). */
+static void check_const_output(vki_context *ctx, const char *path, const char *what, const uint8_t *want, size_t n)
+{
+    vki_model *m = NULL;
+    vki_session *s = NULL;
+    vki_status st = vki_model_load(ctx, path, &m);
+    if (st == VKI_OK) st = vki_session_create(m, &s);
+    if (st == VKI_OK) st = vki_session_run(s);
+    const uint8_t *y = NULL;
+    size_t got = 0;
+    vki_tensor_info info;
+    if (st == VKI_OK) st = vki_session_get_output(s, 0, &info, (const void **)&y, &got);
+    CHECK(st == VKI_OK && got == n && !memcmp(y, want, n), "%s: %s", what, st == VKI_OK ? "wrong values" : vki_last_error());
+    vki_session_destroy(s);
+    vki_model_destroy(m);
 }
 
 /* Runs the Concat model on `data` (n elements of `size` bytes) and checks both halves of the
@@ -99,7 +134,8 @@ static void round_trip(vki_context *ctx, const char *path, vki_dtype dtype, cons
 static int64_t float_codes(vki_dtype dtype, uint8_t *codes)
 {
     int64_t n = 0;
-    for (int c = 0; c < (dtype == VKI_DTYPE_FLOAT4E2M1 ? 16 : 256); c++)
+    int count = dtype == VKI_DTYPE_FLOAT4E2M1 ? 16 : dtype == VKI_DTYPE_FLOAT6E2M3 || dtype == VKI_DTYPE_FLOAT6E3M2 ? 64 : 256;
+    for (int c = 0; c < count; c++)
         if (dtype != VKI_DTYPE_FLOAT8E5M2 || (c & 0x7c) != 0x7c || (c & 3) == 0 || (c & 3) == 2) codes[n++] = (uint8_t)c;
     return n;
 }
@@ -140,7 +176,8 @@ int main(void)
 
     /* every code of each small float format, every value of the small integers */
     const vki_dtype floats[] = {VKI_DTYPE_FLOAT8E4M3FN, VKI_DTYPE_FLOAT8E4M3FNUZ, VKI_DTYPE_FLOAT8E5M2,
-                                VKI_DTYPE_FLOAT8E5M2FNUZ, VKI_DTYPE_FLOAT4E2M1, VKI_DTYPE_FLOAT8E8M0};
+                                VKI_DTYPE_FLOAT8E5M2FNUZ, VKI_DTYPE_FLOAT4E2M1, VKI_DTYPE_FLOAT8E8M0,
+                                VKI_DTYPE_FLOAT6E2M3, VKI_DTYPE_FLOAT6E3M2};
     for (size_t k = 0; k < sizeof floats / sizeof *floats; k++) {
         uint8_t codes[256];
         int64_t n = float_codes(floats[k], codes);
@@ -201,22 +238,32 @@ int main(void)
         CHECK(st == VKI_OK && y && ((const uint64_t *)y)[0] == 2000000005u, "uint64 Add: %s",
               st == VKI_OK ? "wrong value" : vki_last_error());
     }
-    /* int4 packed two to a byte in the file: unpacked, sign-extended */
+    /* packed in the file, one byte per element on the host: int4 two to a byte (sign-extended),
+     * uint2 four to a byte, float6 four in three bytes (onnx.numpy_helper._pack_6bit's bytes) */
     {
-        write_int4_const_model(path);
-        vki_model *m = NULL;
-        vki_session *s = NULL;
-        vki_status st = vki_model_load(ctx, path, &m);
-        if (st == VKI_OK) st = vki_session_create(m, &s);
-        if (st == VKI_OK) st = vki_session_run(s);
-        const int8_t *y = NULL;
-        size_t got = 0;
-        vki_tensor_info info;
-        if (st == VKI_OK) st = vki_session_get_output(s, 0, &info, (const void **)&y, &got);
-        CHECK(st == VKI_OK && got == 3 && y[0] == -7 && y[1] == 7 && y[2] == 3, "int4 constant: %s",
-              st == VKI_OK ? "wrong values" : vki_last_error());
-        vki_session_destroy(s);
-        vki_model_destroy(m);
+        const uint8_t i4[2] = {0x9 | 0x7 << 4, 0x3}, i4_want[3] = {0xf9, 7, 3}; /* -7, 7, 3 */
+        write_packed_const_model(path, VKI_DTYPE_INT4, 3, i4, sizeof i4);
+        check_const_output(ctx, path, "int4 constant", i4_want, 3);
+        const uint8_t u2[2] = {0x1b, 0x02}, u2_want[5] = {3, 2, 1, 0, 2};
+        write_packed_const_model(path, VKI_DTYPE_UINT2, 5, u2, sizeof u2);
+        check_const_output(ctx, path, "uint2 constant", u2_want, 5);
+        const uint8_t f6[4] = {193, 7, 254, 24}, f6_want[5] = {1, 31, 32, 63, 24}; /* 0.0625, 28, -0, -28, 8 */
+        write_packed_const_model(path, VKI_DTYPE_FLOAT6E3M2, 5, f6, sizeof f6);
+        check_const_output(ctx, path, "float6e3m2 constant", f6_want, 5);
+    }
+    /* Cast to the float6 formats on the GPU: ties to even, saturating, NaN-free (the codes
+     * ml_dtypes gives for the same values) */
+    {
+        const float x[10] = {0.3f, 7.6f, -100.0f, 0.0625f, 0.1875f, -0.0f, 1e-9f, 3.3f, 13.9f, 0.09f};
+        const uint8_t e2m3[10] = {2, 31, 63, 0, 2, 32, 0, 21, 31, 1}, e3m2[10] = {5, 24, 63, 1, 3, 32, 0, 19, 27, 1};
+        const vki_dtype to[2] = {VKI_DTYPE_FLOAT6E2M3, VKI_DTYPE_FLOAT6E3M2};
+        for (int k = 0; k < 2; k++) {
+            write_cast_model(path, to[k], 10);
+            const uint8_t *y = NULL;
+            vki_status st = run_one(ctx, path, VKI_DTYPE_FLOAT, x, sizeof x, (const void **)&y);
+            CHECK(st == VKI_OK && y && !memcmp(y, k ? e3m2 : e2m3, 10), "Cast to %s: %s", vki_dtype_name(to[k]),
+                  st == VKI_OK ? "wrong codes" : vki_last_error());
+        }
     }
     unlink(path);
     vki_context_destroy(ctx);
