@@ -10,7 +10,7 @@ static bool quant_dtype(vki_dtype t)
 {
     return t == VKI_DTYPE_UINT8 || t == VKI_DTYPE_INT8 || t == VKI_DTYPE_UINT16 || t == VKI_DTYPE_INT16 ||
            t == VKI_DTYPE_UINT4 || t == VKI_DTYPE_INT4 || t == VKI_DTYPE_UINT2 || t == VKI_DTYPE_INT2 ||
-           (dtype_is_minifloat(t) && t != VKI_DTYPE_FLOAT8E8M0);
+           (dtype_is_minifloat(t) && t != VKI_DTYPE_FLOAT8E8M0 && t != VKI_DTYPE_FLOAT6E2M3 && t != VKI_DTYPE_FLOAT6E3M2);
 }
 
 static void quant_range(vki_dtype t, int32_t *lo, int32_t *hi)
