@@ -6,6 +6,7 @@
 // of element i: one for the tensor (KIND 0), one per index along the axis (KIND 1), or one per
 // block of BLOCK indices along the axis, the other dims kept (KIND 2).
 #include "common.glsl"
+#include "small_dtypes.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const bool DEQUANT = false;
@@ -32,11 +33,11 @@ void main()
     if (KIND == 2u) s = ((i / (pc.inner * pc.axis_len)) * pc.blocks + a / pc.block) * pc.inner + i % pc.inner;
     float sc = uintBitsToFloat(scale[s]);
     int zp = pc.has_zero_point != 0u ? zero_point[pc.zero_point_offset + s] : 0;
-    if (DEQUANT && dt_is_float(Q_DT)) { // float8/float4e2m1: no zero point (the reference's)
+    if (DEQUANT && sd_is_float(Q_DT)) { // float8/float4e2m1: no zero point (the reference's)
         y[i] = floatBitsToUint(round_to_dtype(OUT_DT, uintBitsToFloat(x[i]) * sc));
     } else if (DEQUANT) {
         y[i] = floatBitsToUint(round_to_dtype(OUT_DT, float(int(x[i]) - zp) * sc));
-    } else if (dt_is_float(Q_DT)) { // to float8 (saturating when pc.lo != 0) or float4e2m1 (+ zero point)
+    } else if (sd_is_float(Q_DT)) { // to float8 (saturating when pc.lo != 0) or float4e2m1 (+ zero point)
         float q = round_to_dtype(SCALE_DT, div_rounded(uintBitsToFloat(x[i]), sc));
         if (pc.has_zero_point != 0u) q += intBitsToFloat(zp);
         y[i] = floatBitsToUint(round_minifloat(Q_DT, q, pc.lo != 0));

@@ -79,7 +79,7 @@ static vki_status plan_castlike(op_ctx *c)
         return VKI_OK;
     }
     /* shaders/unary.glsl's identity op (code 0) is Cast */
-    uint32_t spec[4] = {128, 0, op_dtype_code(x->dtype), op_dtype_code(to)};
+    uint32_t spec[4] = {128, 0, op_dtype_code_exact(x->dtype), op_dtype_code_exact(to)};
     struct { uint32_t count; float a, b, g; } push = {(uint32_t)count, saturate ? 0.0f : 1.0f, 0, 0};
     return dispatch_1d(c, "unary", spec, 4, &push, sizeof push, count);
 }

@@ -174,8 +174,12 @@ vki_status op_require_inputs(op_ctx *c, int min, int max);
 vki_status op_require_float(op_ctx *c, int i);
 vki_status op_require_gpu_dtype(op_ctx *c, int i);
 
-/* Spec constant describing a dtype for shaders: see shaders/common.glsl (DT_*). */
+/* Spec constant describing a dtype for shaders: see shaders/common.glsl (DT_*). The small
+ * dtypes held widened (float8, float6, float4, float8e8m0: DT_F32; int4, uint4, int2, uint2:
+ * DT_I32) get their storage's code; op_dtype_code_exact gives their own codes
+ * (shaders/small_dtypes.glsl), for the kernels that round or wrap to them (Cast, quantizers). */
 uint32_t op_dtype_code(vki_dtype t);
+uint32_t op_dtype_code_exact(vki_dtype t);
 /* Normalizes a possibly negative axis; error if out of range. */
 vki_status op_axis(op_ctx *c, int64_t axis, int rank, int *out);
 

@@ -106,7 +106,7 @@ static vki_status plan_quantize(op_ctx *c)
         (uint32_t)blocks, zp != NULL, 0, lo, hi};
     /* a float8's zero point is 0 by the spec (DequantizeLinear's reference ignores it) */
     if (dtype_is_minifloat(q_dtype) && q_dtype != VKI_DTYPE_FLOAT4E2M1) push.has_zero_point = 0;
-    uint32_t spec[6] = {128, dequant, op_dtype_code(scale->dtype), op_dtype_code(out), kind, op_dtype_code(q_dtype)}, gx, gy;
+    uint32_t spec[6] = {128, dequant, op_dtype_code(scale->dtype), op_dtype_code(out), kind, op_dtype_code_exact(q_dtype)}, gx, gy;
     int values[4] = {op_in_index(c, 0), op_in_index(c, 1), zp ? op_in_index(c, 2) : op_in_index(c, 0), op_out_index(c, 0)};
     op_grid_1d((uint64_t)count, 128, &gx, &gy);
     return op_dispatch(c, "quantize", spec, 6, &push, sizeof push, values, 4, gx, gy, 1);

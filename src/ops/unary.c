@@ -208,7 +208,9 @@ static vki_status plan_unary(op_ctx *c)
     uint64_t item_bytes[2] = {elem, elem};
     int64_t chunk = op_batch_chunk(c, count, item_bytes, 2);
     if (chunk <= 0) return op_error(c, VKI_ERROR_UNSUPPORTED, "cannot split this tensor into bindings the device can address");
-    uint32_t spec[4] = {128, d->code, op_dtype_code(x->dtype), op_dtype_code(out_dtype)};
+    /* Cast (the identity op code) rounds and wraps to the small dtypes by their own codes */
+    uint32_t (*code_of)(vki_dtype) = d->code == U_IDENTITY ? op_dtype_code_exact : op_dtype_code;
+    uint32_t spec[4] = {128, d->code, code_of(x->dtype), code_of(out_dtype)};
     for (int64_t start = 0; start < count; start += chunk) {
         int64_t n = count - start < chunk ? count - start : chunk;
         struct { uint32_t count; float a, b, g; } push = {(uint32_t)n, push_f[0], push_f[1], push_f[2]};
