@@ -60,8 +60,8 @@ sanitize: deps-test
 # the context's locks used from several threads; any report fails
 tsan: deps-test
 	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKINFER_TSAN=ON -DVKINFER_ONNX123_TESTS=OFF $(DEV_FLAGS)
-	cmake --build $(BUILD)-tsan -j $(JOBS) --target test_threads test_device_tensors
-	cd $(BUILD)-tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" ctest --output-on-failure --timeout 900 -R "^unit/test_(threads|device_tensors)$$"
+	cmake --build $(BUILD)-tsan -j $(JOBS) --target test_threads test_device_tensors test_device_lost
+	cd $(BUILD)-tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" ctest --output-on-failure --timeout 900 -R "^unit/test_(threads|device_tensors|device_lost)$$"
 
 # libFuzzer targets (ONNX model bytes through load and plan, TensorProto bytes, .npy files)
 # built with clang, AddressSanitizer and UndefinedBehaviorSanitizer in $(BUILD)-fuzz, each run

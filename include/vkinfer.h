@@ -57,7 +57,13 @@ typedef enum vki_status {
     VKI_ERROR_SHAPE = 6,            /* shapes or dtypes that do not fit the op or the model */
     VKI_ERROR_OUT_OF_MEMORY = 7,    /* host or device memory exhausted */
     VKI_ERROR_VULKAN = 8,           /* a Vulkan call failed */
-    VKI_ERROR_VALIDATION = 9        /* the Vulkan validation layer reported a message */
+    VKI_ERROR_VALIDATION = 9,       /* the Vulkan validation layer reported a message */
+    /* The GPU was lost (VK_ERROR_DEVICE_LOST: a driver reset, a hang, a removed or crashed
+     * device). The context is dead from then on: every later call that would use its device
+     * (run, prepare, session_create, tensor create/read/write) fails with this status at once,
+     * without submitting anything. Sessions, tensors, models and the context can still be
+     * destroyed; create a new context (and load the model again) to go on. */
+    VKI_ERROR_DEVICE_LOST = 10
 } vki_status;
 
 /* Element types, numbered as ONNX's TensorProto.DataType. */
@@ -149,7 +155,9 @@ typedef struct vki_context_options {
      * the first of discrete GPU, integrated GPU, virtual GPU, CPU (lavapipe). */
     const char *device;
     /* 1: enable VK_LAYER_KHRONOS_validation; any message it reports makes the next call on
-     * a session fail with VKI_ERROR_VALIDATION. 0: off. -1: VKINFER_VALIDATION=1 decides. */
+     * a session fail with VKI_ERROR_VALIDATION. 0: off. -1: VKINFER_VALIDATION=1 decides
+     * (VKINFER_VALIDATION=sync: on, with the layer's synchronization validation too, which
+     * reports hazards between dispatches and copies that no barrier orders; slower). */
     int validation;
     /* Folder of the on-disk pipeline cache. NULL: VKINFER_CACHE_DIR, else
      * $XDG_CACHE_HOME/vkinfer, else ~/.cache/vkinfer. "" disables the disk cache. */
@@ -258,7 +266,9 @@ VKI_API vki_status vki_session_set_input(vki_session *session, const char *name,
 
 /* Runs the model. The first run with a set of input shapes plans (shape inference,
  * constant folding, kernel choice, memory planning, command recording); plans are kept per
- * input shapes, so later runs with known shapes only upload, submit and download. */
+ * input shapes, so later runs with known shapes only upload, submit and download. Ops whose
+ * output sizes depend on the data (NonZero, Compress, Unique, NonMaxSuppression) read each
+ * size back mid-run (one wait each); a size not seen before plans again. */
 VKI_API vki_status vki_session_run(vki_session *session);
 
 /* Output `index` of the last run. *data stays valid until the next run or destroy. An output
@@ -270,7 +280,8 @@ VKI_API vki_status vki_session_get_output(vki_session *session, uint32_t index, 
  * so that vki_session_output_info can report each output's shape before a run (to create
  * device tensors for them). vki_session_run plans by itself; this is only for knowing first. */
 VKI_API vki_status vki_session_prepare(vki_session *session);
-/* dtype and shape of output `index` for the inputs as last prepared or run (name too). */
+/* dtype and shape of output `index` for the inputs as last prepared or run (name too). Fails
+ * when the shapes depend on sizes computed from the data and no run has found them yet. */
 VKI_API vki_status vki_session_output_info(const vki_session *session, uint32_t index, vki_tensor_info *out);
 
 /* ---- Device tensors: data that stays on the GPU between runs ----------------------------- */

@@ -34,6 +34,9 @@ layout(constant_id = 11) const uint BK = 32u;
 // 16 bytes at a time (measured on the H200: 242 TFLOP/s against 64 on a 4096 cube)
 layout(constant_id = 12) const uint ALIGNED = 0u;
 const bool A_ALIGNED = (ALIGNED & 1u) != 0u, B_ALIGNED = (ALIGNED & 2u) != 0u, Y_ALIGNED = (ALIGNED & 4u) != 0u;
+// blocks taken in columns GROUP_M blocks tall (0: row by row, as the grid lies), so that the
+// workgroups running at one time share rows of A and columns of B in the cache
+layout(constant_id = 13) const uint GROUP_M = 0u;
 
 layout(std430, binding = 0) readonly buffer A { float16_t a[]; };
 layout(std430, binding = 1) readonly buffer B { float16_t b[]; };
@@ -80,7 +83,14 @@ float epilogue(const in uint row, const in uint col, const in float v, const in 
 
 void main()
 {
-    uint n0 = gl_WorkGroupID.x * BN, m0 = gl_WorkGroupID.y * BM;
+    uint bx = gl_WorkGroupID.x, by = gl_WorkGroupID.y;
+    if (GROUP_M > 1u) {
+        uint gx = gl_NumWorkGroups.x, id = by * gx + bx, per = GROUP_M * gx, first = id / per * GROUP_M;
+        uint rows = min(gl_NumWorkGroups.y - first, GROUP_M), at = id % per;
+        by = first + at % rows;
+        bx = at / rows;
+    }
+    uint n0 = bx * BN, m0 = by * BM;
     uint z = gl_WorkGroupID.z + pc.batch_base, k_begin = 0u, k_end = pc.K;
     if (SPLIT_K) {
         uint slice = gl_WorkGroupID.z / pc.z_count;

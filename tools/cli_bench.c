@@ -35,7 +35,8 @@ int cli_profile_collect(vki_session *s, profile_result *out)
     out->dispatches = calloc(n + 1, sizeof *out->dispatches);
     out->ops = calloc(n + 1, sizeof *out->ops);
     out->kernels = calloc(n + 1, sizeof *out->kernels);
-    if (!out->dispatches || !out->ops || !out->kernels || vki_session_profile(s, out->dispatches, n, &n) != VKI_OK) {
+    out->in_order = calloc(n + 1, sizeof *out->in_order);
+    if (!out->dispatches || !out->ops || !out->kernels || !out->in_order || vki_session_profile(s, out->dispatches, n, &n) != VKI_OK) {
         cli_profile_free(out);
         return 1;
     }
@@ -56,11 +57,12 @@ int cli_profile_collect(vki_session *s, profile_result *out)
     }
     qsort(out->ops, (size_t)out->n_ops, sizeof *out->ops, compare_op_time);
     qsort(out->kernels, (size_t)out->n_kernels, sizeof *out->kernels, compare_op_time);
+    memcpy(out->in_order, out->dispatches, n * sizeof *out->dispatches);
     qsort(out->dispatches, n, sizeof *out->dispatches, compare_dispatch_time);
     return 0;
 }
 
-void cli_profile_text(FILE *f, const profile_result *p)
+void cli_profile_text(FILE *f, const profile_result *p, bool all)
 {
     fprintf(f, "GPU time:   %.3f ms in %u dispatches (timestamps after each dispatch)\n", p->total_ms, p->n_dispatches);
     for (int k = 0; k < p->n_ops; k++)
@@ -74,6 +76,12 @@ void cli_profile_text(FILE *f, const profile_result *p)
     for (uint32_t i = 0; i < p->n_dispatches && i < 15; i++) {
         const vki_dispatch_profile *d = &p->dispatches[i];
         fprintf(f, "  %9.3f ms  %-22s %-18s %s\n", d->gpu_ms, d->shader, d->op, d->node);
+    }
+    if (!all) return;
+    fprintf(f, "every dispatch, in recorded order:\n");
+    for (uint32_t i = 0; i < p->n_dispatches; i++) {
+        const vki_dispatch_profile *d = &p->in_order[i];
+        fprintf(f, "  %5u %9.3f ms  %-22s %-18s %s\n", i, d->gpu_ms, d->shader, d->op, d->node);
     }
 }
 
@@ -93,6 +101,7 @@ void cli_profile_free(profile_result *p)
     free(p->dispatches);
     free(p->ops);
     free(p->kernels);
+    free(p->in_order);
     memset(p, 0, sizeof *p);
 }
 

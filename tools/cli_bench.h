@@ -4,6 +4,7 @@
 
 #include "vkinfer.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 
 typedef struct op_time {
@@ -14,6 +15,7 @@ typedef struct op_time {
 
 typedef struct profile_result {
     vki_dispatch_profile *dispatches; /* slowest first */
+    vki_dispatch_profile *in_order;   /* the same in recorded order */
     uint32_t n_dispatches;
     op_time *ops; /* slowest first */
     int n_ops;
@@ -25,7 +27,8 @@ typedef struct profile_result {
 /* Turns profiling on and runs twice more (after the timed runs, which it does not touch); the
  * second run's timestamps are kept. Returns nonzero after a library error (vki_last_error). */
 int cli_profile_collect(vki_session *s, profile_result *out);
-void cli_profile_text(FILE *f, const profile_result *p);
+/* `all`: every dispatch in recorded order after the summary (bench --profile-all) */
+void cli_profile_text(FILE *f, const profile_result *p, bool all);
 /* `, "gpu_total_ms": ..., "gpu_ms_by_op": {...}` inside the bench JSON object */
 void cli_profile_json(FILE *f, const profile_result *p);
 void cli_profile_free(profile_result *p);

@@ -83,6 +83,7 @@ static const struct {
      "  --json                    one JSON object: every statistic, session creation and plan times,\n"
      "                            the run times (times_ms) and, with --profile, GPU time per op type\n"
      "  --profile                 then one run with GPU timestamps: time per op, slowest dispatches\n"
+     "  --profile-all             as --profile, then every dispatch in recorded order\n"
      "  --plot FILE.png           a latency histogram and GPU time per op type (implies --profile;\n"
      "                            drawn by python3 with matplotlib, see docs/environment.md)\n"
      "  --device SPEC             device index or name substring\n"

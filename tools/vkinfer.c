@@ -131,7 +131,7 @@ typedef struct run_options {
     int n_inputs;
     shape_arg shapes[MAX_INPUT_ARGS];
     int n_shapes;
-    bool random_inputs, json, profile, fp16;
+    bool random_inputs, json, profile, profile_all, fp16;
     uint64_t seed;
     long warmup, runs;
     double duration_s; /* > 0: time runs for this long instead of `runs` */
@@ -238,6 +238,8 @@ static int parse_run_options(const char *cmd, int argc, char **argv, bool bench,
             o->json = true;
         } else if (bench && !strcmp(opt, "--profile")) {
             o->profile = true;
+        } else if (bench && !strcmp(opt, "--profile-all")) {
+            o->profile = o->profile_all = true;
         } else if (bench && !strcmp(opt, "--warmup")) {
             if (!parse_count(value, 0, &o->warmup)) return cli_usage_error(cmd, "--warmup takes an integer >= 0");
         } else if (bench && !strcmp(opt, "--runs")) {
@@ -883,7 +885,7 @@ static int cmd_bench(int argc, char **argv)
             printf("throughput: %.1f items/s (batch %lld, from the mean)\n", lat.items_per_s, (long long)lat.batch);
             printf("plan:       %u dispatches; weights %.2f MiB, intermediates %.2f MiB\n", stats.dispatch_count,
                    (double)stats.weight_bytes / 1048576.0, (double)stats.intermediate_bytes / 1048576.0);
-            if (o.profile) cli_profile_text(stdout, &pr);
+            if (o.profile) cli_profile_text(stdout, &pr, o.profile_all);
         }
         if (o.plot) {
             char json_path[] = "/tmp/vkinfer-bench-XXXXXX";

@@ -227,6 +227,32 @@ static vki_status plan_attention(op_ctx *c)
                               4, gx, gy, 1);
 }
 
+/* FlexAttention (ai.onnx.preview) without score_mod and prob_mod is Attention over 4-D
+ * inputs with its scale and grouped heads, the softmax in float32 unless softmax_precision
+ * says otherwise: planned as that. The modifier subgraphs would have to run between the
+ * kernels; they are refused. */
+static vki_status plan_flex_attention(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 3, 3));
+    if (ir_find_attr(c->node, "score_mod") || ir_find_attr(c->node, "prob_mod"))
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "score_mod and prob_mod subgraphs are not supported");
+    for (int i = 0; i < 3; i++)
+        if (op_in(c, i)->rank != 4) return op_error(c, VKI_ERROR_SHAPE, "Q, K and V must be 4-D (input %d is not)", i);
+    if (op_output_count(c) != 1) return op_error(c, VKI_ERROR_MODEL, "FlexAttention has one output");
+    ir_attr attrs[2] = {{.name = "softmax_precision", .type = ATTR_INT, .i = ir_attr_int(c->node, "softmax_precision", 1)}};
+    int n_attrs = 1;
+    const ir_attr *scale = ir_find_attr(c->node, "scale");
+    if (scale) attrs[n_attrs++] = *scale;
+    ir_node node = *c->node;
+    node.attrs = attrs;
+    node.n_attrs = n_attrs;
+    op_ctx attention = *c;
+    attention.node = &node;
+    return plan_attention(&attention);
+}
+
+const op_def op_FlexAttention = {"FlexAttention", "ai.onnx.preview", OP_DTYPES_FLOAT,
+                                 "without score_mod / prob_mod subgraphs (planned as Attention)", plan_flex_attention};
 const op_def op_Attention = {"Attention", "", OP_DTYPES_FLOAT,
                              "Q, K, V and the past of one float type; qk_matmul_output mode 0 with a softcap is "
                              "softcapped, as ONNX's reference gives",

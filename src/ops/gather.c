@@ -73,6 +73,12 @@ static vki_status plan_gather(op_ctx *c)
         return VKI_OK;
     }
     VKI_TRY(op_require_gpu_dtype(c, 0));
+    /* one constant index with nothing outside the axis (q, k, v = qkv[0], qkv[1], qkv[2]):
+     * the rows are contiguous, so the output is a view of them */
+    if (outer == 1 && n_idx == 1 && ind->host) {
+        int64_t idx = host_read_i64(ind->dtype, ind->host, 0);
+        if (op_output_offset_view(c, 0, 0, (idx < 0 ? idx + axis_dim : idx) * inner)) return VKI_OK;
+    }
     VKI_TRY(gpu_sizes_fit(c));
     struct { uint32_t count, n_idx; int32_t axis_dim; uint32_t inner; } push = {
         (uint32_t)count, (uint32_t)n_idx, (int32_t)axis_dim, (uint32_t)inner};

@@ -107,7 +107,10 @@ static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t batches, ui
         offered |= caps->coopmat2_local[i] == local && bm % caps->coopmat2_gran_m[i] == 0 &&
                    bn % caps->coopmat2_gran_n[i] == 0 && bk % 16 == 0;
     if (!offered) return false;
-    *k = (mm_coopmat_kernel){"matmul_coopmat2_f16", bm, bn, local, 13, {0, bm, bk, aligned}};
+    /* VKINFER_COOPMAT2_GROUP_M=G takes the blocks in columns G tall (the shader's GROUP_M) */
+    const char *group = getenv("VKINFER_COOPMAT2_GROUP_M");
+    uint32_t group_m = group && *group ? (uint32_t)strtoul(group, NULL, 10) : 0;
+    *k = (mm_coopmat_kernel){"matmul_coopmat2_f16", bm, bn, local, 14, {0, bm, bk, aligned, group_m}};
     return true;
 }
 

@@ -114,9 +114,41 @@ vki_status copy_values(op_ctx *c, int from, int to, const strided_copy *copy, gp
     return copy_dispatch_values(c, from, to, &s, NULL, st);
 }
 
-static vki_status copy_dispatch_values(op_ctx *c, int from, int to, const strided_copy *s, const op_window *windows,
+/* The widest group (16, 8 or the element's own bytes) that a copy of `elem`-byte elements can
+ * move as one: the innermost run contiguous on both sides and a whole number of groups long,
+ * every other stride, both bases and the windows' offsets whole groups. */
+static uint32_t copy_group_bytes(const strided_copy *s, const op_window *windows, uint32_t elem)
+{
+    int last = s->rank - 1;
+    for (uint32_t g = 16; g > elem; g /= 2) {
+        uint32_t f = g / elem;
+        bool ok = s->in_strides[last] == 1 && s->out_strides[last] == 1 && s->dims[last] % f == 0 &&
+                  s->in_base % f == 0 && s->out_base % f == 0;
+        for (int k = 0; ok && k < last; k++) ok = s->in_strides[k] % f == 0 && s->out_strides[k] % f == 0;
+        for (int w = 0; ok && windows && w < 2; w++) ok = windows[w].offset % g == 0;
+        if (ok) return g;
+    }
+    return elem;
+}
+
+static vki_status copy_dispatch_values(op_ctx *c, int from, int to, const strided_copy *region, const op_window *windows,
                                        gpu_storage st)
 {
+    /* regrouped so that each invocation moves up to 16 bytes (a run of 64 halves: 8 invocations
+     * instead of 64) */
+    strided_copy grouped = *region;
+    const strided_copy *s = &grouped;
+    uint32_t elem = st == GPU_W32 ? 4 : (uint32_t)storage_size(st), group = copy_group_bytes(s, windows, elem);
+    if (group > elem) {
+        int64_t f = group / elem;
+        grouped.dims[s->rank - 1] /= f;
+        grouped.in_base /= f;
+        grouped.out_base /= f;
+        for (int k = 0; k < s->rank - 1; k++) {
+            grouped.in_strides[k] /= f;
+            grouped.out_strides[k] /= f;
+        }
+    }
     struct {
         uint32_t count;
         int32_t in_base, out_base;
@@ -134,7 +166,7 @@ static vki_status copy_dispatch_values(op_ctx *c, int from, int to, const stride
     uint32_t gx, gy;
     op_grid_1d((uint64_t)push.count, 128, &gx, &gy);
     /* named for the width moved, not the dtype: the copy never looks at the bits */
-    const char *shader = st == GPU_W32 ? "copy" : storage_size(st) == 2 ? "copy_16" : "copy_8";
+    const char *shader = group == 16 ? "copy_128" : group == 8 ? "copy_64" : group == 4 ? "copy" : group == 2 ? "copy_16" : "copy_8";
     gpu_storage stores[2] = {st, st};
     return op_dispatch_stored(c, shader, spec, 2, &push, sizeof push, values, windows, stores, 2, gx, gy, 1);
 }
@@ -263,9 +295,18 @@ static vki_status plan_transpose(op_ctx *c)
     for (int k = 0; k < x->rank; k++) dims[k] = x->dims[perm[k]];
     VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, dims));
     /* A Transpose that only a MatMul reads (attention's head split, K transposed) is a permuted
-     * view of X: the product kernels take any strides, so nothing is copied */
+     * view of X: the product kernels take any strides, so nothing is copied. Not where it
+     * would cut a product in pieces: A with its batch axes moved, times a 2-D B, is one
+     * product of all of A's rows when A is copied (a [seq,batch,d] activation times a
+     * weight), but one small product per batch as a view. */
     plan_value *y = op_out(c, 0);
-    if (y && !x->host && !x->permuted && x->rank >= 2 && op_read_only_by(c, op_out_index(c, 0), "MatMul") &&
+    const ir_node *mm = y ? op_sole_reader(c, op_out_index(c, 0)) : NULL;
+    bool batch_moved = false;
+    for (int k = 0; k < x->rank - 2; k++) batch_moved |= perm[k] != k;
+    bool pieces = mm && mm->n_inputs == 2 && mm->inputs[0] == op_out_index(c, 0) && batch_moved &&
+                  x->rank > 2 && op_value(c, mm->inputs[1])->shaped &&
+                  op_value(c, mm->inputs[1])->rank <= 2; /* B planned already: a weight, or made before */
+    if (y && !x->host && !x->permuted && x->rank >= 2 && mm && !strcmp(mm->op_type, "MatMul") && !pieces &&
         op_storage(c, op_in_index(c, 0)) == y->storage) {
         int64_t src[VKI_MAX_RANK];
         contiguous_strides(x->dims, x->rank, src);
@@ -396,6 +437,11 @@ static vki_status plan_slice(op_ctx *c)
     contiguous_strides(dims, x->rank, s.out_strides);
     bool fold = movement_folds(c);
     if (fold) movement_alloc_host_outputs(c);
+    /* elements that lie together in X (a run of rows along the outermost sliced axis): a view */
+    strided_copy run = s;
+    collapse(&run);
+    if (!fold && run.rank == 1 && (run.in_strides[0] == 1 || run.dims[0] == 1) && op_output_offset_view(c, 0, 0, s.in_base))
+        return VKI_OK;
     return copy_run(c, 0, 0, &s, fold);
 }
 
@@ -453,6 +499,11 @@ static vki_status split_outputs(op_ctx *c, int axis, int64_t *sizes, int n_out)
         contiguous_strides(s.dims, s.rank, s.out_strides);
         s.in_base = offset * in_strides[axis];
         offset += sizes[i];
+        strided_copy run = s; /* a piece whose elements lie together in X is a view */
+        collapse(&run);
+        if (!fold && op_out(c, i) && run.rank == 1 && (run.in_strides[0] == 1 || run.dims[0] == 1) &&
+            op_output_offset_view(c, i, 0, s.in_base))
+            continue;
         VKI_TRY(copy_run(c, 0, i, &s, fold));
     }
     return VKI_OK;

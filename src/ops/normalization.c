@@ -1,5 +1,6 @@
-/* Normalization ops: BatchNormalization (inference; a per-channel affine map, shaders/
- * norm_affine.glsl), InstanceNormalization, LayerNormalization and MeanVarianceNormalization
+/* Normalization ops: BatchNormalization (a per-channel affine map, shaders/norm_affine.glsl;
+ * in training mode from the batch's statistics, shaders/batch_norm_train.comp),
+ * InstanceNormalization, LayerNormalization and MeanVarianceNormalization
  * (per-row statistics, shaders/norm_rows.glsl) and LRN (shaders/norm_lrn.comp). Per-channel
  * parameters travel as one array of (scale, shift) pairs, folded on the host when they are
  * constants and by shaders/norm_fold.glsl otherwise, so that no shader needs over 4 buffers. */
@@ -104,17 +105,44 @@ static vki_status pack_scale_bias(op_ctx *c, int scale_in, int bias_in, int64_t 
     return fold_dispatch(c, FOLD_PACK_SCALE, op_in_index(c, scale_in), op_in_index(c, scale_in), *pairs, count, ns, ns, 0);
 }
 
+/* Training mode (opset 14+): Y normalized by the batch's own mean and population variance
+ * per channel (shaders/batch_norm_train.comp, then norm_affine), and the running statistics
+ * outputs momentum * input + (1 - momentum) * batch. *pairs: Y's scale and shift. */
+static vki_status batch_statistics(op_ctx *c, int64_t channels, int64_t inner, float eps, int *pairs)
+{
+    plan_value *x = op_in(c, 0);
+    if (x->rank < 2 || channels > 65535) return op_error(c, VKI_ERROR_UNSUPPORTED, "training mode needs [N, C, ...] with C <= 65535");
+    if (numel(x) > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
+    for (int o = 1; o <= 2; o++)
+        if (op_has_output(c, o)) VKI_TRY(op_set_output(c, o, op_in(c, 2 + o)->dtype, 1, &channels));
+    int params, ins[3] = {1, 2, 3};
+    uint32_t counts[3] = {(uint32_t)channels, (uint32_t)channels, (uint32_t)channels};
+    VKI_TRY(op_pack_words(c, ins, counts, &params));
+    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 4 * channels, pairs));
+    struct { uint32_t N, C, inner; float momentum, eps; } push = {(uint32_t)x->dims[0], (uint32_t)channels, (uint32_t)inner,
+                                                                  ir_attr_float(c->node, "momentum", 0.9f), eps};
+    uint32_t spec[2] = {0, 0};
+    int values[4] = {op_in_index(c, 0), params, op_in_index(c, 4), *pairs};
+    if (numel(x)) VKI_TRY(op_dispatch(c, "batch_norm_train", spec, 2, &push, sizeof push, values, 4, (uint32_t)channels, 1, 1));
+    for (int o = 1; o <= 2 && numel(x); o++) {
+        if (!op_has_output(c, o)) continue;
+        uint32_t ospec[2] = {(uint32_t)o, op_dtype_code(op_out(c, o)->dtype)};
+        int ovalues[4] = {*pairs, params, op_in_index(c, 4), op_out_index(c, o)};
+        VKI_TRY(op_dispatch(c, "batch_norm_train", ospec, 2, &push, sizeof push, ovalues, 4, (uint32_t)(channels + 127) / 128, 1, 1));
+    }
+    return VKI_OK;
+}
+
 static vki_status plan_batch_norm(op_ctx *c)
 {
     VKI_TRY(op_require_inputs(c, 5, 5));
     for (int i = 0; i < 5; i++) VKI_TRY(op_require_float(c, i));
     plan_value *x = op_in(c, 0);
-    if (ir_attr_int(c->node, "training_mode", 0))
-        return op_error(c, VKI_ERROR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
+    bool training = c->opset >= 14 && ir_attr_int(c->node, "training_mode", 0);
     /* before opset 9 the extra outputs (running and saved statistics) meant training */
-    for (int i = 1; i < op_output_count(c); i++)
+    for (int i = 1; i < op_output_count(c) && !training; i++)
         if (op_has_output(c, i))
-            return op_error(c, VKI_ERROR_UNSUPPORTED, "outputs past Y (training statistics) are not supported (inference only)");
+            return op_error(c, VKI_ERROR_UNSUPPORTED, "outputs past Y (training statistics) need training_mode=1 (opset 14+)");
     if (x->rank < 1) return op_error(c, VKI_ERROR_SHAPE, "X must have rank >= 1");
     int64_t channels = x->rank >= 2 ? x->dims[1] : 1;
     int64_t inner = x->rank >= 2 ? shape_numel(x->dims + 2, x->rank - 2) : 1;
@@ -129,7 +157,9 @@ static vki_status plan_batch_norm(op_ctx *c)
     VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, x->dims));
 
     int pairs;
-    if (op_input_is_const(c, 1) && op_input_is_const(c, 2) && op_input_is_const(c, 3) && op_input_is_const(c, 4)) {
+    if (training) {
+        VKI_TRY(batch_statistics(c, channels, inner, eps, &pairs));
+    } else if (op_input_is_const(c, 1) && op_input_is_const(c, 2) && op_input_is_const(c, 3) && op_input_is_const(c, 4)) {
         float *data;
         VKI_TRY(pair_temp(c, period, true, &pairs, &data));
         plan_value *scale = op_in(c, 1), *bias = op_in(c, 2), *mean = op_in(c, 3), *var = op_in(c, 4);
@@ -489,7 +519,7 @@ static vki_status plan_lrn(op_ctx *c)
 }
 
 #define FLOATS OP_DTYPES_FLOAT
-const op_def op_BatchNormalization = {"BatchNormalization", "", FLOATS, "inference only (training_mode=0)", plan_batch_norm};
+const op_def op_BatchNormalization = {"BatchNormalization", "", FLOATS, "training_mode=1 computes the batch statistics", plan_batch_norm};
 const op_def op_InstanceNormalization = {"InstanceNormalization", "", FLOATS, "", plan_instance_norm};
 const op_def op_GroupNormalization = {"GroupNormalization", "", FLOATS,
                                       "per-group scale and bias (opset 18) must be plan-time constants", plan_group_norm};

@@ -21,6 +21,10 @@ typedef struct plan_value {
      * this value's dims lies at sum i_k * view_strides[k] of its root, not in row-major order */
     bool permuted;
     int64_t view_strides[VKI_MAX_RANK];
+    /* a view that starts this many bytes into its root (op_output_offset_view: a contiguous
+     * Slice, Split or Gather of one index); kernels bind it through a window at that offset,
+     * a multiple of the binding alignment */
+    uint64_t view_offset;
     gpu_storage storage; /* how its elements lie in device memory (a view: its root's) */
     /* memory planning */
     bool on_gpu;       /* needs device storage */
@@ -85,9 +89,18 @@ vki_status op_const_floats(op_ctx *c, int i, double *out, int max, int *count);
 void *op_output_host(op_ctx *c, int i);
 /* The output is the input's storage with a new shape (same element count). */
 vki_status op_output_alias(op_ctx *c, int out, int in);
+/* Makes output `out` (already shaped) a view of input `in`'s elements from `first` on, held
+ * in place of a copy, when that is possible: the input lives on the GPU in the output's
+ * storage, is no permuted view, the offset is a multiple of the binding alignment and the
+ * output is no graph output. Returns whether it did. */
+bool op_output_offset_view(op_ctx *c, int out, int in, int64_t first);
 /* A scratch value live only during this node, held as 32-bit words (GPU_W32). */
 vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
 plan_value *op_value(op_ctx *c, int value_index);
+/* A scratch value holding inputs ins[0..2] (input slots, -1: none) of counts[0..2] 32-bit words
+ * one after another (shaders/pack_words.comp), so that a kernel binds them as one buffer: the
+ * Android Baseline 2022 allows four storage buffers per stage. */
+vki_status op_pack_words(op_ctx *c, const int *ins, const uint32_t *counts, int *out);
 /* A scratch constant: zeroed host data (returned) that the caller fills; it is uploaded with
  * the weights (folded parameters such as BatchNormalization's scale and shift). */
 void *op_temp_const(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
@@ -112,8 +125,20 @@ int op_fuse_add_find(op_ctx *c, int v, int *other);
 /* Whether one node alone reads value v (once), is an `op_type` node of the default domain,
  * v is a float value that is not a graph output, and fusion is on (VKINFER_NO_FUSION unset). */
 bool op_read_only_by(op_ctx *c, int v, const char *op_type);
+/* The node that alone reads value v, as op_read_only_by decides it; NULL if none. */
+const ir_node *op_sole_reader(op_ctx *c, int v);
 void op_fuse_claim(op_ctx *c, int node, int v);
 int op_fused_output(const op_ctx *c, int node);
+
+/* Data-dependent output sizes (NonZero, Compress, Unique, NonMaxSuppression). The op first
+ * records the kernels that compute the size into `size_value` (an int32 scalar it made with
+ * op_temp), then calls this with the largest size possible. *known: the plan is made for a
+ * size of this node, *size (in [0, max]); the op records the rest for it. At run time the
+ * plan reads size_value back right after those kernels (one wait); the dispatches after it run
+ * only when the size is the one planned for, else the session plans again for the new size.
+ * Not *known: the op returns at once without outputs; planning stops there and the session runs
+ * this probe plan to read the size, then plans again with it. */
+vki_status op_data_size(op_ctx *c, int size_value, int64_t max, int64_t *size, bool *known);
 
 /* ---- recording ---- */
 /* values[]: value indices bound at bindings 0..n-1 (inputs first, then outputs, by

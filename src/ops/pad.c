@@ -1,4 +1,4 @@
-/* Pad (constant, reflect, edge and wrap modes; shaders/pad.comp) and Trilu
+/* Pad (constant, reflect, edge and wrap modes; shaders/pad.comp), CenterCropPad (a Pad) and Trilu
  * (shaders/trilu.comp): element-wise maps from output positions to input ones. */
 #include "movement.h"
 
@@ -15,6 +15,9 @@ static int64_t pad_map_inside(enum pad_mode mode, int64_t c, int64_t n)
     c = ((c % period) + period) % period;
     return c < n ? c : period - c;
 }
+
+static vki_status pad_record(op_ctx *c, const int64_t *begin, const int64_t *end, enum pad_mode mode, const char *mode_name,
+                             double value);
 
 static vki_status plan_pad(op_ctx *c)
 {
@@ -50,13 +53,24 @@ static vki_status plan_pad(op_ctx *c)
     enum pad_mode mode = !strcmp(mode_name, "constant") ? PAD_CONSTANT : !strcmp(mode_name, "reflect") ? PAD_REFLECT
                        : !strcmp(mode_name, "edge") ? PAD_EDGE : !strcmp(mode_name, "wrap") ? PAD_WRAP : (enum pad_mode)-1;
     if ((int)mode < 0) return op_error(c, VKI_ERROR_UNSUPPORTED, "mode '%s' is not supported (constant, reflect, edge, wrap)", mode_name);
-    int64_t begin[VKI_MAX_RANK] = {0}, end[VKI_MAX_RANK] = {0}, dims[VKI_MAX_RANK];
+    int64_t begin[VKI_MAX_RANK] = {0}, end[VKI_MAX_RANK] = {0};
     for (int i = 0; i < n_axes; i++) {
         int a;
         VKI_TRY(op_axis(c, axes[i], r, &a));
         begin[a] = pads[i];
         end[a] = pads[i + n_axes];
     }
+    return pad_record(c, begin, end, mode, mode_name, value);
+}
+
+/* Pads (or, where negative, crops) input 0 by begin[k] and end[k] along each dim k: on the host
+ * when the input is a constant, else by shaders/pad.comp. */
+static vki_status pad_record(op_ctx *c, const int64_t *begin, const int64_t *end, enum pad_mode mode, const char *mode_name,
+                             double value)
+{
+    plan_value *x = op_in(c, 0);
+    int r = x->rank;
+    int64_t dims[VKI_MAX_RANK];
     for (int k = 0; k < r; k++) {
         dims[k] = x->dims[k] + begin[k] + end[k];
         if (dims[k] < 0) return op_error(c, VKI_ERROR_SHAPE, "pads remove more than dimension %d holds", k);
@@ -117,6 +131,43 @@ static vki_status plan_pad(op_ctx *c)
     return op_dispatch(c, "pad", spec, 3, &push, sizeof push, values, 3, gx, gy, 1);
 }
 
+/* CenterCropPad: each axis cropped or zero-padded to its target about its centre (a crop
+ * drops floor(excess / 2) at the start, a pad adds floor(missing / 2) there): a Pad with
+ * those (possibly negative) amounts. */
+static vki_status plan_center_crop_pad(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 2, 2));
+    plan_value *x = op_in(c, 0);
+    int r = x->rank, n_shape, n_axes = r;
+    int64_t shape[VKI_MAX_RANK], axes[VKI_MAX_RANK];
+    const int64_t *attr;
+    if (shape_numel(op_in(c, 1)->dims, op_in(c, 1)->rank) > VKI_MAX_RANK)
+        return op_error(c, VKI_ERROR_SHAPE, "shape has more entries than the input has dims");
+    VKI_TRY(op_const_ints(c, 1, shape, VKI_MAX_RANK, &n_shape));
+    int n_attr = ir_attr_ints(c->node, "axes", &attr);
+    if (n_attr > VKI_MAX_RANK) return op_error(c, VKI_ERROR_MODEL, "axes has %d entries for rank %d", n_attr, r);
+    if (n_attr >= 0) {
+        n_axes = n_attr;
+        memcpy(axes, attr, (size_t)n_attr * sizeof *attr);
+    } else {
+        for (int k = 0; k < r; k++) axes[k] = k;
+    }
+    if (n_shape != n_axes) return op_error(c, VKI_ERROR_MODEL, "shape has %d entries for %d axes", n_shape, n_axes);
+    int64_t begin[VKI_MAX_RANK] = {0}, end[VKI_MAX_RANK] = {0};
+    bool seen[VKI_MAX_RANK] = {false};
+    for (int i = 0; i < n_axes; i++) {
+        int a;
+        VKI_TRY(op_axis(c, axes[i], r, &a));
+        if (seen[a]) return op_error(c, VKI_ERROR_MODEL, "axis %d is given twice", a);
+        seen[a] = true;
+        if (shape[i] < 0) return op_error(c, VKI_ERROR_MODEL, "shape[%d] is %lld", i, (long long)shape[i]);
+        int64_t have = x->dims[a], want = shape[i];
+        begin[a] = have > want ? -((have - want) / 2) : (want - have) / 2;
+        end[a] = want - have - begin[a];
+    }
+    return pad_record(c, begin, end, PAD_CONSTANT, "constant", 0);
+}
+
 static vki_status plan_trilu(op_ctx *c)
 {
     VKI_TRY(op_require_inputs(c, 1, 2));
@@ -159,4 +210,5 @@ static vki_status plan_trilu(op_ctx *c)
 
 #define ALL_DTYPES OP_DTYPES_ALL
 const op_def op_Pad = {"Pad", "", ALL_DTYPES, "pads, constant_value and axes must be plan-time constants", plan_pad};
+const op_def op_CenterCropPad = {"CenterCropPad", "", ALL_DTYPES, "shape must be a plan-time constant", plan_center_crop_pad};
 const op_def op_Trilu = {"Trilu", "", ALL_DTYPES, "k must be a plan-time constant", plan_trilu};

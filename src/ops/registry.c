@@ -38,10 +38,22 @@
     X(GatherND) X(ReverseSequence) X(LpNormalization)                                      \
     X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(BitCast)                     \
     X(QuantizeLinear) X(DequantizeLinear) X(DynamicQuantizeLinear) X(GridSample)           \
-    X(RoiAlign) X(MatMulInteger) X(QLinearMatMul) X(CausalConvWithState)                   \
+    X(RoiAlign) X(MatMulInteger) X(QLinearMatMul) X(ConvInteger) X(QLinearConv)           \
+    X(CausalConvWithState)                                                                 \
     /* rms_norm.c, rotary.c, attention.c, rnn.c */                                         \
     X(RMSNormalization) X(RotaryEmbedding) X(Attention) X(RNN) X(GRU) X(LSTM)              \
+    /* linear_attention.c, attention.c */ X(LinearAttention) X(FlexAttention)              \
     /* control.c */ X(If) X(Loop) X(Scan)                                                  \
+    /* signal.c */                                                                         \
+    X(DFT) X(STFT) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(MelWeightMatrix)     \
+    /* pad.c, affine_grid.c, col2im.c */ X(CenterCropPad) X(AffineGrid) X(Col2Im)              \
+    /* tensor_scatter.c, deform_conv.c */ X(TensorScatter) X(DeformConv)                  \
+    /* compress.c, nms.c, unique.c */ X(NonZero) X(Compress) X(NonMaxSuppression) X(Unique) \
+    /* random.c */                                                                         \
+    X(RandomUniform) X(RandomNormal) X(RandomUniformLike) X(RandomNormalLike) X(Bernoulli) \
+    X(Multinomial)                                                                         \
+    /* training.c (ai.onnx.preview.training) */ X(Adagrad) X(Adam) X(Momentum)              \
+    /* ml.c (ai.onnx.ml) */ X(Binarizer) X(ArrayFeatureExtractor)                          \
     /* end */
 
 #define DECLARE(name) extern const op_def op_##name;

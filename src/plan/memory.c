@@ -46,7 +46,7 @@ vki_status plan_memory(plan *p)
     for (int i = 0; i < g->n_inputs; i++) touch(p, g->inputs[i], 0);
     for (int d = 0; d < p->n_dispatches; d++)
         for (int b = 0; b < p->dispatches[d].n_bind; b++) touch(p, p->dispatches[d].bind[b], d + 1);
-    for (int i = 0; i < g->n_outputs; i++) /* outputs known at plan time are returned from the host */
+    for (int i = 0; i < g->n_outputs && !p->probe; i++) /* outputs known at plan time are returned from the host */
         if (!p->values[plan_root(p, g->outputs[i])].host) touch(p, g->outputs[i], end);
 
     /* constants: packed one after another */

@@ -132,10 +132,38 @@ vki_status op_output_alias(op_ctx *c, int out, int in)
     }
     int root = plan_root(c->plan, op_in_index(c, in));
     if (c->plan->values[root].storage != o->storage) /* e.g. a graph output (host layout) viewing a half value */
-        return record_convert(c, root, c->plan->values[root].storage, op_out_index(c, out), o->storage,
-                              shape_numel(o->dims, o->rank));
+        return record_convert(c, i->view_offset ? op_in_index(c, in) : root, c->plan->values[root].storage,
+                              op_out_index(c, out), o->storage, shape_numel(o->dims, o->rank));
     o->alias_of = op_in_index(c, in);
+    o->view_offset = i->view_offset;
     return VKI_OK;
+}
+
+/* Offsets of views: a multiple of both binding alignments, so that any kernel can bind one
+ * (storage buffers, and the CPU kernels' texel buffers). */
+static uint64_t view_alignment(const op_ctx *c)
+{
+    uint64_t a = op_binding_alignment(c), t = c->plan->vk->caps.props.limits.minTexelBufferOffsetAlignment;
+    if (!t) t = 1;
+    uint64_t hi = a > t ? a : t, lo = a > t ? t : a;
+    return hi % lo ? a * t : hi; /* both are powers of two on every device seen */
+}
+
+bool op_output_offset_view(op_ctx *c, int out, int in, int64_t first)
+{
+    plan_value *o = op_out(c, out), *i = op_in(c, in);
+    int ov = op_out_index(c, out);
+    if (!o || !i || i->host || i->permuted || c->plan->no_fusion || first < 0) return false;
+    if (ov < c->plan->graph->n_values && c->plan->graph->values[ov].is_output) return false;
+    plan_value *root = &c->plan->values[plan_root(c->plan, op_in_index(c, in))];
+    if (root->storage != o->storage || o->dtype != i->dtype) return false;
+    int64_t numel = shape_numel(o->dims, o->rank);
+    if (numel <= 0 || first + numel > shape_numel(i->dims, i->rank)) return false;
+    uint64_t offset = i->view_offset + (uint64_t)first * storage_size(root->storage);
+    if (offset % view_alignment(c)) return false;
+    o->alias_of = op_in_index(c, in);
+    o->view_offset = offset;
+    return true;
 }
 
 vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)
@@ -172,6 +200,12 @@ static int sole_reader(const plan *p, int v)
         g->nodes[n].outputs[0] < 0)
         return -1;
     return n;
+}
+
+const ir_node *op_sole_reader(op_ctx *c, int v)
+{
+    int n = sole_reader(c->plan, v);
+    return n >= 0 ? &c->plan->graph->nodes[n] : NULL;
 }
 
 bool op_read_only_by(op_ctx *c, int v, const char *op_type)
@@ -470,6 +504,11 @@ static vki_status push_dispatch(op_ctx *c, const char *shader_name, const uint32
                 return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: binding %d window offset %llu is not aligned", i,
                                 (unsigned long long)windows[i].offset);
         }
+        uint64_t view = p->values[v].view_offset; /* a view into its root: bound from there on */
+        if (view) {
+            d->win_offset[i] += view;
+            if (!d->win_size[i]) d->win_size[i] = plan_value_bytes(&p->values[plan_root(p, v)]) - view;
+        }
         d->writes[i] = writes[i];
         if (!p->values[v].host && !writes[i] && p->values[v].alias_of < 0 && !p->values[v].shaped)
             return op_error(c, VKI_ERROR_SHAPE, "internal: binding %d reads an unshaped value", i);
@@ -522,7 +561,7 @@ static vki_status record_convert(op_ctx *c, int src, gpu_storage from, int dst, 
     /* whole multiples of the alignment in elements keep both windows aligned */
     int64_t chunk = (int64_t)(range / 4 / align * align);
     if (chunk <= 0) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: the binding limit is below its alignment");
-    uint64_t src_bytes = plan_value_bytes(&c->plan->values[plan_root(c->plan, src)]);
+    uint64_t src_bytes = plan_value_bytes(&c->plan->values[plan_root(c->plan, src)]) - c->plan->values[src].view_offset;
     uint64_t dst_bytes = plan_value_bytes(&c->plan->values[plan_root(c->plan, dst)]);
     uint32_t spec[3] = {64, (uint32_t)from, (uint32_t)to};
     int values[2] = {src, dst};
@@ -550,12 +589,14 @@ static vki_status readable_as(op_ctx *c, int v, gpu_storage want, int *out)
     plan_value *rv = &p->values[root];
     *out = v;
     if (rv->storage == want) return VKI_OK;
-    int *slot = &p->converted[(size_t)root * GPU_STORAGE_COUNT + want];
+    /* a view with an offset converts its own elements, a whole-root view the root's */
+    int from = p->values[v].view_offset ? v : root;
+    int *slot = &p->converted[(size_t)from * GPU_STORAGE_COUNT + want];
     if (*slot >= 0) {
         *out = *slot;
         return VKI_OK;
     }
-    int64_t numel = shape_numel(rv->dims, rv->rank);
+    int64_t numel = shape_numel(p->values[from].dims, p->values[from].rank);
     int t;
     VKI_TRY(op_temp(c, rv->dtype, numel, &t));
     plan_value *tv = &p->values[t];
@@ -565,7 +606,7 @@ static vki_status readable_as(op_ctx *c, int v, gpu_storage want, int *out)
         tv->host = rv->host;
         tv->host_bytes = rv->host_bytes;
     } else {
-        VKI_TRY(record_convert(c, root, rv->storage, t, want, numel));
+        VKI_TRY(record_convert(c, from, rv->storage, t, want, numel));
     }
     *slot = t;
     *out = t;

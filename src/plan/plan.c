@@ -107,10 +107,12 @@ static vki_status plan_node(plan *p, int n)
     if (!def)
         return op_error(&c, VKI_ERROR_UNSUPPORTED, "vkinfer has no implementation of op %s%s%s (see `vkinfer ops`)",
                         *node->domain ? node->domain : "", *node->domain ? "." : "", node->op_type);
-    /* every op but Constant reads input 0, and none takes it as optional: refuse a node without
-     * it here rather than in each op (a hostile or broken file) */
+    /* every op but Constant and the random generators reads input 0, and none takes it as
+     * optional: refuse a node without it here rather than in each op (a hostile or broken file) */
     bool scan8 = !strcmp(node->op_type, "Scan") && g->opset < 9 && !*node->domain; /* input 0: sequence_lens */
-    if (strcmp(node->op_type, "Constant") && !scan8 && (node->n_inputs == 0 || node->inputs[0] < 0))
+    bool no_inputs = !strcmp(node->op_type, "Constant") || !strcmp(node->op_type, "RandomUniform") ||
+                     !strcmp(node->op_type, "RandomNormal");
+    if (!no_inputs && !scan8 && (node->n_inputs == 0 || node->inputs[0] < 0))
         return op_error(&c, VKI_ERROR_MODEL, "input 0 is missing");
     for (int i = 0; i < node->n_inputs; i++)
         if (node->inputs[i] >= 0 && !p->values[node->inputs[i]].shaped)
@@ -126,6 +128,7 @@ static vki_status plan_node(plan *p, int n)
     }
     VKI_TRY(def->plan(&c));
     if (p->decision[n] != INT64_MIN) return VKI_OK; /* a control node: expanded, then planned again */
+    if (p->probe) return VKI_OK;                    /* its size is read back; planning stops here */
     VKI_TRY(plan_finish_node(&c));
     bool folded = true, aliased = false;
     for (int o = 0; o < node->n_outputs; o++) {
@@ -139,6 +142,21 @@ static vki_status plan_node(plan *p, int n)
     if (p->n_dispatches > first_dispatch) p->gpu_nodes++;
     else if (aliased) p->aliased_nodes++;
     else if (folded) p->folded_nodes++;
+    return VKI_OK;
+}
+
+vki_status op_data_size(op_ctx *c, int size_value, int64_t max, int64_t *size, bool *known)
+{
+    plan *p = c->plan;
+    if (p->n_reads >= PLAN_MAX_SIZES)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "more than %d data-dependent sizes in one graph", PLAN_MAX_SIZES);
+    p->read_value[p->n_reads] = size_value;
+    p->read_after[p->n_reads] = p->n_dispatches;
+    /* a size the last run found for other input shapes may not fit these: probe again */
+    *known = p->n_reads < p->n_sizes && p->sizes[p->n_reads] >= 0 && p->sizes[p->n_reads] <= max;
+    *size = *known ? p->sizes[p->n_reads] : 0;
+    p->n_reads++;
+    if (!*known) p->probe = true;
     return VKI_OK;
 }
 
@@ -158,8 +176,9 @@ static bool reads_unshaped(const plan *p, int n)
 #define PLAN_MAX_EXPANSIONS 256
 
 static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims, const void *const *data,
-                       const size_t *bytes, const bool *keyed, bool profiling, bool fp16_mode, weight_cache *cache,
-                       int *wanted_input, plan **out, ir_graph *owned, int round, double t0)
+                       const size_t *bytes, const bool *keyed, const int64_t *sizes, int n_sizes, bool profiling,
+                       bool fp16_mode, weight_cache *cache, int *wanted_input, plan **out, ir_graph *owned, int round,
+                       double t0)
 {
     plan *p = calloc(1, sizeof *p);
     if (!p) {
@@ -174,6 +193,8 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks
     p->cache = cache;
     p->profiling = profiling;
     p->fp16_mode = fp16_mode;
+    p->n_sizes = n_sizes < 0 ? 0 : n_sizes > PLAN_MAX_SIZES ? PLAN_MAX_SIZES : n_sizes;
+    if (p->n_sizes) memcpy(p->sizes, sizes, (size_t)p->n_sizes * sizeof *sizes);
     p->wanted_input = -1;
     *wanted_input = -1;
     for (int i = 0; i < g->n_inputs; i++)
@@ -230,7 +251,7 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks
         else
             st = plan_fuse_patterns(p, live);
     }
-    for (int n = 0; st == VKI_OK && n < g->n_nodes; n++)
+    for (int n = 0; st == VKI_OK && n < g->n_nodes && !p->probe; n++)
         if (live[n] && !(p->expand_pending && reads_unshaped(p, n))) st = plan_node(p, n);
     free(live);
     if (st == VKI_OK && p->expand_pending) { /* inline the decided control nodes and plan again */
@@ -242,8 +263,8 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks
         if (st == VKI_OK) {
             p->owned_graph = NULL; /* the expanded graph holds it now */
             plan_destroy(p);
-            return plan_build(vk, expanded, ranks, dims, data, bytes, keyed, profiling, fp16_mode, cache, wanted_input, out,
-                              expanded, round + 1, t0);
+            return plan_build(vk, expanded, ranks, dims, data, bytes, keyed, sizes, n_sizes, profiling, fp16_mode, cache,
+                              wanted_input, out, expanded, round + 1, t0);
         }
     }
     if (st == VKI_OK) st = plan_memory(p);
@@ -262,12 +283,12 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks
 /* Planning records into command buffers of the context's pool and creates pipelines: one
  * thread at a time per context (vk_context.plan_lock). */
 vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims, const void *const *data,
-                       const size_t *bytes, const bool *keyed, bool profiling, bool fp16_mode, weight_cache *cache,
-                       int *wanted_input, plan **out)
+                       const size_t *bytes, const bool *keyed, const int64_t *sizes, int n_sizes, bool profiling,
+                       bool fp16_mode, weight_cache *cache, int *wanted_input, plan **out)
 {
     pthread_mutex_lock(&vk->plan_lock);
-    vki_status st = plan_build(vk, g, ranks, dims, data, bytes, keyed, profiling, fp16_mode, cache, wanted_input, out, NULL, 0,
-                               now_ms());
+    vki_status st = plan_build(vk, g, ranks, dims, data, bytes, keyed, sizes, n_sizes, profiling, fp16_mode, cache, wanted_input,
+                               out, NULL, 0, now_ms());
     pthread_mutex_unlock(&vk->plan_lock);
     return st;
 }
@@ -281,6 +302,8 @@ void plan_destroy(plan *p)
     if (vk && vk->device) {
         if (p->fence) vk->f.vkDestroyFence(vk->device, p->fence, NULL);
         if (p->cmd) vk->f.vkFreeCommandBuffers(vk->device, vk->command_pool, 1, &p->cmd);
+        for (int k = 0; k < p->n_reads; k++)
+            if (p->segments[k]) vk->f.vkFreeCommandBuffers(vk->device, vk->command_pool, 1, &p->segments[k]);
         VkCommandBuffer io[2] = {p->cmd_in, p->cmd_out};
         if (p->cmd_in) vk->f.vkFreeCommandBuffers(vk->device, p->io_pool, 2, io);
         if (p->pool) vk->f.vkDestroyDescriptorPool(vk->device, p->pool, NULL);

@@ -18,6 +18,9 @@ typedef struct weight_cache {
 vki_status weight_cache_init(weight_cache *wc, int n_values);
 void weight_cache_free(vk_context *vk, weight_cache *wc);
 
+/* Data-dependent sizes a plan may depend on (see struct plan). */
+#define PLAN_MAX_SIZES 16
+
 typedef struct plan_dispatch {
     vk_pipeline *pipeline;
     uint32_t groups[3];
@@ -85,6 +88,19 @@ struct plan {
     int64_t *decision;
     bool expand_pending;
     ir_graph *owned_graph; /* the expanded graph this plan runs, freed with it */
+    /* data-dependent sizes (op_data_size: NonZero, Compress, Unique, NonMaxSuppression). The
+     * plan is made for sizes[0..n_sizes), taken by such nodes in planning order. Read k
+     * (k < n_reads) copies the int32 scalar read_value[k] to the download buffer at
+     * read_at + 16 k once dispatches [0, read_after[k]) ran; the command buffer is split
+     * there (segments[k] ends with read k, cmd runs the rest), so that the session checks each
+     * size before going on. A probe plan met a node whose size it was not made for: planning
+     * stopped there, its last read is that size, and it has no outputs. */
+    int64_t sizes[PLAN_MAX_SIZES];
+    int n_sizes, n_reads;
+    int read_value[PLAN_MAX_SIZES + 1], read_after[PLAN_MAX_SIZES + 1];
+    uint64_t read_at;
+    bool probe;
+    VkCommandBuffer segments[PLAN_MAX_SIZES + 1];
 };
 
 /* Patterns of several nodes planned as one op (src/plan/fuse.c). The pattern's last node is
@@ -99,13 +115,16 @@ vki_status plan_fuse_patterns(plan *p, const bool *live);
  * node's tensor, of one element); its value in *out. */
 bool plan_const_scalar(const plan *p, int v, double *out);
 
-/* Builds a plan for the given input shapes (ranks[i], dims[i*VKI_MAX_RANK...]). Inputs with
+/* Builds a plan for the given input shapes (ranks[i], dims[i*VKI_MAX_RANK...]) and
+ * data-dependent sizes sizes[0..n_sizes) (see struct plan; a probe plan when a node needs one
+ * more). Inputs with
  * keyed[i] are treated as constants holding data[i] (an op needs their values at plan time:
  * Reshape's shape, Slice's starts... fed by a graph input). When an op needs the value of
  * an input that is not keyed yet, planning fails and *wanted_input names it, so the caller
  * can key it and plan again. */
 vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims,
                        const void *const *data, const size_t *bytes, const bool *keyed,
+                       const int64_t *sizes, int n_sizes,
                        bool profiling, bool fp16_mode, weight_cache *cache, int *wanted_input, plan **out);
 void plan_destroy(plan *p);
 

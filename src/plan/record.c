@@ -217,14 +217,30 @@ static void barrier(vk_context *vk, VkCommandBuffer cmd, VkPipelineStageFlags sr
     vk->f.vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
+/* Ends segment k of the dispatches (struct plan): read k's size is copied to the download
+ * buffer. */
+static VkResult end_segment(plan *p, VkCommandBuffer cmd, int k)
+{
+    vk_context *vk = p->vk;
+    const plan_value *pv = &p->values[plan_root(p, p->read_value[k])];
+    barrier(vk, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_TRANSFER_READ_BIT);
+    VkBufferCopy copy = {pv->offset, p->read_at + 16 * (uint64_t)k, 4};
+    vk->f.vkCmdCopyBuffer(cmd, buffer_of(p, pv)->buffer, p->download.buffer, 1, &copy);
+    barrier(vk, cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    return vk->f.vkEndCommandBuffer(cmd);
+}
+
 static vki_status record_commands(plan *p, const VkDescriptorSet *sets)
 {
     vk_context *vk = p->vk;
     VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, vk->command_pool,
                                       VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1};
     VkResult r = vk->f.vkAllocateCommandBuffers(vk->device, &ai, &p->cmd);
+    for (int k = 0; r == VK_SUCCESS && k < p->n_reads; k++) r = vk->f.vkAllocateCommandBuffers(vk->device, &ai, &p->segments[k]);
     if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkAllocateCommandBuffers failed (%s)", vk_result_str(r));
-    VkCommandBuffer cmd = p->cmd;
+    int segment = 0; /* the segment being recorded; n_reads: the last, p->cmd */
+    VkCommandBuffer cmd = p->n_reads ? p->segments[0] : p->cmd;
     VkCommandBufferBeginInfo bi = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     vk->f.vkBeginCommandBuffer(cmd, &bi);
     /* the inputs were copied in by cmd_in, submitted just before (plan_record_io) */
@@ -237,7 +253,23 @@ static vki_status record_commands(plan *p, const VkDescriptorSet *sets)
     touched *since = malloc(((size_t)p->n_dispatches * 8 + 1) * sizeof *since);
     if (!since) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     int n_since = 0;
-    for (int d = 0; d < p->n_dispatches; d++) {
+    for (int d = 0; d <= p->n_dispatches; d++) {
+        /* a read after dispatch d - 1: end the segment there and start the next, which sees
+         * everything before it (the session waited for the read in between) */
+        while (segment < p->n_reads && p->read_after[segment] == d) {
+            r = end_segment(p, cmd, segment);
+            if (r != VK_SUCCESS) {
+                free(since);
+                return vki_fail(VKI_ERROR_VULKAN, "vkEndCommandBuffer failed (%s)", vk_result_str(r));
+            }
+            cmd = ++segment < p->n_reads ? p->segments[segment] : p->cmd;
+            vk->f.vkBeginCommandBuffer(cmd, &bi);
+            barrier(vk, cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                    VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+            n_since = 0;
+        }
+        if (d == p->n_dispatches) break;
         plan_dispatch *pd = &p->dispatches[d];
         bool hazard = false;
         for (int b = 0; b < pd->n_bind && !hazard; b++) {
@@ -304,11 +336,13 @@ vki_status plan_record_io(plan *p, VkCommandPool pool, const VkBuffer *in_src, c
     VkResult r = vk->f.vkEndCommandBuffer(p->cmd_in);
     vk->f.vkResetCommandBuffer(p->cmd_out, 0);
     if (r == VK_SUCCESS) r = vk->f.vkBeginCommandBuffer(p->cmd_out, &bi);
-    for (int i = 0; r == VK_SUCCESS && i < g->n_outputs; i++) {
+    for (int i = 0; r == VK_SUCCESS && i < g->n_outputs && !p->probe; i++) {
+        /* the output's own elements: a view may start inside its root */
+        const plan_value *ov = &p->values[g->outputs[i]];
         plan_value *pv = &p->values[plan_root(p, g->outputs[i])];
-        uint64_t bytes = (uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage);
+        uint64_t bytes = (uint64_t)shape_numel(ov->dims, ov->rank) * storage_size(pv->storage);
         if (!bytes || pv->host) continue;
-        VkBufferCopy copy = {pv->offset, out_dst[i] ? 0 : p->output_offsets[i], bytes};
+        VkBufferCopy copy = {pv->offset + ov->view_offset, out_dst[i] ? 0 : p->output_offsets[i], bytes};
         vk->f.vkCmdCopyBuffer(p->cmd_out, buffer_of(p, pv)->buffer, out_dst[i] ? out_dst[i] : p->download.buffer, 1, &copy);
     }
     if (r == VK_SUCCESS) {
@@ -341,11 +375,13 @@ vki_status plan_record(plan *p)
         p->input_offsets[i] = up;
         up += ((uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage) + 15) / 16 * 16;
     }
-    for (int i = 0; i < g->n_outputs; i++) {
-        const plan_value *pv = &p->values[plan_root(p, g->outputs[i])];
+    for (int i = 0; i < g->n_outputs && !p->probe; i++) {
+        const plan_value *ov = &p->values[g->outputs[i]], *pv = &p->values[plan_root(p, g->outputs[i])];
         p->output_offsets[i] = down;
-        down += ((uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage) + 15) / 16 * 16;
+        down += ((uint64_t)shape_numel(ov->dims, ov->rank) * storage_size(pv->storage) + 15) / 16 * 16;
     }
+    p->read_at = down;
+    down += 16 * (uint64_t)p->n_reads;
     VKI_TRY(vk_buffer_create(vk, up, VK_BUFFER_UPLOAD, &p->upload));
     VKI_TRY(vk_buffer_create(vk, down, VK_BUFFER_DOWNLOAD, &p->download));
     if (p->profiling) {

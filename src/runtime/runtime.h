@@ -46,6 +46,9 @@ struct vki_session {
     weight_cache weights; /* initializers on the device, shared by the plans */
     plan *plans[SESSION_MAX_PLANS];
     int n_plans;
+    /* the data-dependent sizes (struct plan) the last run found: plans for them are tried first */
+    int64_t sizes[PLAN_MAX_SIZES];
+    int n_sizes;
     plan *last; /* the plan of the last run */
     plan *prepared; /* the plan of the last vki_session_prepare or run */
     void **outputs; /* host buffers in each output's dtype */

@@ -97,6 +97,7 @@ vki_status vki_session_create_with_options(vki_model *m, const vki_session_optio
 {
     if (!m || !out) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_create: NULL argument");
     *out = NULL;
+    VKI_TRY(vk_check_lost(&m->ctx->vk));
     vki_precision precision = opts ? opts->precision : VKI_PRECISION_DEFAULT;
     if (precision != VKI_PRECISION_DEFAULT && precision != VKI_PRECISION_FP16)
         return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_create: unknown precision %d", (int)precision);
@@ -353,6 +354,7 @@ static vki_status find_plan(vki_session *s, bool eager, plan **out)
     for (int k = 0; k < s->n_plans; k++) {
         plan *c = s->plans[k];
         if (memcmp(c->input_dims, dims, key)) continue;
+        if (c->n_sizes != s->n_sizes || memcmp(c->sizes, s->sizes, (size_t)s->n_sizes * sizeof *s->sizes)) continue;
         bool same = true; /* keyed inputs must hold the values the plan was made for */
         for (size_t i = 0, o = 0; same && i < (size_t)g->n_inputs; i++)
             if (s->keyed[i]) {
@@ -377,8 +379,8 @@ static vki_status find_plan(vki_session *s, bool eager, plan **out)
      * on that input's values, and planning starts again: at most once per input */
     for (int attempt = 0; st == VKI_OK && attempt <= g->n_inputs; attempt++) {
         int wanted = -1;
-        st = plan_create(&s->model->ctx->vk, g, ranks, dims, data, bytes, s->keyed, s->profiling, s->fp16_mode, &s->weights, &wanted,
-                         &p);
+        st = plan_create(&s->model->ctx->vk, g, ranks, dims, data, bytes, s->keyed, s->sizes, s->n_sizes, s->profiling,
+                         s->fp16_mode, &s->weights, &wanted, &p);
         if (st == VKI_ERROR_OUT_OF_MEMORY) st = vki_fail_prefix(st, "model '%s': ", s->model->name);
         if (st == VKI_OK || wanted < 0 || s->keyed[wanted]) break;
         if (s->inputs[wanted].bound) {
@@ -406,6 +408,11 @@ static vki_status find_plan(vki_session *s, bool eager, plan **out)
     free(bytes);
     free(dims);
     if (st != VKI_OK) return st;
+    if (eager && p->probe) { /* sizes computed from data: the first run plans */
+        plan_destroy(p);
+        *out = NULL;
+        return VKI_OK;
+    }
     if (s->n_plans == SESSION_MAX_PLANS) { /* drop the oldest */
         if (s->last == s->plans[0]) s->last = NULL;
         if (s->prepared == s->plans[0]) s->prepared = NULL;
@@ -434,7 +441,7 @@ static vki_status read_timestamps(vki_session *s, const plan *p)
                                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
     if (r != VK_SUCCESS) {
         free(ticks);
-        return vki_fail(VKI_ERROR_VULKAN, "reading GPU timestamps failed (%s)", vk_result_str(r));
+        return vk_fail_result(vk, r, "reading GPU timestamps");
     }
     uint64_t mask = vk->caps.timestamp_bits >= 64 ? ~0ull : (1ull << vk->caps.timestamp_bits) - 1;
     for (uint32_t d = 0; d + 1 < n; d++)
@@ -490,7 +497,8 @@ vki_status vki_session_prepare(vki_session *s)
 {
     if (!s) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_prepare: NULL session");
     VKI_TRY(session_enter(s, "vki_session_prepare"));
-    vki_status st = check_inputs_set(s);
+    vki_status st = vk_check_lost(&s->model->ctx->vk); /* a lost device plans nothing */
+    if (st == VKI_OK) st = check_inputs_set(s);
     plan *p = NULL;
     if (st == VKI_OK) st = find_plan(s, false, &p);
     if (st == VKI_OK) st = vk_check_validation(&s->model->ctx->vk);
@@ -503,6 +511,9 @@ vki_status vki_session_output_info(const vki_session *s, uint32_t index, vki_ten
     if (!s || !out) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_output_info: NULL argument");
     const ir_graph *g = &s->model->onnx.graph;
     if (!s->prepared) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_output_info: no plan yet (prepare or run first)");
+    if (s->prepared->probe)
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_output_info: the output shapes depend on sizes computed from "
+                        "the data (NonZero, Compress, Unique, NonMaxSuppression): known after a run");
     if (index >= (uint32_t)g->n_outputs)
         return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "output %u out of range (%d outputs)", index, g->n_outputs);
     const plan_value *pv = &s->prepared->values[g->outputs[index]];
@@ -521,19 +532,65 @@ vki_status vki_session_run(vki_session *s)
     return session_leave(s, session_run(s));
 }
 
+/* Submits the plan's segments (struct plan), reading each data-dependent size after its own:
+ * *resized when one differs from the size the plan was made for, or when p is a probe (the
+ * session's sizes then hold what was read, and the caller plans again). */
+static vki_status submit_segments(vki_session *s, plan *p, bool *resized)
+{
+    vk_context *vk = &s->model->ctx->vk;
+    *resized = false;
+    if (!p->n_reads) {
+        VkCommandBuffer cmds[3] = {p->cmd_in, p->cmd, p->cmd_out};
+        return vk_submit_and_wait(vk, cmds, 3, p->fence);
+    }
+    for (int k = 0; k < p->n_reads; k++) {
+        VkCommandBuffer cmds[2] = {p->cmd_in, p->segments[k]};
+        VKI_TRY(vk_submit_and_wait(vk, k ? cmds + 1 : cmds, k ? 1 : 2, p->fence));
+        vk_buffer_invalidate(vk, &p->download);
+        int32_t size;
+        memcpy(&size, (const uint8_t *)p->download.mapped + p->read_at + 16 * (uint64_t)k, sizeof size);
+        if (k < p->n_sizes && size == p->sizes[k]) continue;
+        s->sizes[k] = size;
+        s->n_sizes = k + 1;
+        *resized = true;
+        return VKI_OK;
+    }
+    VkCommandBuffer cmds[2] = {p->cmd, p->cmd_out};
+    return vk_submit_and_wait(vk, cmds, 2, p->fence);
+}
+
+/* Runs through probe plans and plans for new sizes until one runs whole: each round either
+ * learns one more size or replaces one, so PLAN_MAX_SIZES rounds per size bound it. */
+#define SESSION_MAX_RESIZES (4 * PLAN_MAX_SIZES)
+
+static vki_status session_run_once(vki_session *s, bool *resized);
+
 static vki_status session_run(vki_session *s)
+{
+    VKI_TRY(check_inputs_set(s));
+    for (int round = 0; round < SESSION_MAX_RESIZES; round++) {
+        bool resized;
+        VKI_TRY(session_run_once(s, &resized));
+        if (!resized) return VKI_OK;
+    }
+    return vki_fail(VKI_ERROR_UNSUPPORTED, "the data-dependent sizes (NonZero, Compress, Unique, NonMaxSuppression) did not "
+                    "settle after %d plans", SESSION_MAX_RESIZES);
+}
+
+static vki_status session_run_once(vki_session *s, bool *resized)
 {
     const ir_graph *g = &s->model->onnx.graph;
     vk_context *vk = &s->model->ctx->vk;
-    VKI_TRY(check_inputs_set(s));
+    VKI_TRY(vk_check_lost(vk)); /* a lost device plans and submits nothing */
     plan *p = NULL;
+    *resized = false;
     vki_status st = find_plan(s, false, &p);
     if (st == VKI_OK) st = vk_check_validation(vk);
     if (st != VKI_OK) return st;
     s->prepared = p;
     /* device tensors bound as outputs must have the outputs' dtypes and shapes, and none may
      * also be read by this run */
-    for (int i = 0; i < g->n_outputs; i++) {
+    for (int i = 0; i < g->n_outputs && !p->probe; i++) {
         const vki_tensor *t = s->bound_outputs[i];
         const plan_value *pv = &p->values[g->outputs[i]];
         if (!t) continue;
@@ -575,8 +632,8 @@ static vki_status session_run(vki_session *s)
         }
     }
     vk_buffer_flush(vk, &p->upload);
-    VkCommandBuffer cmds[3] = {p->cmd_in, p->cmd, p->cmd_out};
-    VKI_TRY(vk_submit_and_wait(vk, cmds, 3, p->fence));
+    VKI_TRY(submit_segments(s, p, resized));
+    if (*resized) return vk_check_validation(vk);
     vk_buffer_invalidate(vk, &p->download);
     for (int i = 0; i < g->n_outputs; i++) {
         const plan_value *pv = &p->values[g->outputs[i]];

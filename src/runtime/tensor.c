@@ -11,6 +11,7 @@ vki_status vki_tensor_create(vki_context *ctx, vki_dtype dtype, const int64_t *d
 {
     if (!ctx || !out || (rank > 0 && !dims)) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_tensor_create: NULL argument");
     *out = NULL;
+    VKI_TRY(vk_check_lost(&ctx->vk));
     if (!dtype_gpu_supported(dtype))
         return vki_fail(VKI_ERROR_UNSUPPORTED, "vki_tensor_create: dtype %s is not held on the GPU", vki_dtype_name(dtype));
     if (rank < 0 || rank > VKI_MAX_RANK)
@@ -71,8 +72,9 @@ vki_status vki_tensor_write(vki_tensor *t, const void *data, size_t bytes)
 {
     if (!t || (bytes && !data)) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_tensor_write: NULL argument");
     VKI_TRY(check_bytes(t, bytes, "vki_tensor_write"));
-    if (!t->bytes) return VKI_OK;
     vk_context *vk = &t->ctx->vk;
+    VKI_TRY(vk_check_lost(vk));
+    if (!t->bytes) return VKI_OK;
     vk_buffer staging;
     VKI_TRY(vk_buffer_create(vk, t->bytes, VK_BUFFER_UPLOAD, &staging));
     size_t bad = 0, count = (size_t)shape_numel(t->dims, t->rank);
@@ -94,8 +96,9 @@ vki_status vki_tensor_read(const vki_tensor *t, void *data, size_t bytes)
 {
     if (!t || (bytes && !data)) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_tensor_read: NULL argument");
     VKI_TRY(check_bytes(t, bytes, "vki_tensor_read"));
-    if (!t->bytes) return VKI_OK;
     vk_context *vk = &t->ctx->vk;
+    VKI_TRY(vk_check_lost(vk));
+    if (!t->bytes) return VKI_OK;
     vk_buffer staging;
     VKI_TRY(vk_buffer_create(vk, t->bytes, VK_BUFFER_DOWNLOAD, &staging));
     vki_status st = vk_copy_and_wait(vk, t->buffer.buffer, 0, staging.buffer, 0, t->bytes);

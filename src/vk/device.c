@@ -39,6 +39,24 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
     return VK_FALSE;
 }
 
+vki_status vk_check_lost(vk_context *vk)
+{
+    if (!atomic_load(&vk->lost)) return VKI_OK;
+    return vki_fail(VKI_ERROR_DEVICE_LOST, "the Vulkan device '%s' was lost (VK_ERROR_DEVICE_LOST%s): this context can no "
+                    "longer run anything; destroy its sessions, tensors and models, then the context, and create a new "
+                    "context to go on", vk->caps.props.deviceName,
+                    vk->fault_lost_at ? ", or injected by VKINFER_FAULT_DEVICE_LOST" : "");
+}
+
+vki_status vk_fail_result(vk_context *vk, VkResult r, const char *what)
+{
+    if (r == VK_ERROR_DEVICE_LOST) {
+        atomic_store(&vk->lost, true);
+        return vk_check_lost(vk);
+    }
+    return vki_fail(VKI_ERROR_VULKAN, "%s failed (%s)", what, vk_result_str(r));
+}
+
 vki_status vk_check_validation(vk_context *vk)
 {
     if (!atomic_load(&vk->validation_messages)) return VKI_OK;
@@ -86,14 +104,25 @@ vki_status vk_instance_create(vk_context *vk, bool validation)
                         "(Debian: vulkan-validationlayers)");
     VkApplicationInfo app = {VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "vkinfer", 1, "vkinfer", 1, api};
     const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
-    const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    const char *exts[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
     VkInstanceCreateInfo ci = {VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
     ci.pApplicationInfo = &app;
+    /* VKINFER_VALIDATION=sync adds the layer's synchronization validation (hazards between
+     * dispatches, copies and the host that barriers do not order): slower, for tests */
+    const char *mode = getenv("VKINFER_VALIDATION");
+    VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+    VkValidationFeaturesEXT features = {VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+    features.enabledValidationFeatureCount = 1;
+    features.pEnabledValidationFeatures = &sync;
     if (validation) {
         ci.enabledLayerCount = 1;
         ci.ppEnabledLayerNames = layers;
         ci.enabledExtensionCount = 1;
         ci.ppEnabledExtensionNames = exts;
+        if (mode && !strcmp(mode, "sync")) { /* the extension comes with the layer */
+            ci.pNext = &features;
+            ci.enabledExtensionCount = 2;
+        }
     }
     VkResult r = vk->f.vkCreateInstance(&ci, NULL, &vk->instance);
     if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_NO_VULKAN, "no Vulkan: vkCreateInstance failed (%s)", vk_result_str(r));
@@ -461,6 +490,16 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
             return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "VKINFER_MAX_MEMORY=%s is not a positive byte count", max_memory);
         vk->max_memory = cap;
     }
+    /* VKINFER_FAULT_DEVICE_LOST=N: the context's Nth queue submission reports
+     * VK_ERROR_DEVICE_LOST instead of running (tests of device loss) */
+    const char *fault = getenv("VKINFER_FAULT_DEVICE_LOST");
+    if (fault && *fault) {
+        char *end;
+        unsigned long long n = strtoull(fault, &end, 10);
+        if (*end || !n)
+            return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "VKINFER_FAULT_DEVICE_LOST=%s is not a positive submission count", fault);
+        vk->fault_lost_at = n;
+    }
     /* VKINFER_MAX_BINDING_BYTES lowers the per-binding limit (tests of windowed dispatches) */
     const char *max_binding = getenv("VKINFER_MAX_BINDING_BYTES");
     if (max_binding && strtoull(max_binding, NULL, 10) >= 256 && strtoull(max_binding, NULL, 10) < vk->caps.max_storage_buffer_range)
@@ -602,7 +641,7 @@ void vk_context_destroy(vk_context *vk)
 {
     if (vk->device) {
         vk->f.vkDeviceWaitIdle(vk->device);
-        vk_pipeline_cache_save(vk);
+        if (!atomic_load(&vk->lost)) vk_pipeline_cache_save(vk); /* a lost device may answer nothing */
         vk_pipelines_destroy(vk);
         if (vk->command_pool) vk->f.vkDestroyCommandPool(vk->device, vk->command_pool, NULL);
         vk->f.vkDestroyDevice(vk->device, NULL);

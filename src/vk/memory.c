@@ -108,17 +108,22 @@ void vk_buffer_invalidate(vk_context *vk, vk_buffer *b)
 
 vki_status vk_submit_and_wait(vk_context *vk, const VkCommandBuffer *cmds, uint32_t n, VkFence fence)
 {
+    VKI_TRY(vk_check_lost(vk));
     VkSubmitInfo si = {VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = n;
     si.pCommandBuffers = cmds;
     VkResult r = vk->f.vkResetFences(vk->device, 1, &fence);
     if (r == VK_SUCCESS) {
         pthread_mutex_lock(&vk->queue_lock);
-        r = vk->f.vkQueueSubmit(vk->queue, 1, &si, fence);
+        /* checked again under the lock: a thread that lost the device before us stops us here,
+         * so that nothing is submitted after a loss */
+        if (atomic_load(&vk->lost)) r = VK_ERROR_DEVICE_LOST;
+        else if (++vk->submit_count == vk->fault_lost_at) r = VK_ERROR_DEVICE_LOST; /* injected */
+        else r = vk->f.vkQueueSubmit(vk->queue, 1, &si, fence);
         pthread_mutex_unlock(&vk->queue_lock);
     }
     if (r == VK_SUCCESS) r = vk->f.vkWaitForFences(vk->device, 1, &fence, VK_TRUE, UINT64_MAX);
-    if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "GPU submission failed (%s)", vk_result_str(r));
+    if (r != VK_SUCCESS) return vk_fail_result(vk, r, "GPU submission");
     return VKI_OK;
 }
 

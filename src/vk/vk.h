@@ -177,6 +177,14 @@ typedef struct vk_context {
      * fails with VKI_ERROR_OUT_OF_MEMORY before anything is allocated. */
     _Atomic uint64_t allocated_bytes, staging_bytes;
     uint64_t max_memory;
+    /* Device loss: set when a submission, a fence wait or a query read returns
+     * VK_ERROR_DEVICE_LOST; from then on every submission and every public call that would
+     * use the device fails with VKI_ERROR_DEVICE_LOST before touching the queue.
+     * submit_count counts submissions that reached the queue (under queue_lock);
+     * VKINFER_FAULT_DEVICE_LOST=N makes the Nth of them report VK_ERROR_DEVICE_LOST instead of
+     * submitting (fault_lost_at; 0 = never), so that tests can lose a device on demand. */
+    atomic_bool lost;
+    uint64_t submit_count, fault_lost_at;
 } vk_context;
 
 /* Initialises the context's locks (before any other use of it). */
@@ -191,6 +199,12 @@ void vk_context_destroy(vk_context *vk);
 vki_status vk_describe_device(vk_context *vk, VkPhysicalDevice phys, uint32_t index, vki_device_info *out);
 /* Enumerates physical devices (allocates *out, caller frees); default index in *best. */
 vki_status vk_list_devices(vk_context *vk, VkPhysicalDevice **out, uint32_t *count, uint32_t *best);
+/* VKI_ERROR_DEVICE_LOST (with the message saying what to do) once the device is lost. */
+vki_status vk_check_lost(vk_context *vk);
+/* Maps a failed VkResult of a call that used the device to a status: VK_ERROR_DEVICE_LOST
+ * marks the context lost and gives VKI_ERROR_DEVICE_LOST, anything else VKI_ERROR_VULKAN
+ * ("what" failed (result)). */
+vki_status vk_fail_result(vk_context *vk, VkResult r, const char *what);
 /* VKI_ERROR_VALIDATION if the validation layer spoke since the last call. */
 vki_status vk_check_validation(vk_context *vk);
 const char *vk_result_str(VkResult r);

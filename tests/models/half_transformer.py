@@ -108,15 +108,17 @@ def dispatches_by_op(vkinfer, path, precision):
 def one_op_models(tmp):
     """Small single-op models (fewer dispatches than the profile lists) and the shader each
     must name in the fp16 mode."""
-    x = torch.randn(4, 6, 32)
+    # odd runs (5 x 33, 3 x 33): a copy with even runs and offsets moves its elements in 4-,
+    # 8- or 16-byte groups, whose shader names would not show the storage
+    x = torch.randn(4, 5, 33)
     ids = torch.randint(0, 6, (4, 5))
     # each op between two Muls: graph inputs and outputs stay float32 words in the fp16 mode
     mods = {
         "Transpose": (lambda x: x.transpose(1, 2), [x], "copy_16"),
         "Concat": (lambda x: torch.cat([x, x], 1), [x], "copy_16"),
-        "Slice": (lambda x: x[:, 1:5], [x], "copy_16"),
+        "Slice": (lambda x: x[:, 1:4], [x], "copy_16"),
         "Softmax": (lambda x: torch.softmax(x, -1), [x], "softmax_f16"),
-        "LayerNormalization": (nn.LayerNorm(32), [x], "norm_rows_f16"),
+        "LayerNormalization": (nn.LayerNorm(33), [x], "norm_rows_f16"),
         "ReduceMean": (lambda x: x.mean(-1), [x], "reduce_f16"),
         "Where": (lambda x: torch.where(x > 0, x, -x), [x], "where_f16"),
         "Gather": (lambda i: Lambda.embed(i), [ids], "gather_f16"),
@@ -148,7 +150,8 @@ class Lambda(nn.Module):
 
 def movement_dtypes(vkinfer, tmp):
     """Transpose, Concat, Slice and Expand of bool, 8- and 16-bit tensors (the dtype's own
-    storage): exact, and moved by copy_8 / copy_16."""
+    storage): exact, and moved by copy_8 / copy_16 (every run and offset odd, so that no copy
+    moves its elements in wider groups)."""
     import onnx
     from onnx import TensorProto, helper
     ok = True
@@ -156,20 +159,20 @@ def movement_dtypes(vkinfer, tmp):
                              (TensorProto.UINT8, np.uint8, "copy_8"), (TensorProto.INT16, np.int16, "copy_16"),
                              (TensorProto.FLOAT16, np.float16, "copy_16")]:
         nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1]),
-                 helper.make_node("Concat", ["t", "t"], ["c"], axis=1),
+                 helper.make_node("Concat", ["t", "t"], ["c"], axis=0),
                  helper.make_node("Slice", ["c", "starts", "ends"], ["s"]),
                  helper.make_node("Expand", ["s", "shape"], ["y"])]
         consts = [helper.make_tensor("starts", TensorProto.INT64, [1], [1]),
                   helper.make_tensor("ends", TensorProto.INT64, [1], [2]),
-                  helper.make_tensor("shape", TensorProto.INT64, [4], [3, 2, 1, 3])]
-        graph = helper.make_graph(nodes, "movement", [helper.make_tensor_value_info("x", dt, [2, 3, 5])],
+                  helper.make_tensor("shape", TensorProto.INT64, [4], [3, 2, 5, 3])]
+        graph = helper.make_graph(nodes, "movement", [helper.make_tensor_value_info("x", dt, [1, 3, 5])],
                                   [helper.make_tensor_value_info("y", dt, None)], consts)
         path = os.path.join(tmp, f"movement_{dt}.onnx")
         onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)]), path)
-        x = (np.random.RandomState(0).randn(2, 3, 5) * 50).astype(npdt)
+        x = (np.random.RandomState(0).randn(1, 3, 5) * 50).astype(npdt)
         np.save(os.path.join(tmp, "x.npy"), x)
         t = x.transpose(0, 2, 1)
-        ref = np.broadcast_to(np.concatenate([t, t], 1)[1:2], (3, 2, 10, 3))
+        ref = np.broadcast_to(np.concatenate([t, t], 0)[1:2], (3, 2, 5, 3))
         out = os.path.join(tmp, "out")
         vk(vkinfer, "run", path, "--input", f"x={os.path.join(tmp, 'x.npy')}", "--output-dir", out)
         got = np.load(os.path.join(out, "y.npy"))

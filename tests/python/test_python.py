@@ -85,6 +85,11 @@ def test_api(vkinfer, libpath):
               where is not None and obj is not None and name in _lib.PROTOTYPES and called and exported,
               f"counterpart={where} resolves={obj is not None} prototype={name in _lib.PROTOTYPES} called={called} "
               f"exported={exported}")
+    # every status of the header's enum has its name in STATUS_NAMES, and nothing else does
+    enum = re.search(r"typedef enum vki_status \{(.*?)\} vki_status;", hdr, flags=re.S).group(1)
+    statuses = {int(v): n for n, v in re.findall(r"\b(VKI_\w+)\s*=\s*(\d+)", re.sub(r"/\*.*?\*/", "", enum, flags=re.S))}
+    check("STATUS_NAMES mirrors the header's vki_status enum", len(statuses) >= 11 and statuses == _lib.STATUS_NAMES,
+          (statuses, _lib.STATUS_NAMES))
     # names listed for a future library may be missing from it, but not from the header if it has them
     extra = sorted(set(pkg.COUNTERPARTS) - set(funcs))
     check("counterparts not in this header are only the announced ones",

@@ -75,7 +75,7 @@ static void pbw_value_info(pbw *w, int field, const char *name, int elem_type, c
     pbw_msg(w, field, &vi);
 }
 
-static void pbw_node(pbw *graph, const char *op, const char *in, const char *out)
+static inline void pbw_node(pbw *graph, const char *op, const char *in, const char *out)
 {
     pbw node = {0};
     pbw_str(&node, 1, in);
