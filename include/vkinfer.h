@@ -75,14 +75,31 @@ typedef enum vki_dtype {
     VKI_DTYPE_UINT16 = 4,
     VKI_DTYPE_INT16 = 5,
     VKI_DTYPE_INT32 = 6,
-    VKI_DTYPE_INT64 = 7,
+    VKI_DTYPE_INT64 = 7,            /* held as int32 on the GPU: values must fit (checked) */
     VKI_DTYPE_STRING = 8,
     VKI_DTYPE_BOOL = 9,
     VKI_DTYPE_FLOAT16 = 10,
-    VKI_DTYPE_DOUBLE = 11,
-    VKI_DTYPE_UINT32 = 12,
-    VKI_DTYPE_UINT64 = 13,
-    VKI_DTYPE_BFLOAT16 = 16 /* no trailing comma: C++98 -pedantic refuses it */
+    VKI_DTYPE_DOUBLE = 11,          /* computed in float32 on the GPU (docs/architecture.md) */
+    VKI_DTYPE_UINT32 = 12,          /* held as int32 on the GPU: values up to 2^31-1 (checked) */
+    VKI_DTYPE_UINT64 = 13,          /* held as int32 on the GPU: values up to 2^31-1 (checked) */
+    VKI_DTYPE_BFLOAT16 = 16,
+    /* Formats of 8 bits and fewer (ONNX 1.23's numbers), one byte per element on the host:
+     * float8 (and float8e8m0) as the format's bits; float4e2m1 and float6 as their bits in the
+     * low bits; int4/int2 as int8 values (-8..7, -2..1), uint4/uint2 as uint8 values (0..15,
+     * 0..3). ONNX files pack the 6-, 4- and 2-bit kinds (four in three bytes, two or four to a
+     * byte); the reader unpacks them. */
+    VKI_DTYPE_FLOAT8E4M3FN = 17,
+    VKI_DTYPE_FLOAT8E4M3FNUZ = 18,
+    VKI_DTYPE_FLOAT8E5M2 = 19,
+    VKI_DTYPE_FLOAT8E5M2FNUZ = 20,
+    VKI_DTYPE_UINT4 = 21,
+    VKI_DTYPE_INT4 = 22,
+    VKI_DTYPE_FLOAT4E2M1 = 23,
+    VKI_DTYPE_FLOAT8E8M0 = 24,      /* a power of two 2^(code-127) (code 255: NaN) */
+    VKI_DTYPE_UINT2 = 25,
+    VKI_DTYPE_INT2 = 26,
+    VKI_DTYPE_FLOAT6E2M3 = 27,
+    VKI_DTYPE_FLOAT6E3M2 = 28 /* no trailing comma: C++98 -pedantic refuses it */
 } vki_dtype;
 
 /* The message of the last failed call on this thread ("" if none). Valid until the next

@@ -1,4 +1,5 @@
 // Element-wise unary ops (activations, math, Cast) for every dtype: out[i] = f(in[i]).
+#include "small_dtypes.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OP = 0u;
@@ -149,13 +150,18 @@ void main()
                : (isinf(v) && ((v > 0.0 && pc.alpha != 0.0) || (v < 0.0 && pc.beta != 0.0)));
         r = b ? 1u : 0u;
     } else if (OP == OP_IDENTITY) { // also Cast
-        if (dt_is_float(IN_DT)) {
+        // Cast's codes include the small dtypes (small_dtypes.glsl); pc.alpha != 0: saturate = 0
+        // (float8), pc.beta: float8e8m0's round_mode
+        if (sd_is_float(IN_DT)) {
             float v = uintBitsToFloat(bits);
-            if (dt_is_float(OUT_DT)) r = floatBitsToUint(round_to_dtype(OUT_DT, v));
+            if (sd_is_minifloat(OUT_DT)) r = floatBitsToUint(round_minifloat(OUT_DT, v, pc.alpha == 0.0));
+            else if (OUT_DT == DT_F8E8M0) r = e8m0_word(v, pc.alpha == 0.0, uint(pc.beta));
+            else if (dt_is_float(OUT_DT)) r = floatBitsToUint(round_to_dtype(OUT_DT, v));
             else if (OUT_DT == DT_BOOL) r = v != 0.0 ? 1u : 0u;
-            else r = uint(wrap_to_dtype(OUT_DT, isnan(v) ? 0 : int(clamp(v, -2147483648.0, 2147483520.0))));
+            else r = uint(sd_wrap_to_dtype(OUT_DT, isnan(v) ? 0 : int(clamp(v, -2147483648.0, 2147483520.0))));
         } else {
-            r = dt_is_float(OUT_DT) ? from_float(OUT_DT, float(int(bits))) : uint(wrap_to_dtype(OUT_DT, int(bits)));
+            r = sd_is_float(OUT_DT) ? floatBitsToUint(sd_round_to_dtype(OUT_DT, float(int(bits))))
+                                    : uint(sd_wrap_to_dtype(OUT_DT, int(bits)));
         }
     } else if (dt_is_float(IN_DT)) {
         r = floatBitsToUint(round_to_dtype(OUT_DT, apply_float(uintBitsToFloat(bits))));

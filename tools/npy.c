@@ -178,15 +178,9 @@ static int parse_descr(const char *descr, vki_dtype *dtype, bool *swap, char *er
     *dtype = VKI_DTYPE_UNDEFINED;
     for (size_t i = 0; i < sizeof known / sizeof *known; i++)
         if (!strcmp(type, known[i].code)) *dtype = known[i].dtype;
-    if (*dtype == VKI_DTYPE_DOUBLE)
-        return fail(err, err_size, "dtype float64 ('%s'): vkinfer does not take float64; save the array with "
-                    "a.astype(np.float32)", descr);
-    if (*dtype == VKI_DTYPE_UINT32 || *dtype == VKI_DTYPE_UINT64)
-        return fail(err, err_size, "dtype %s ('%s'): vkinfer does not take it; save the array with a.astype(np.int64) "
-                    "or the model's input dtype", vki_dtype_name(*dtype), descr);
     if (*dtype == VKI_DTYPE_UNDEFINED)
-        return fail(err, err_size, "dtype '%s' is not supported (float32, float16, int8/16/32/64, uint8/16 and bool are)",
-                    descr);
+        return fail(err, err_size, "dtype '%s' is not supported (float32/16/64, int8/16/32/64, uint8/16/32/64 and bool "
+                    "are)", descr);
     bool little = host_is_little_endian();
     *swap = vki_dtype_size(*dtype) > 1 && ((order == '<' && !little) || (order == '>' && little));
     return 0;
@@ -369,6 +363,17 @@ int npy_write(const char *path, vki_dtype dtype, const int64_t *dims, int32_t ra
     case VKI_DTYPE_INT64: code = "i8"; break;
     case VKI_DTYPE_UINT8: code = "u1"; break;
     case VKI_DTYPE_UINT16: code = "u2"; break;
+    case VKI_DTYPE_DOUBLE: code = "f8"; break;
+    case VKI_DTYPE_UINT32: code = "u4"; break;
+    case VKI_DTYPE_UINT64: code = "u8"; break;
+    /* no numpy dtype: int4/int2 as int8 values, uint4/uint2 as uint8 values, the float8 and
+     * float4 formats as their codes in uint8 (ml_dtypes: a.view(ml_dtypes.float8_e4m3fn)) */
+    case VKI_DTYPE_INT4: case VKI_DTYPE_INT2: code = "i1"; break;
+    case VKI_DTYPE_UINT4: case VKI_DTYPE_UINT2: case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ:
+    case VKI_DTYPE_FLOAT8E5M2: case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT8E8M0: case VKI_DTYPE_FLOAT4E2M1:
+    case VKI_DTYPE_FLOAT6E2M3: case VKI_DTYPE_FLOAT6E3M2:
+        code = "u1";
+        break;
     case VKI_DTYPE_BOOL: code = "b1"; break;
     default: return fail(err, err_size, "%s: cannot write dtype %s to .npy", path, vki_dtype_name(dtype));
     }

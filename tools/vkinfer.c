@@ -388,8 +388,13 @@ static int make_random_input(const vki_tensor_info *t, const shape_arg *shape, u
         case VKI_DTYPE_INT8: case VKI_DTYPE_UINT8: p[i] = (uint8_t)v; break;
         case VKI_DTYPE_INT16: case VKI_DTYPE_UINT16: { uint16_t h = (uint16_t)v; memcpy(p + 2 * i, &h, 2); break; }
         case VKI_DTYPE_INT32: { int32_t w = (int32_t)v; memcpy(p + 4 * i, &w, 4); break; }
-        case VKI_DTYPE_INT64: memcpy(p + 8 * i, &v, 8); break;
-        default: return -1;
+        case VKI_DTYPE_INT64: case VKI_DTYPE_UINT64: memcpy(p + 8 * i, &v, 8); break;
+        case VKI_DTYPE_UINT32: { uint32_t w = (uint32_t)v; memcpy(p + 4 * i, &w, 4); break; }
+        case VKI_DTYPE_DOUBLE: { double d = f; memcpy(p + 8 * i, &d, 8); break; }
+        case VKI_DTYPE_INT4: case VKI_DTYPE_UINT4: p[i] = (uint8_t)(v % 8); break;
+        case VKI_DTYPE_INT2: p[i] = (uint8_t)(v % 2); break;
+        case VKI_DTYPE_UINT2: p[i] = (uint8_t)(v % 4); break;
+        default: return -1; /* float8/float4: give them with --input */
         }
     }
     return 0;
@@ -473,6 +478,32 @@ static int set_inputs(vki_model *m, vki_session *s, const run_options *o, bool q
             arr.dtype = VKI_DTYPE_BFLOAT16;
             arr.bytes = count * 2;
         }
+        /* numpy has no 4-/2-bit or float8 dtypes: int8/uint8 files hold the values (int4,
+         * uint4, int2, uint2) or the format's codes (float8, float4e2m1), as outputs are written */
+        bool small_int = t.dtype == VKI_DTYPE_INT4 || t.dtype == VKI_DTYPE_INT2 || t.dtype == VKI_DTYPE_UINT4 ||
+                         t.dtype == VKI_DTYPE_UINT2;
+        bool small_signed = t.dtype == VKI_DTYPE_INT4 || t.dtype == VKI_DTYPE_INT2;
+        bool codes = t.dtype == VKI_DTYPE_FLOAT8E4M3FN || t.dtype == VKI_DTYPE_FLOAT8E4M3FNUZ ||
+                     t.dtype == VKI_DTYPE_FLOAT8E5M2 || t.dtype == VKI_DTYPE_FLOAT8E5M2FNUZ || t.dtype == VKI_DTYPE_FLOAT4E2M1 ||
+                     t.dtype == VKI_DTYPE_FLOAT8E8M0 || t.dtype == VKI_DTYPE_FLOAT6E2M3 || t.dtype == VKI_DTYPE_FLOAT6E3M2;
+        if ((small_int && arr.dtype == (small_signed ? VKI_DTYPE_INT8 : VKI_DTYPE_UINT8)) ||
+            (codes && arr.dtype == VKI_DTYPE_UINT8)) {
+            int bits = t.dtype == VKI_DTYPE_INT2 || t.dtype == VKI_DTYPE_UINT2 ? 2 : 4;
+            int lo = small_signed ? -(1 << (bits - 1)) : 0, hi = small_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+            if (codes)
+                lo = 0, hi = t.dtype == VKI_DTYPE_FLOAT4E2M1 ? 15
+                             : t.dtype == VKI_DTYPE_FLOAT6E2M3 || t.dtype == VKI_DTYPE_FLOAT6E3M2 ? 63 : 255;
+            for (size_t k = 0; k < arr.bytes; k++) {
+                const uint8_t *bytes = arr.data;
+                int v = small_signed ? (int8_t)bytes[k] : bytes[k];
+                if (v < lo || v > hi) {
+                    npy_free(&arr);
+                    return input_error(m, "input '%s' (%s, given as %s) holds %d at index %zu, outside %d..%d", t.name,
+                                       vki_dtype_name(t.dtype), small_signed ? "int8" : "uint8", v, k, lo, hi);
+                }
+            }
+            arr.dtype = t.dtype;
+        }
         if (arr.dtype != t.dtype) {
             npy_free(&arr);
             return input_error(m, "input '%s' is %s, the model expects %s (convert with numpy's astype)", t.name,
@@ -507,6 +538,11 @@ static double element_as_double(vki_dtype dt, const void *data, size_t i)
     case VKI_DTYPE_UINT16: { uint16_t v; memcpy(&v, p + 2 * i, 2); return v; }
     case VKI_DTYPE_INT32: { int32_t v; memcpy(&v, p + 4 * i, 4); return v; }
     case VKI_DTYPE_INT64: { int64_t v; memcpy(&v, p + 8 * i, 8); return (double)v; }
+    case VKI_DTYPE_DOUBLE: { double v; memcpy(&v, p + 8 * i, 8); return v; }
+    case VKI_DTYPE_UINT32: { uint32_t v; memcpy(&v, p + 4 * i, 4); return v; }
+    case VKI_DTYPE_UINT64: { uint64_t v; memcpy(&v, p + 8 * i, 8); return (double)v; }
+    case VKI_DTYPE_INT4: case VKI_DTYPE_INT2: return (int8_t)p[i];
+    case VKI_DTYPE_UINT4: case VKI_DTYPE_UINT2: return p[i];
     default: return NAN;
     }
 }
@@ -514,7 +550,8 @@ static double element_as_double(vki_dtype dt, const void *data, size_t i)
 static void print_summary(const vki_tensor_info *info, const void *data, size_t bytes)
 {
     size_t item = vki_dtype_size(info->dtype), count = item ? bytes / item : 0;
-    bool is_float = info->dtype == VKI_DTYPE_FLOAT || info->dtype == VKI_DTYPE_FLOAT16 || info->dtype == VKI_DTYPE_BFLOAT16;
+    bool is_float = info->dtype == VKI_DTYPE_FLOAT || info->dtype == VKI_DTYPE_FLOAT16 || info->dtype == VKI_DTYPE_BFLOAT16 ||
+                    info->dtype == VKI_DTYPE_DOUBLE;
     if (!count) {
         printf("  (empty)\n");
         return;

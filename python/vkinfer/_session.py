@@ -27,7 +27,7 @@ def dtype_name(code):
 
 def _dtype_number(name):
     """The vki_dtype number of a library dtype name ("float16"...)."""
-    for code in range(1, 17):
+    for code in range(1, 29):
         if dtype_name(code) == name:
             return code
     raise ValueError(f"unknown dtype {name!r}")

@@ -123,7 +123,11 @@ static vki_status decode_typed(const pb_field *fields, int nfields, int which, i
             switch (t->dtype) {
             case VKI_DTYPE_FLOAT16: case VKI_DTYPE_BFLOAT16: case VKI_DTYPE_UINT16:
             case VKI_DTYPE_INT16: { uint16_t v = (uint16_t)raw; memcpy(d, &v, 2); break; }
-            case VKI_DTYPE_UINT8: case VKI_DTYPE_INT8: case VKI_DTYPE_BOOL: *d = (unsigned char)raw; break;
+            case VKI_DTYPE_UINT8: case VKI_DTYPE_INT8: case VKI_DTYPE_BOOL: case VKI_DTYPE_FLOAT8E4M3FN:
+            case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2: case VKI_DTYPE_FLOAT8E5M2FNUZ:
+            case VKI_DTYPE_FLOAT8E8M0: case VKI_DTYPE_FLOAT6E2M3: case VKI_DTYPE_FLOAT6E3M2:
+                *d = (unsigned char)raw;
+                break;
             case VKI_DTYPE_FLOAT: case VKI_DTYPE_INT32: case VKI_DTYPE_UINT32: { uint32_t v = (uint32_t)raw; memcpy(d, &v, 4); break; }
             default: memcpy(d, &raw, 8); break;
             }
@@ -165,6 +169,51 @@ static vki_status load_external(onnx_model *m, ir_tensor *t, const ext_ref *ext,
                         t->name, loc, want > avail ? avail : want, (long long)ext->offset, need);
     t->data = data + ext->offset;
     t->bytes = need;
+    return VKI_OK;
+}
+
+/* The 6-, 4- and 2-bit dtypes: ONNX packs them into a little-endian bit stream, the first
+ * element in the lowest bits (four float6 in three bytes, two or four of the others to a
+ * byte) in raw_data and external data; int32_data holds one packed byte per entry for the 4-
+ * and 2-bit kinds and one element per entry for float6 (onnx.helper.make_tensor). vkinfer's
+ * host layout is one byte per element (include/vkinfer.h), so they are unpacked. */
+static vki_status parse_packed(ir_tensor *t, size_t numel, int bits, const pb_field *raw, const pb_field *typed,
+                               int ntyped, const ext_ref *ext, vki_arena *arena, onnx_model *m)
+{
+    size_t packed = (numel * (size_t)bits + 7) / 8;
+    const uint8_t *src;
+    if (ext) {
+        VKI_TRY(load_external(m, t, ext, packed));
+        src = t->data;
+    } else if (raw) {
+        if (raw->len != packed)
+            return vki_fail(VKI_ERROR_MODEL, "malformed ONNX file: tensor '%s' raw_data has %zu bytes, %zu elements of "
+                            "%s need %zu", t->name, raw->len, numel, vki_dtype_name(t->dtype), packed);
+        src = raw->data;
+    } else if (bits == 6) { /* one element per int32_data entry, as float8 */
+        return decode_typed(typed, ntyped, 5, t, numel, arena);
+    } else {
+        vki_dtype dtype = t->dtype;
+        t->dtype = VKI_DTYPE_UINT8; /* the packed bytes, one per int32_data entry */
+        vki_status st = decode_typed(typed, ntyped, 5, t, packed, arena);
+        t->dtype = dtype;
+        VKI_TRY(st);
+        src = t->data;
+    }
+    uint8_t *out = arena_alloc(arena, numel ? numel : 1);
+    if (!out) return reader_oom();
+    unsigned mask = (1u << bits) - 1;
+    bool is_signed = t->dtype == VKI_DTYPE_INT4 || t->dtype == VKI_DTYPE_INT2;
+    for (size_t i = 0; i < numel; i++) {
+        size_t bit = i * (size_t)bits, byte = bit / 8;
+        unsigned shift = (unsigned)(bit % 8), v = src[byte] >> shift;
+        if (shift + (unsigned)bits > 8) v |= (unsigned)src[byte + 1] << (8 - shift); /* float6 across two bytes */
+        v &= mask;
+        if (is_signed && (v & (1u << (bits - 1)))) v |= ~mask; /* sign-extended into the byte */
+        out[i] = (uint8_t)v;
+    }
+    t->data = out;
+    t->bytes = numel;
     return VKI_OK;
 }
 
@@ -227,6 +276,10 @@ vki_status parse_tensor(const uint8_t *p, size_t len, ir_tensor *t, vki_arena *a
     size_t esize = vki_dtype_size(t->dtype);
     if (t->dtype == VKI_DTYPE_STRING) return VKI_OK; /* kept without data; refused where used */
     if (esize == 0) return vki_fail(VKI_ERROR_UNSUPPORTED, "tensor '%s' has unsupported dtype %d", t->name, (int)t->dtype);
+    int sub_bits = t->dtype == VKI_DTYPE_UINT4 || t->dtype == VKI_DTYPE_INT4 || t->dtype == VKI_DTYPE_FLOAT4E2M1 ? 4
+                   : t->dtype == VKI_DTYPE_UINT2 || t->dtype == VKI_DTYPE_INT2 ? 2
+                   : t->dtype == VKI_DTYPE_FLOAT6E2M3 || t->dtype == VKI_DTYPE_FLOAT6E3M2 ? 6 : 0;
+    if (sub_bits) return parse_packed(t, (size_t)numel, sub_bits, raw, typed[1], ntyped[1], external ? &ext : NULL, arena, m);
     size_t need = (size_t)numel * esize;
     if (external) return load_external(m, t, &ext, need);
     if (raw) {

@@ -53,15 +53,20 @@ static vki_status plan_castlike(op_ctx *c)
     plan_value *x = op_in(c, 0);
     vki_dtype to = op_in(c, 1)->dtype;
     if (!dtype_gpu_supported(to))
-        return op_error(c, VKI_ERROR_UNSUPPORTED, "CastLike to %s is not supported (the GPU holds float32/16, bfloat16, "
-                        "integers up to int64 narrowed to int32, and bool)", vki_dtype_name(to));
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "CastLike to %s is not supported (the GPU holds the numeric dtypes "
+                        "and bool; strings and complex are not)", vki_dtype_name(to));
+    bool saturate = ir_attr_int(c->node, "saturate", 1) != 0; /* float8 overflow */
     VKI_TRY(op_set_output(c, 0, to, x->rank, x->dims));
     if (to == x->dtype) return op_output_alias(c, 0, 0);
     int64_t count = shape_numel(x->dims, x->rank);
     if (folds(c, count)) {
         void *out = op_output_host(c, 0);
         for (int64_t i = 0; i < count; i++) {
-            if (dtype_is_float(x->dtype) && !dtype_is_float(to)) {
+            if (to == VKI_DTYPE_FLOAT8E8M0) {
+                ((uint8_t *)out)[i] = e8m0_round((float)host_read_f64(x->dtype, x->host, (size_t)i), saturate, E8M0_UP);
+            } else if (dtype_is_minifloat(to)) {
+                ((uint8_t *)out)[i] = minifloat_encode(to, host_read_f64(x->dtype, x->host, (size_t)i), saturate);
+            } else if (dtype_is_float(x->dtype) && !dtype_is_float(to)) {
                 double v = host_read_f64(x->dtype, x->host, (size_t)i);
                 host_write_i64(to, out, (size_t)i, to == VKI_DTYPE_BOOL ? v != 0 : isnan(v) ? 0 : (int64_t)v);
             } else if (dtype_is_float(x->dtype) || dtype_is_float(to)) {
@@ -74,8 +79,8 @@ static vki_status plan_castlike(op_ctx *c)
         return VKI_OK;
     }
     /* shaders/unary.glsl's identity op (code 0) is Cast */
-    uint32_t spec[4] = {128, 0, op_dtype_code(x->dtype), op_dtype_code(to)};
-    struct { uint32_t count; float a, b, g; } push = {(uint32_t)count, 0, 0, 0};
+    uint32_t spec[4] = {128, 0, op_dtype_code_exact(x->dtype), op_dtype_code_exact(to)};
+    struct { uint32_t count; float a, b, g; } push = {(uint32_t)count, saturate ? 0.0f : 1.0f, 0, 0};
     return dispatch_1d(c, "unary", spec, 4, &push, sizeof push, count);
 }
 
@@ -212,7 +217,7 @@ static vki_status plan_maxunpool(op_ctx *c)
 
 #define NUMERIC OP_DTYPES_NUMERIC
 const op_def op_Shrink = {"Shrink", "", NUMERIC, "", plan_shrink};
-const op_def op_CastLike = {"CastLike", "", NUMERIC " bool", "", plan_castlike};
+const op_def op_CastLike = {"CastLike", "", NUMERIC " bool " OP_DTYPES_SMALL, "", plan_castlike};
 const op_def op_Det = {"Det", "", "float32 float16 bfloat16", "matrices up to 16x16", plan_det};
 const op_def op_MaxUnpool = {"MaxUnpool", "", NUMERIC, "output_shape must be a plan-time constant; duplicate "
                             "indices keep an arbitrary one of their values", plan_maxunpool};

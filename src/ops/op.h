@@ -51,8 +51,10 @@ typedef struct op_ctx {
 } op_ctx;
 
 /* The dtypes an op runs, as `vkinfer ops` lists them. */
-#define OP_DTYPES_FLOAT "float32 float16 bfloat16"
-#define OP_DTYPES_INT "int8 int16 int32 int64 uint8 uint16"
+#define OP_DTYPES_FLOAT "float32 float16 bfloat16 float64"
+#define OP_DTYPES_INT "int8 int16 int32 int64 uint8 uint16 uint32 uint64"
+/* the float8/float4 formats and the 4- and 2-bit integers (Cast and the ops that move data) */
+#define OP_DTYPES_SMALL "float8e4m3fn float8e4m3fnuz float8e5m2 float8e5m2fnuz float8e8m0 float4e2m1 float6e2m3 float6e3m2 int4 uint4 int2 uint2"
 #define OP_DTYPES_NUMERIC OP_DTYPES_FLOAT " " OP_DTYPES_INT
 #define OP_DTYPES_ALL OP_DTYPES_NUMERIC " bool"
 
@@ -213,8 +215,12 @@ vki_status op_require_inputs(op_ctx *c, int min, int max);
 vki_status op_require_float(op_ctx *c, int i);
 vki_status op_require_gpu_dtype(op_ctx *c, int i);
 
-/* Spec constant describing a dtype for shaders: see shaders/common.glsl (DT_*). */
+/* Spec constant describing a dtype for shaders: see shaders/common.glsl (DT_*). The small
+ * dtypes held widened (float8, float6, float4, float8e8m0: DT_F32; int4, uint4, int2, uint2:
+ * DT_I32) get their storage's code; op_dtype_code_exact gives their own codes
+ * (shaders/small_dtypes.glsl), for the kernels that round or wrap to them (Cast, quantizers). */
 uint32_t op_dtype_code(vki_dtype t);
+uint32_t op_dtype_code_exact(vki_dtype t);
 /* Normalizes a possibly negative axis; error if out of range. */
 vki_status op_axis(op_ctx *c, int64_t axis, int rank, int *out);
 

@@ -102,8 +102,15 @@ static vki_status plan_unary(op_ctx *c)
         if (!to || to->type != ATTR_INT) return op_error(c, VKI_ERROR_MODEL, "Cast needs the 'to' attribute");
         out_dtype = (vki_dtype)to->i;
         if (!dtype_gpu_supported(out_dtype))
-            return op_error(c, VKI_ERROR_UNSUPPORTED, "Cast to %s is not supported (the GPU holds float32/16, bfloat16, "
-                            "integers up to int64 narrowed to int32, and bool)", vki_dtype_name(out_dtype));
+            return op_error(c, VKI_ERROR_UNSUPPORTED, "Cast to %s is not supported (the GPU holds the numeric dtypes "
+                            "and bool; strings and complex are not)", vki_dtype_name(out_dtype));
+        /* float8: overflow saturates unless saturate = 0 (push alpha = 1: not saturating);
+         * float8e8m0 rounds as round_mode says (push beta: E8M0_UP, _DOWN, _NEAREST) */
+        push_f[0] = !ir_attr_int(c->node, "saturate", 1);
+        const char *mode = ir_attr_string(c->node, "round_mode", "up");
+        if (strcmp(mode, "up") && strcmp(mode, "down") && strcmp(mode, "nearest"))
+            return op_error(c, VKI_ERROR_MODEL, "Cast: round_mode '%s' is not one of up, down, nearest", mode);
+        push_f[1] = !strcmp(mode, "up") ? E8M0_UP : !strcmp(mode, "down") ? E8M0_DOWN : E8M0_NEAREST;
     }
     if (d->code == U_ISNAN || d->code == U_ISINF || d->code == U_NOT) out_dtype = VKI_DTYPE_BOOL;
     if (d->code == U_ISINF) {
@@ -181,6 +188,10 @@ static vki_status plan_unary(op_ctx *c)
                 host_write_i64(out_dtype, out, (size_t)i, r);
             } else if (!is_float) {
                 host_write_i64(out_dtype, out, (size_t)i, host_read_i64(x->dtype, x->host, (size_t)i));
+            } else if (out_dtype == VKI_DTYPE_FLOAT8E8M0) { /* Cast: as round_mode and saturate say */
+                ((uint8_t *)out)[i] = e8m0_round((float)host_read_f64(x->dtype, x->host, (size_t)i), push_f[0] == 0, (int)push_f[1]);
+            } else if (dtype_is_minifloat(out_dtype)) { /* Cast: float8 saturates as the attribute says */
+                ((uint8_t *)out)[i] = minifloat_encode(out_dtype, host_read_f64(x->dtype, x->host, (size_t)i), push_f[0] == 0);
             } else {
                 host_write_f64(out_dtype, out, (size_t)i, host_apply(d->code, host_read_f64(x->dtype, x->host, (size_t)i), push_f));
             }
@@ -197,7 +208,9 @@ static vki_status plan_unary(op_ctx *c)
     uint64_t item_bytes[2] = {elem, elem};
     int64_t chunk = op_batch_chunk(c, count, item_bytes, 2);
     if (chunk <= 0) return op_error(c, VKI_ERROR_UNSUPPORTED, "cannot split this tensor into bindings the device can address");
-    uint32_t spec[4] = {128, d->code, op_dtype_code(x->dtype), op_dtype_code(out_dtype)};
+    /* Cast (the identity op code) rounds and wraps to the small dtypes by their own codes */
+    uint32_t (*code_of)(vki_dtype) = d->code == U_IDENTITY ? op_dtype_code_exact : op_dtype_code;
+    uint32_t spec[4] = {128, d->code, code_of(x->dtype), code_of(out_dtype)};
     for (int64_t start = 0; start < count; start += chunk) {
         int64_t n = count - start < chunk ? count - start : chunk;
         struct { uint32_t count; float a, b, g; } push = {(uint32_t)n, push_f[0], push_f[1], push_f[2]};
@@ -224,5 +237,5 @@ UNARY(Cosh, FLOATS) UNARY(Asinh, FLOATS) UNARY(Acosh, FLOATS) UNARY(Atanh, FLOAT
 UNARY(Sign, NUMERIC) UNARY(Softplus, FLOATS) UNARY(Softsign, FLOATS) UNARY(Elu, FLOATS) UNARY(Selu, FLOATS)
 UNARY(Celu, FLOATS) UNARY(ThresholdedRelu, FLOATS) UNARY(Not, "bool") UNARY(IsNaN, FLOATS)
 UNARY(IsInf, FLOATS) UNARY(Gelu, FLOATS) UNARY(Mish, FLOATS) UNARY(Swish, FLOATS) UNARY(BitwiseNot, "int8 int16 int32 int64 uint8 uint16")
-UNARY(Identity, ALL) UNARY(Cast, ALL)
+UNARY(Identity, ALL) UNARY(Cast, ALL " " OP_DTYPES_SMALL)
 const op_def op_Dropout = {"Dropout", "", ALL, "inference only: training_mode runs only with a plan-time ratio of 0 (the identity)", plan_unary};

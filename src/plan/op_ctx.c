@@ -66,7 +66,7 @@ vki_status op_require_gpu_dtype(op_ctx *c, int i)
     plan_value *v = op_in(c, i);
     if (v && !dtype_gpu_supported(v->dtype))
         return op_error(c, VKI_ERROR_UNSUPPORTED, "input %d has dtype %s, which vkinfer does not run on the GPU "
-                        "(float64, uint32, uint64 and strings are not supported)", i, vki_dtype_name(v->dtype));
+                        "(strings and complex are not supported)", i, vki_dtype_name(v->dtype));
     return VKI_OK;
 }
 
@@ -456,7 +456,29 @@ uint32_t op_dtype_code(vki_dtype t)
     case VKI_DTYPE_UINT16: return 6;
     case VKI_DTYPE_INT16: return 7;
     case VKI_DTYPE_BOOL: return 8;
-    default: return 3; /* int32, int64 (narrowed) */
+    case VKI_DTYPE_DOUBLE: case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
+    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0: case VKI_DTYPE_FLOAT6E2M3:
+    case VKI_DTYPE_FLOAT6E3M2: return 0; /* held as float32 words (exact, or float64 narrowed) */
+    default: return 3; /* int32; int64, uint32, uint64 (narrowed), the 4- and 2-bit ints (widened) */
+    }
+}
+
+uint32_t op_dtype_code_exact(vki_dtype t)
+{
+    switch (t) {
+    case VKI_DTYPE_INT4: return 9;
+    case VKI_DTYPE_UINT4: return 10;
+    case VKI_DTYPE_INT2: return 11;
+    case VKI_DTYPE_UINT2: return 12;
+    case VKI_DTYPE_FLOAT8E4M3FN: return 16;
+    case VKI_DTYPE_FLOAT8E4M3FNUZ: return 17;
+    case VKI_DTYPE_FLOAT8E5M2: return 18;
+    case VKI_DTYPE_FLOAT8E5M2FNUZ: return 19;
+    case VKI_DTYPE_FLOAT4E2M1: return 20;
+    case VKI_DTYPE_FLOAT8E8M0: return 21;
+    case VKI_DTYPE_FLOAT6E2M3: return 22;
+    case VKI_DTYPE_FLOAT6E3M2: return 23;
+    default: return op_dtype_code(t);
     }
 }
 

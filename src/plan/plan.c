@@ -9,7 +9,7 @@ gpu_storage plan_storage_for(const plan *p, int v, vki_dtype t)
 {
     const ir_graph *g = p->graph;
     bool io = v >= 0 && v < g->n_values && (g->values[v].is_output || g->values[v].kind == VALUE_INPUT);
-    if (io) return t == VKI_DTYPE_INT64 ? GPU_W32 : storage_native(t); /* the user's bytes, copied as they are */
+    if (io) return storage_native(t); /* the user's bytes, copied as they are (widened dtypes: converted) */
     if (t == VKI_DTYPE_FLOAT && p->fp16_mode) return GPU_F16;
     return storage_native(t);
 }

@@ -35,8 +35,9 @@ static vki_status upload_constants(plan *p, vk_buffer *dst, uint64_t bytes, bool
             if (!dtype_gpu_supported(pv->dtype))
                 return vki_fail(VKI_ERROR_UNSUPPORTED, "constant '%s' has dtype %s, which vkinfer does not hold on the GPU",
                                 name, vki_dtype_name(pv->dtype));
-            return vki_fail(VKI_ERROR_UNSUPPORTED, "constant '%s' (int64) holds %lld at index %zu, outside the int32 range "
-                            "vkinfer narrows int64 to on the GPU", name, (long long)host_read_i64(pv->dtype, pv->host, bad), bad);
+            char why[256];
+            dtype_range_message(pv->dtype, pv->host, bad, why, sizeof why);
+            return vki_fail(VKI_ERROR_UNSUPPORTED, "constant '%s' %s", name, why);
         }
     }
     vk_buffer_flush(vk, &staging);

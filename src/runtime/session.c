@@ -625,10 +625,11 @@ static vki_status session_run_once(vki_session *s, bool *resized)
         if (pv->buffer != PLAN_BUF_ARENA || s->inputs[i].bound) continue;
         size_t count = (size_t)shape_numel(pv->dims, pv->rank), bad = 0;
         if (!host_to_storage(pv->dtype, s->inputs[i].data, pv->storage, (uint8_t *)p->upload.mapped + p->input_offsets[i],
-                             count, &bad))
-            return vki_fail(VKI_ERROR_UNSUPPORTED, "input '%s' (int64) holds %lld at index %zu, outside the int32 range "
-                            "vkinfer narrows int64 to on the GPU", g->values[g->inputs[i]].name,
-                            (long long)host_read_i64(pv->dtype, s->inputs[i].data, bad), bad);
+                             count, &bad)) {
+            char why[256];
+            dtype_range_message(pv->dtype, s->inputs[i].data, bad, why, sizeof why);
+            return vki_fail(VKI_ERROR_UNSUPPORTED, "input '%s' %s", g->values[g->inputs[i]].name, why);
+        }
     }
     vk_buffer_flush(vk, &p->upload);
     VKI_TRY(submit_segments(s, p, resized));

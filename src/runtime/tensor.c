@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-gpu_storage tensor_storage(vki_dtype t) { return t == VKI_DTYPE_INT64 ? GPU_W32 : storage_native(t); }
+gpu_storage tensor_storage(vki_dtype t) { return storage_native(t); }
 
 vki_status vki_tensor_create(vki_context *ctx, vki_dtype dtype, const int64_t *dims, int32_t rank, vki_tensor **out)
 {
@@ -79,9 +79,11 @@ vki_status vki_tensor_write(vki_tensor *t, const void *data, size_t bytes)
     VKI_TRY(vk_buffer_create(vk, t->bytes, VK_BUFFER_UPLOAD, &staging));
     size_t bad = 0, count = (size_t)shape_numel(t->dims, t->rank);
     vki_status st = VKI_OK;
-    if (!host_to_storage(t->dtype, data, t->storage, staging.mapped, count, &bad))
-        st = vki_fail(VKI_ERROR_UNSUPPORTED, "vki_tensor_write: int64 value %lld at index %zu is outside the int32 range "
-                      "vkinfer narrows int64 to on the GPU", (long long)host_read_i64(t->dtype, data, bad), bad);
+    if (!host_to_storage(t->dtype, data, t->storage, staging.mapped, count, &bad)) {
+        char why[256];
+        dtype_range_message(t->dtype, data, bad, why, sizeof why);
+        st = vki_fail(VKI_ERROR_UNSUPPORTED, "vki_tensor_write: the data %s", why);
+    }
     if (st == VKI_OK) {
         vk_buffer_flush(vk, &staging);
         st = vk_copy_and_wait(vk, staging.buffer, 0, t->buffer.buffer, 0, t->bytes);

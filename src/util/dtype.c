@@ -1,6 +1,7 @@
 /* Dtype facts and the host-side conversions between ONNX dtypes and their GPU storages. */
 #include "util.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,22 +24,24 @@ const char *vki_dtype_name(vki_dtype t)
     case VKI_DTYPE_UINT32: return "uint32";
     case VKI_DTYPE_UINT64: return "uint64";
     case VKI_DTYPE_BFLOAT16: return "bfloat16";
+    case VKI_DTYPE_FLOAT8E4M3FN: return "float8e4m3fn";
+    case VKI_DTYPE_FLOAT8E4M3FNUZ: return "float8e4m3fnuz";
+    case VKI_DTYPE_FLOAT8E5M2: return "float8e5m2";
+    case VKI_DTYPE_FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
+    case VKI_DTYPE_UINT4: return "uint4";
+    case VKI_DTYPE_INT4: return "int4";
+    case VKI_DTYPE_FLOAT4E2M1: return "float4e2m1";
+    case VKI_DTYPE_FLOAT8E8M0: return "float8e8m0";
+    case VKI_DTYPE_UINT2: return "uint2";
+    case VKI_DTYPE_INT2: return "int2";
+    case VKI_DTYPE_FLOAT6E2M3: return "float6e2m3";
+    case VKI_DTYPE_FLOAT6E3M2: return "float6e3m2";
     default: break;
     }
     /* ONNX dtypes vkinfer has no enum value for: named in messages only */
     switch ((int)t) {
     case 14: return "complex64";
     case 15: return "complex128";
-    case 17: return "float8e4m3fn";
-    case 18: return "float8e4m3fnuz";
-    case 19: return "float8e5m2";
-    case 20: return "float8e5m2fnuz";
-    case 21: return "uint4";
-    case 22: return "int4";
-    case 23: return "float4e2m1";
-    case 24: return "float8e8m0";
-    case 25: return "uint2";
-    case 26: return "int2";
     default: return "unknown";
     }
 }
@@ -47,6 +50,10 @@ size_t vki_dtype_size(vki_dtype t)
 {
     switch (t) {
     case VKI_DTYPE_UINT8: case VKI_DTYPE_INT8: case VKI_DTYPE_BOOL: return 1;
+    case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
+    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0: case VKI_DTYPE_UINT4: case VKI_DTYPE_INT4:
+    case VKI_DTYPE_UINT2: case VKI_DTYPE_INT2: case VKI_DTYPE_FLOAT6E2M3: case VKI_DTYPE_FLOAT6E3M2:
+        return 1; /* one byte per element on the host */
     case VKI_DTYPE_UINT16: case VKI_DTYPE_INT16: case VKI_DTYPE_FLOAT16:
     case VKI_DTYPE_BFLOAT16: return 2;
     case VKI_DTYPE_FLOAT: case VKI_DTYPE_INT32: case VKI_DTYPE_UINT32: return 4;
@@ -57,20 +64,138 @@ size_t vki_dtype_size(vki_dtype t)
 
 bool dtype_is_float(vki_dtype t)
 {
-    return t == VKI_DTYPE_FLOAT || t == VKI_DTYPE_FLOAT16 || t == VKI_DTYPE_BFLOAT16;
+    switch (t) {
+    case VKI_DTYPE_FLOAT: case VKI_DTYPE_FLOAT16: case VKI_DTYPE_BFLOAT16: case VKI_DTYPE_DOUBLE:
+    case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
+    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0:
+    case VKI_DTYPE_FLOAT6E2M3: case VKI_DTYPE_FLOAT6E3M2: return true;
+    default: return false;
+    }
 }
 
 bool dtype_is_int(vki_dtype t)
 {
     switch (t) {
     case VKI_DTYPE_UINT8: case VKI_DTYPE_INT8: case VKI_DTYPE_UINT16: case VKI_DTYPE_INT16:
-    case VKI_DTYPE_INT32: case VKI_DTYPE_INT64: case VKI_DTYPE_BOOL: return true;
+    case VKI_DTYPE_INT32: case VKI_DTYPE_INT64: case VKI_DTYPE_BOOL: case VKI_DTYPE_UINT32:
+    case VKI_DTYPE_UINT64: case VKI_DTYPE_UINT4: case VKI_DTYPE_INT4: case VKI_DTYPE_UINT2:
+    case VKI_DTYPE_INT2: return true;
     default: return false;
     }
 }
 
-/* float64, uint32 and uint64 do not fit the 4-byte GPU form exactly; they are refused. */
+bool dtype_is_minifloat(vki_dtype t)
+{
+    return t == VKI_DTYPE_FLOAT8E4M3FN || t == VKI_DTYPE_FLOAT8E4M3FNUZ || t == VKI_DTYPE_FLOAT8E5M2 ||
+           t == VKI_DTYPE_FLOAT8E5M2FNUZ || t == VKI_DTYPE_FLOAT4E2M1 || t == VKI_DTYPE_FLOAT8E8M0 ||
+           t == VKI_DTYPE_FLOAT6E2M3 || t == VKI_DTYPE_FLOAT6E3M2;
+}
+
+/* Every numeric dtype runs (strings and complex do not). */
 bool dtype_gpu_supported(vki_dtype t) { return dtype_is_float(t) || dtype_is_int(t); }
+
+/* The small float formats: exponent and mantissa bits, bias, largest finite value, and what
+ * they lack (fn: no infinity, NaN is all ones; fnuz: no infinity and no -0, NaN is 0x80;
+ * float4e2m1 and float6: neither infinity nor NaN). */
+typedef struct minifloat {
+    int bits, man, bias;
+    double max;
+    enum { MF_IEEE, MF_FN, MF_FNUZ, MF_NONE } special;
+} minifloat;
+
+static const minifloat *minifloat_of(vki_dtype t)
+{
+    static const minifloat e4m3fn = {8, 3, 7, 448.0, MF_FN}, e4m3fnuz = {8, 3, 8, 240.0, MF_FNUZ},
+                           e5m2 = {8, 2, 15, 57344.0, MF_IEEE}, e5m2fnuz = {8, 2, 16, 57344.0, MF_FNUZ},
+                           e2m1 = {4, 1, 1, 6.0, MF_NONE}, e2m3 = {6, 3, 1, 7.5, MF_NONE},
+                           e3m2 = {6, 2, 3, 28.0, MF_NONE};
+    switch (t) {
+    case VKI_DTYPE_FLOAT8E4M3FN: return &e4m3fn;
+    case VKI_DTYPE_FLOAT8E4M3FNUZ: return &e4m3fnuz;
+    case VKI_DTYPE_FLOAT8E5M2: return &e5m2;
+    case VKI_DTYPE_FLOAT8E5M2FNUZ: return &e5m2fnuz;
+    case VKI_DTYPE_FLOAT4E2M1: return &e2m1;
+    case VKI_DTYPE_FLOAT6E2M3: return &e2m3;
+    case VKI_DTYPE_FLOAT6E3M2: return &e3m2;
+    default: return NULL;
+    }
+}
+
+uint8_t e8m0_round(float v, bool saturate, int round_mode)
+{
+    uint32_t b;
+    memcpy(&b, &v, 4);
+    uint32_t e = (b >> 23) & 0xff;
+    if (e == 0xff) return 0xff;
+    bool up = false;
+    if (round_mode == E8M0_UP) up = (b & 0x7fffff) != 0;
+    if (round_mode == E8M0_NEAREST) up = (b & 0x400000) && ((b & 0x200000) || (b & 0x1fffff) || e > 0);
+    if (up && saturate && e == 0xfe) up = false;
+    return (uint8_t)(e + up);
+}
+
+double minifloat_decode(vki_dtype t, uint8_t code)
+{
+    if (t == VKI_DTYPE_FLOAT8E8M0) return code == 0xff ? NAN : ldexp(1.0, code - 127);
+    const minifloat *f = minifloat_of(t);
+    int ebits = f->bits - 1 - f->man;
+    unsigned sign = (code >> (f->bits - 1)) & 1, e = (code >> f->man) & ((1u << ebits) - 1), m = code & ((1u << f->man) - 1);
+    unsigned magnitude = code & ((1u << (f->bits - 1)) - 1);
+    if (f->special == MF_FNUZ && code == 0x80) return NAN;
+    if (f->special == MF_FN && magnitude == 0x7f) return sign ? -NAN : NAN;
+    if (f->special == MF_IEEE && e == (1u << ebits) - 1) return m ? (sign ? -NAN : NAN) : sign ? -INFINITY : INFINITY;
+    double v = e ? ldexp(1.0 + ldexp(m, -f->man), (int)e - f->bias) : ldexp(m, 1 - f->bias - f->man);
+    return sign ? -v : v;
+}
+
+double minifloat_round(vki_dtype t, double v, bool saturate)
+{
+    if (t == VKI_DTYPE_FLOAT8E8M0) return minifloat_decode(t, e8m0_round((float)v, saturate, E8M0_UP));
+    const minifloat *f = minifloat_of(t);
+    if (isnan(v)) return f->special == MF_NONE ? 0.0 : v; /* float4/float6 have no NaN: 0, as ml_dtypes */
+    double a = fabs(v);
+    if (saturate || f->special == MF_NONE) a = fmin(a, f->max);
+    if (isinf(a)) return f->special == MF_IEEE ? v : NAN;
+    int e = a > 0 ? ilogb(a) : 0;
+    if (e < 1 - f->bias) e = 1 - f->bias; /* subnormal: the quantum of the smallest exponent */
+    double q = ldexp(1.0, e - f->man), r = nearbyint(a / q) * q; /* ties to even */
+    if (r > f->max) return f->special == MF_IEEE ? (signbit(v) ? -INFINITY : INFINITY) : NAN;
+    if (r == 0 && f->special == MF_FNUZ) return 0.0;
+    return signbit(v) ? -r : r;
+}
+
+uint8_t minifloat_encode(vki_dtype t, double v, bool saturate)
+{
+    if (t == VKI_DTYPE_FLOAT8E8M0) { /* a value of the format packed exactly (others: rounded down) */
+        if (isnan(v) || isinf(v)) return 0xff;
+        int e = v > 0 ? ilogb(v) : -127;
+        return (uint8_t)(e < -127 ? 0 : e > 127 ? 254 : e + 127);
+    }
+    const minifloat *f = minifloat_of(t);
+    double r = minifloat_round(t, v, saturate);
+    unsigned sign = signbit(r) ? 1u << (f->bits - 1) : 0;
+    int ebits = f->bits - 1 - f->man;
+    if (isnan(r)) return (uint8_t)(f->special == MF_FNUZ ? 0x80 : f->special == MF_FN ? sign | 0x7f : sign | 0x7e);
+    if (isinf(r)) return (uint8_t)(sign | (((1u << ebits) - 1) << f->man));
+    double a = fabs(r);
+    if (a == 0) return (uint8_t)sign;
+    int e = ilogb(a);
+    if (e < 1 - f->bias) return (uint8_t)(sign | (unsigned)ldexp(a, f->bias - 1 + f->man)); /* subnormal */
+    unsigned m = (unsigned)(ldexp(a, f->man - e) - ldexp(1.0, f->man));
+    return (uint8_t)(sign | ((unsigned)(e + f->bias) << f->man) | m);
+}
+
+/* A 4- or 2-bit integer's host byte, wrapped to its width (the signed ones sign-extended). */
+static int32_t small_int(vki_dtype t, int64_t v)
+{
+    switch (t) {
+    case VKI_DTYPE_UINT4: return (int32_t)(v & 15);
+    case VKI_DTYPE_INT4: return (int32_t)((v & 15) ^ 8) - 8;
+    case VKI_DTYPE_UINT2: return (int32_t)(v & 3);
+    case VKI_DTYPE_INT2: return (int32_t)((v & 3) ^ 2) - 2;
+    default: return (int32_t)v;
+    }
+}
 
 int64_t shape_numel(const int64_t *dims, int rank)
 {
@@ -200,6 +325,38 @@ bool convert_to_gpu(vki_dtype t, const void *src, uint32_t *dst, size_t count, s
             iv = (int32_t)v;
             break;
         }
+        case VKI_DTYPE_UINT32: case VKI_DTYPE_UINT64: {
+            uint64_t v = 0;
+            if (t == VKI_DTYPE_UINT32) {
+                uint32_t w;
+                memcpy(&w, s + 4 * i, 4);
+                v = w;
+            } else {
+                memcpy(&v, s + 8 * i, 8);
+            }
+            if (v > INT32_MAX) {
+                if (bad_index) *bad_index = i;
+                return false;
+            }
+            iv = (int32_t)v;
+            break;
+        }
+        case VKI_DTYPE_DOUBLE: { /* beyond float32's range becomes +-inf, as a C cast rounds */
+            double v;
+            memcpy(&v, s + 8 * i, 8);
+            fv = fabs(v) > FLT_MAX && !isinf(v) ? (float)copysign(INFINITY, v) : (float)v;
+            memcpy(&dst[i], &fv, 4);
+            continue;
+        }
+        case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
+        case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0:
+        case VKI_DTYPE_FLOAT6E2M3: case VKI_DTYPE_FLOAT6E3M2:
+            fv = (float)host_read_f64(t, s, i); /* exact */
+            memcpy(&dst[i], &fv, 4);
+            continue;
+        case VKI_DTYPE_UINT4: case VKI_DTYPE_INT4: case VKI_DTYPE_UINT2: case VKI_DTYPE_INT2:
+            iv = small_int(t, s[i]);
+            break;
         case VKI_DTYPE_UINT8: iv = s[i]; break;
         case VKI_DTYPE_INT8: iv = (int8_t)s[i]; break;
         case VKI_DTYPE_BOOL: iv = s[i] != 0; break;
@@ -238,7 +395,17 @@ void convert_from_gpu(vki_dtype t, const uint32_t *src, void *dst, size_t count)
         case VKI_DTYPE_FLOAT: case VKI_DTYPE_INT32: memcpy(d + 4 * i, &src[i], 4); break;
         case VKI_DTYPE_FLOAT16: { uint16_t h = float_to_half(fv); memcpy(d + 2 * i, &h, 2); break; }
         case VKI_DTYPE_BFLOAT16: { uint16_t h = float_to_bf16(fv); memcpy(d + 2 * i, &h, 2); break; }
-        case VKI_DTYPE_INT64: { int64_t v = iv; memcpy(d + 8 * i, &v, 8); break; }
+        case VKI_DTYPE_INT64: case VKI_DTYPE_UINT64: { int64_t v = iv; memcpy(d + 8 * i, &v, 8); break; }
+        case VKI_DTYPE_UINT32: memcpy(d + 4 * i, &iv, 4); break; /* negative: wrapped, as uint32 arithmetic */
+        case VKI_DTYPE_DOUBLE: { double v = fv; memcpy(d + 8 * i, &v, 8); break; }
+        case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
+        case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0:
+        case VKI_DTYPE_FLOAT6E2M3: case VKI_DTYPE_FLOAT6E3M2: /* values of the format (Cast rounded them): exact */
+            d[i] = minifloat_encode(t, fv, false);
+            break;
+        case VKI_DTYPE_UINT4: case VKI_DTYPE_INT4: case VKI_DTYPE_UINT2: case VKI_DTYPE_INT2:
+            d[i] = (unsigned char)small_int(t, iv);
+            break;
         case VKI_DTYPE_UINT8: case VKI_DTYPE_INT8: d[i] = (unsigned char)iv; break;
         case VKI_DTYPE_BOOL: d[i] = iv != 0; break;
         case VKI_DTYPE_UINT16: case VKI_DTYPE_INT16: { uint16_t v = (uint16_t)iv; memcpy(d + 2 * i, &v, 2); break; }
@@ -323,6 +490,10 @@ double host_read_f64(vki_dtype t, const void *data, size_t i)
     case VKI_DTYPE_DOUBLE: { double v; memcpy(&v, s + 8 * i, 8); return v; }
     case VKI_DTYPE_FLOAT16: { uint16_t h; memcpy(&h, s + 2 * i, 2); return half_to_float(h); }
     case VKI_DTYPE_BFLOAT16: { uint16_t h; memcpy(&h, s + 2 * i, 2); return bf16_to_float(h); }
+    case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
+    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT8E8M0: return minifloat_decode(t, s[i]);
+    case VKI_DTYPE_FLOAT4E2M1: return minifloat_decode(t, s[i] & 15);
+    case VKI_DTYPE_FLOAT6E2M3: case VKI_DTYPE_FLOAT6E3M2: return minifloat_decode(t, s[i] & 63);
     default: return (double)host_read_i64(t, data, i);
     }
 }
@@ -338,7 +509,11 @@ int64_t host_read_i64(vki_dtype t, const void *data, size_t i)
     case VKI_DTYPE_UINT16: { uint16_t v; memcpy(&v, s + 2 * i, 2); return v; }
     case VKI_DTYPE_INT8: return (int8_t)s[i];
     case VKI_DTYPE_UINT8: case VKI_DTYPE_BOOL: return s[i];
-    default: return (int64_t)host_read_f64(t, data, i);
+    case VKI_DTYPE_UINT4: case VKI_DTYPE_INT4: case VKI_DTYPE_UINT2: case VKI_DTYPE_INT2: return small_int(t, s[i]);
+    default: {
+        double v = host_read_f64(t, data, i);
+        return isnan(v) ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v;
+    }
     }
 }
 
@@ -351,7 +526,14 @@ void host_write_f64(vki_dtype t, void *data, size_t i, double v)
     case VKI_DTYPE_FLOAT16: { uint16_t h = float_to_half((float)v); memcpy(d + 2 * i, &h, 2); return; }
     case VKI_DTYPE_BFLOAT16: { uint16_t h = float_to_bf16((float)v); memcpy(d + 2 * i, &h, 2); return; }
     case VKI_DTYPE_BOOL: d[i] = v != 0; return;
-    default: host_write_i64(t, data, i, (int64_t)v); return;
+    case VKI_DTYPE_FLOAT8E4M3FN: case VKI_DTYPE_FLOAT8E4M3FNUZ: case VKI_DTYPE_FLOAT8E5M2:
+    case VKI_DTYPE_FLOAT8E5M2FNUZ: case VKI_DTYPE_FLOAT4E2M1: case VKI_DTYPE_FLOAT8E8M0:
+    case VKI_DTYPE_FLOAT6E2M3: case VKI_DTYPE_FLOAT6E3M2:
+        d[i] = minifloat_encode(t, v, false);
+        return;
+    default: /* an integer: truncated toward zero, NaN as 0 */
+        host_write_i64(t, data, i, isnan(v) ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v);
+        return;
     }
 }
 
@@ -364,8 +546,22 @@ void host_write_i64(vki_dtype t, void *data, size_t i, int64_t v)
     case VKI_DTYPE_INT16: case VKI_DTYPE_UINT16: { int16_t x = (int16_t)v; memcpy(d + 2 * i, &x, 2); return; }
     case VKI_DTYPE_INT8: case VKI_DTYPE_UINT8: d[i] = (unsigned char)v; return;
     case VKI_DTYPE_BOOL: d[i] = v != 0; return;
+    case VKI_DTYPE_UINT4: case VKI_DTYPE_INT4: case VKI_DTYPE_UINT2: case VKI_DTYPE_INT2:
+        d[i] = (unsigned char)small_int(t, v);
+        return;
     default: host_write_f64(t, data, i, (double)v); return;
     }
+}
+
+void dtype_range_message(vki_dtype t, const void *data, size_t i, char *buf, size_t size)
+{
+    if (t == VKI_DTYPE_UINT64 || t == VKI_DTYPE_UINT32)
+        snprintf(buf, size, "(%s) holds %llu at index %zu, outside the range 0..2147483647 vkinfer holds %s in on the GPU "
+                 "(as int32)", vki_dtype_name(t), (unsigned long long)host_read_i64(t, data, i) & (t == VKI_DTYPE_UINT32 ? 0xffffffffull : ~0ull),
+                 i, vki_dtype_name(t));
+    else
+        snprintf(buf, size, "(%s) holds %lld at index %zu, outside the int32 range vkinfer narrows %s to on the GPU",
+                 vki_dtype_name(t), (long long)host_read_i64(t, data, i), i, vki_dtype_name(t));
 }
 
 double now_ms(void)

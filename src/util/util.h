@@ -35,6 +35,22 @@ void arena_free(vki_arena *arena);
 bool dtype_is_float(vki_dtype t);
 bool dtype_is_int(vki_dtype t); /* integers and bool */
 bool dtype_gpu_supported(vki_dtype t);
+bool dtype_is_minifloat(vki_dtype t); /* float8 (five kinds, e8m0 included) and float4e2m1 */
+/* The float8/float4 formats: code -> value (exact); value -> nearest representable value
+ * (ties to even; saturate clamps to the largest finite value, else overflow is inf where the
+ * format has it, NaN where not; fnuz has no -0); value -> code. */
+double minifloat_decode(vki_dtype t, uint8_t code);
+double minifloat_round(vki_dtype t, double v, bool saturate);
+uint8_t minifloat_encode(vki_dtype t, double v, bool saturate);
+/* float8e8m0 (a power of two; code 255 NaN): Cast's rounding of float32 v, as ONNX's reference
+ * (onnx.numpy_helper.to_float8e8m0) on float32's bits: the exponent field, raised by one when
+ * rounding up (any mantissa bit) or to nearest; saturate keeps 2^127 from becoming NaN.
+ * minifloat_round/encode use E8M0_UP (Cast's default) and pack values of the format exactly. */
+enum { E8M0_UP = 0, E8M0_DOWN = 1, E8M0_NEAREST = 2 };
+uint8_t e8m0_round(float v, bool saturate, int round_mode);
+/* Why element i of host data of dtype t does not fit its GPU form: "(uint64) holds ... at
+ * index i, outside ..." (for the messages naming the tensor). */
+void dtype_range_message(vki_dtype t, const void *data, size_t i, char *buf, size_t size);
 int64_t shape_numel(const int64_t *dims, int rank);
 /* "[1,3,224,224]" into buf. */
 const char *shape_str(const int64_t *dims, int rank, char *buf, size_t size);
@@ -53,19 +69,23 @@ typedef enum gpu_storage {
     GPU_BOOL,
     GPU_STORAGE_COUNT
 } gpu_storage;
-/* The storage that holds dtype t in its own width (GPU_W32 for 32- and 64-bit dtypes). */
+/* The storage that holds dtype t in its own width; GPU_W32 for 32- and 64-bit dtypes and for
+ * the float8/float4 formats and 4-/2-bit integers (widened, see convert_to_gpu). */
 gpu_storage storage_native(vki_dtype t);
 uint32_t storage_size(gpu_storage s); /* bytes per element */
 const char *storage_name(gpu_storage s);
 /* Host bytes of dtype t (count elements) into storage s. Fails (false, *bad_index set) for
- * int64 values outside int32 and for dtypes the GPU does not hold. float32 into GPU_F16 (the
+ * int64 values outside int32, uint32/uint64 values above 2^31-1 and for dtypes the GPU does
+ * not hold. float32 into GPU_F16 (the
  * fp16 execution mode) rounds to nearest even. */
 bool host_to_storage(vki_dtype t, const void *src, gpu_storage s, void *dst, size_t count, size_t *bad_index);
 /* Storage s back into host bytes of dtype t (count elements). */
 void storage_to_host(vki_dtype t, gpu_storage s, const void *src, void *dst, size_t count);
 
 /* Host conversions between a dtype's host bytes and the GPU's 4-byte form. count elements.
- * to_gpu fails (returns false, *bad_index set) for int64 values outside int32. */
+ * to_gpu fails (returns false, *bad_index set) for int64 values outside int32 and uint32/
+ * uint64 values above 2^31-1; float64 beyond float32's range becomes +-inf. from_gpu packs
+ * the float8/float4 formats exactly (the words hold values of the format). */
 bool convert_to_gpu(vki_dtype t, const void *src, uint32_t *dst, size_t count, size_t *bad_index);
 void convert_from_gpu(vki_dtype t, const uint32_t *src, void *dst, size_t count);
 float half_to_float(uint16_t h);

@@ -200,6 +200,27 @@ def run_all():
     check("float16 input and output", rc == 0 and isinstance(got, np.ndarray) and got.dtype == np.float16
           and np.array_equal(got, np.maximum(h, 0)), f"rc={rc} {err} {got}")
 
+    # float64 and uint64 in and out (computed as float32 / int32 on the GPU); a uint64 above 2^31-1
+    # is the library's error naming the input
+    g = helper.make_graph([helper.make_node("Add", ["d", "d"], ["d2"]), helper.make_node("Add", ["u", "u"], ["u2"])],
+                          "wide", [helper.make_tensor_value_info("d", TensorProto.DOUBLE, [3]),
+                                   helper.make_tensor_value_info("u", TensorProto.UINT64, [3])],
+                          [helper.make_tensor_value_info("d2", TensorProto.DOUBLE, [3]),
+                           helper.make_tensor_value_info("u2", TensorProto.UINT64, [3])])
+    wide = save_model(g, "wide.onnx")
+    np.save(path("d.npy"), np.array([0.5, -1.25, 1e300]))
+    np.save(path("u.npy"), np.array([0, 7, 1000000000], np.uint64))
+    od = path("out_wide")
+    rc, out, err = vk("run", wide, "--input", "d=" + path("d.npy"), "--input", "u=" + path("u.npy"), "--output-dir", od)
+    d2, u2 = load_npy(os.path.join(od, "d2.npy")), load_npy(os.path.join(od, "u2.npy"))
+    check("float64 and uint64 .npy in and out (float64 beyond float32: inf)",
+          rc == 0 and isinstance(d2, np.ndarray) and d2.dtype == np.float64 and list(d2) == [1.0, -2.5, np.inf]
+          and isinstance(u2, np.ndarray) and u2.dtype == np.uint64 and list(u2) == [0, 14, 2000000000], f"rc={rc} {err}")
+    np.save(path("u_big.npy"), np.array([0, 7, 1 << 40], np.uint64))
+    rc, out, err = vk("run", wide, "--input", "d=" + path("d.npy"), "--input", "u=" + path("u_big.npy"))
+    check("uint64 above 2^31-1: exit 1, the input named", rc == 1 and "'u'" in err and "1099511627776" in err,
+          f"rc={rc}\n{err}")
+
     od = path("out_bf16")
     rc, out, err = vk("run", bf16, "--input", "x=" + path("x.npy"), "--output-dir", od)
     got = load_npy(os.path.join(od, "a_b.npy"))

@@ -200,6 +200,30 @@ def test_sessions(vkinfer):
     check("float32 -> bfloat16 rounds to nearest even (as torch)",
           list(bits[:4]) == [0x3F80, 0x3F82, 0xC040, 0x7F80] and (bits[4] & 0x7FC0) == 0x7FC0, [hex(b) for b in bits])
 
+    # float64 and uint64 (held as float32 / int32 on the GPU): in and out in their own dtypes;
+    # a uint64 beyond int32 is the library's error naming the input
+    g = helper.make_graph([helper.make_node("Add", ["d", "d"], ["d2"]), helper.make_node("Add", ["u", "u"], ["u2"])],
+                          "wide", [helper.make_tensor_value_info("d", TensorProto.DOUBLE, [2]),
+                                   helper.make_tensor_value_info("u", TensorProto.UINT64, [2])],
+                          [helper.make_tensor_value_info("d2", TensorProto.DOUBLE, [2]),
+                           helper.make_tensor_value_info("u2", TensorProto.UINT64, [2])])
+    with vkinfer.Session(save(g, "wide.onnx")) as s:
+        out = s.run({"d": np.array([0.5, -1.25]), "u": np.array([3, 1000000000], np.uint64)})
+        check("float64 and uint64 in and out", out["d2"].dtype == np.float64 and list(out["d2"]) == [1.0, -2.5]
+              and out["u2"].dtype == np.uint64 and list(out["u2"]) == [6, 2000000000], out)
+        e = raises(lambda: s.run({"d": np.zeros(2), "u": np.array([1, 1 << 40], np.uint64)}), vkinfer.VkinferError)
+        check("uint64 beyond int32: the library's error", isinstance(e, vkinfer.VkinferError) and "'u'" in str(e)
+              and "1099511627776" in str(e), e)
+    # the small formats' host bytes (one per element) without a model: int4 values, float8 codes
+    check("int4 input bytes: values, range checked",
+          _dtypes.to_host_bytes("x", np.array([-8, 7, 0]), _dtypes.INT4).tolist() == [-8, 7, 0]
+          and isinstance(raises(lambda: _dtypes.to_host_bytes("x", np.array([8]), _dtypes.INT4), TypeError), TypeError))
+    y = _dtypes.from_host_bytes(bytes([0x00, 0x38, 0xFE, 0x7F]), _dtypes.FLOAT8E4M3FN, (4,))
+    check("float8e4m3fn output: 0, 1, -448, NaN", np.array_equal(y.astype(np.float32)[:3], [0, 1, -448])
+          and np.isnan(y.astype(np.float32)[3]), y)
+    y = _dtypes.from_host_bytes(bytes([0x01, 0x0F, 0x07]), _dtypes.FLOAT4E2M1, (3,))
+    check("float4e2m1 output: 0.5, -6, 6", np.array_equal(y.astype(np.float32), [0.5, -6, 6]), y)
+
     # a bfloat16 input takes float arrays
     g = helper.make_graph([helper.make_node("Cast", ["b"], ["f"], to=TensorProto.FLOAT)], "bf16in",
                           [helper.make_tensor_value_info("b", TensorProto.BFLOAT16, [2])],
