@@ -523,6 +523,54 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     return copy_image_major(c, yt, st, g->batch, g->cout, ohw);
 }
 
+/* ---- ConvTranspose on CPU devices ----
+ * As a product and a gather: col[n] [Cout*kh*kw, IH*IW] = W^T [Cout*kh*kw, Cin] x X[n] [Cin,
+ * IH*IW] on the CPU MatMul (src/ops/matmul_cpu.c; W's transpose is padded on the host), then
+ * each output pixel sums the taps that reach it (shaders/col2im_cpu.comp). The reference kernel
+ * (shaders/conv.glsl) divides by the strides per tap and lane, which llvmpipe runs one lane
+ * at a time: the 1-D U-Net policy test's ConvTranspose1d (32 -> 16 channels, 4 taps, length
+ * 16) took 4.3 ms there. float32 without groups, 1-D and 2-D; others keep the reference. */
+typedef struct col2im_push {
+    uint32_t rows, cout, has_bias;
+    int32_t ih, iw, oh, ow, ph, pw;
+    float lo, hi;
+} col2im_push;
+
+static vki_status record_transposed_cpu(op_ctx *c, const conv_geom *g, bool *taken)
+{
+    *taken = false;
+    const char *ref = getenv("VKINFER_CONV_REFERENCE");
+    plan_value *x = op_in(c, 0), *w = op_in(c, 1);
+    if (!cpu_device(c) || !mm_cpu_kernels(c) || (ref && *ref && strcmp(ref, "0")) || g->groups != 1 || g->nsp > 2 ||
+        x->dtype != VKI_DTYPE_FLOAT || kernel_storage(c) != GPU_W32)
+        return VKI_OK;
+    int two = g->nsp == 2, last = g->nsp - 1;
+    int64_t ih = two ? g->in[0] : 1, iw = g->in[last], oh = two ? g->out[0] : 1, ow = g->out[last];
+    int64_t kh = two ? g->kernel[0] : 1, kw = g->kernel[last], M = g->cout * kh * kw, ihw = ih * iw;
+    int64_t col_numel = g->batch * M * ihw, rows = g->batch * g->cout * oh;
+    if (shape_numel(w->dims, w->rank) != g->cin * M || col_numel > UINT32_MAX || rows > UINT32_MAX ||
+        (uint64_t)col_numel * 4 > op_max_binding_bytes(c) || (uint64_t)rows * (uint64_t)ow * 4 > op_max_binding_bytes(c))
+        return VKI_OK;
+    int col;
+    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, col_numel, &col));
+    mm_problem p = {.a_value = op_in_index(c, 1), .b_value = op_in_index(c, 0), .y_value = col, .M = M, .N = ihw,
+                    .K = g->cin, .sam = 1, .sak = M, .sbk = ihw, .sbn = 1, .alpha = 1, .beta = 1, .nb = 1};
+    p.bdims[0] = g->batch;
+    p.sb[0] = g->cin * ihw;
+    VKI_TRY(mm_record_cpu(c, &p, taken));
+    if (!*taken) return VKI_OK;
+    col2im_push push = {(uint32_t)rows, (uint32_t)g->cout, op_has_input(c, 2), (int32_t)ih, (int32_t)iw, (int32_t)oh,
+                        (int32_t)ow, (int32_t)(two ? g->pad_begin[0] : 0), (int32_t)g->pad_begin[last], -INFINITY, INFINITY};
+    bool clamp = op_fuse_clamp(c, 0, &push.lo, &push.hi);
+    uint32_t spec[8] = {64, (uint32_t)kh, (uint32_t)kw, (uint32_t)(two ? g->stride[0] : 1), (uint32_t)g->stride[last],
+                        (uint32_t)(two ? g->dil[0] : 1), (uint32_t)g->dil[last], clamp};
+    /* without a bias, binding 1 repeats the columns: the shader never reads it */
+    int values[3] = {col, op_has_input(c, 2) ? op_in_index(c, 2) : col, op_out_index(c, 0)};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)rows, 64, &gx, &gy);
+    return op_dispatch(c, "col2im_cpu", spec, 8, &push, sizeof push, values, 3, gx, gy, 1);
+}
+
 /* Records the shaders for g. A batch too large for one binding runs as several dispatches over
  * windows of whole images (weights and bias bound whole). */
 static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
@@ -537,6 +585,11 @@ static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
     if (matmul_path_wanted(g, transposed)) {
         bool taken;
         VKI_TRY(record_as_matmul(c, g, &taken));
+        if (taken) return VKI_OK;
+    }
+    if (transposed) {
+        bool taken;
+        VKI_TRY(record_transposed_cpu(c, g, &taken));
         if (taken) return VKI_OK;
     }
     gpu_storage st = kernel_storage(c);
