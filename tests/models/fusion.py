@@ -98,6 +98,24 @@ class Gelus(nn.Module):
         return gelu_half_first(self.l3(h))
 
 
+def mish(x):  # as torch exports nn.functional.mish, which torch 1.13 lacks for bfloat16
+    return x * torch.tanh(nn.functional.softplus(x))
+
+
+class Mishes(nn.Module):
+    """Mish as opset < 18 exports spell it, Mul(x, Tanh(Softplus(x))), on a matrix and on a
+    4-D map (2 nodes fused each); a Softplus also read elsewhere keeps its three nodes."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(24, 40)
+
+    def forward(self, x, y):
+        s = nn.functional.softplus(y)
+        kept = y * torch.tanh(s) + s
+        return mish(self.l1(x)).sum() + mish(y * 3.0).sum() + kept.sum()
+
+
 class Control(nn.Module):
     """Patterns that must not fuse: the Erf output is also read elsewhere; a batched product's
     residual (C has no batch strides); a bias Add whose MatMul output is also read again."""
@@ -135,6 +153,7 @@ CASES = {
     "gelus": (Gelus, (torch.randn(2, 5, 32),), 17, 15),
     "transposed_products": (TransposedProducts, (torch.randn(2, 4, 6, 8), torch.randn(2, 7, 6, 8)), 17, 3),
     "elementwise_acts": (ElementwiseActs, (torch.randn(2, 3, 16, 16), torch.randn(2, 3, 16, 16)), 17, 2),
+    "mishes": (Mishes, (torch.randn(3, 24), torch.randn(2, 5, 7, 9)), 17, 4),
     "control": (Control, (torch.randn(2, 8, 16),), 17, 0),
     # per layer: 2 GELUs' 4 nodes, the feed-forward's 2 bias Adds, the in-projection's bias Add
     "encoder": (Encoder, (torch.randn(1, 12, 64),), 17, 2 * (4 + 2 + 1)),
