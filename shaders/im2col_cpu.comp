@@ -1,6 +1,6 @@
 #version 450
 // The columns of a 2-D convolution's input for the CPU-device MatMul (src/ops/conv.c, conv as
-// matmul on lavapipe), 32-bit words: col[n][k][oy][ox] with k = (ci, ky, kx) is the input
+// matmul on lavapipe), 32-bit words: col[n][k][oy * ow + ox] with k = (ci, ky, kx) is the input
 // pixel that weight k meets at output pixel (oy, ox), or 0 in the padding. shaders/im2col.glsl
 // does the same one element per invocation, with ten integer divisions each; llvmpipe has no
 // vector integer division and runs those one lane at a time, so here an invocation writes a
@@ -18,7 +18,8 @@ layout(push_constant) uniform Push {
     uint count, cin, h, w, kh, kw, oh, ow;
     uint sh, sw, dh, dw;
     int ph, pw;
-    uint col_stride, col_image; // im2col.glsl's; here rows are ow apart and images k_pad * oh * ow
+    uint col_stride; // elements from one row (k) of the columns to the next: oh * ow rounded up to 4
+    uint col_image;  // from one image's columns to the next: k_pad * col_stride
     uint k_pad;
 } pc;
 
@@ -33,10 +34,13 @@ void main()
     bool row_in = ci < pc.cin && iy >= 0 && uint(iy) < pc.h;
     uint src = ((n * pc.cin + ci) * pc.h + uint(max(iy, 0))) * pc.w;
     int ix = int(kx * pc.dw) - pc.pw, step = int(pc.sw);
-    uint dst = row * pc.ow;
+    uint dst = n * pc.col_image + k * pc.col_stride + oy * pc.ow;
     for (uint ox = 0u; ox < pc.ow; ox++, ix += step) {
         uint v = 0u; // +0.0
         if (row_in && ix >= 0 && uint(ix) < pc.w) v = x[src + uint(ix)];
         col[dst + ox] = v;
     }
+    // the last output row also zeroes the row's padding to whole texels
+    if (oy == pc.oh - 1u)
+        for (uint e = pc.oh * pc.ow; e < pc.col_stride; e++) col[n * pc.col_image + k * pc.col_stride + e] = 0u;
 }

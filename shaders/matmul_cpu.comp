@@ -17,9 +17,10 @@
 //   alternating rounds at load 8-9 on the 2 cores);
 // - B comes packed (src/ops/matmul_cpu.c): per batch, per workgroup's LX blocks of RN columns,
 //   [K4 * 4][LX][RN], zero-padded, so that a lane's k-row is RN/4 consecutive texels; a B
-//   whose rows are whole texels (row-major, N and K multiples of 4) is read in place
-//   (B_DIRECT); A is read in place when its rows are whole texels along K, else from a
-//   zero-padded copy (made at plan time for constants, else by shaders/matmul_cpu_pack.comp).
+//   whose rows are whole texels (row-major, K a multiple of 4, N too or the rows padded to
+//   whole texels) is read in place (B_DIRECT); A is read in place when its rows are whole
+//   texels along K, else from a zero-padded copy (made at plan time for constants, else by
+//   shaders/matmul_cpu_pack.comp).
 //   Every fetch is in bounds (rows past M read the last row, columns past N the last).
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
@@ -63,7 +64,7 @@ void main()
     uint b_off = pc.b_base + i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2;
     int cols[RN4]; // this lane's texels of a row of B; in place, past N the last again
     [[unroll]] for (uint j = 0u; j < RN4; j++)
-        cols[j] = int(B_DIRECT ? min(nb * RN4 + j, pc.N / 4u - 1u)
+        cols[j] = int(B_DIRECT ? min(nb * RN4 + j, (pc.N + 3u) / 4u - 1u)
                                : gl_WorkGroupID.x * pc.K4 * 4u * LX * RN4 + gl_LocalInvocationID.x * RN4 + j);
     int rows[RM]; // past M, the last row again
     [[unroll]] for (uint i = 0u; i < RM; i++) rows[i] = int(a_off + min(m0 + i, pc.M - 1u) * pc.a_row);

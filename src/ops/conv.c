@@ -465,7 +465,10 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     int64_t n_cols = batched ? g->batch * ohw : ohw; /* columns of one product */
     bool pad_rows = coopmat2 && n_cols % 8;
     if (pad_rows || batched) direct = false;
-    int64_t col_stride = pad_rows ? (n_cols + 7) / 8 * 8 : n_cols;          /* one row of col to the next */
+    /* on CPU devices the rows of the columns are whole texels (4 floats, zeros past the map),
+     * so that the CPU MatMul reads them in place instead of packing them first (ResNet's 7x7
+     * maps) */
+    int64_t col_stride = pad_rows ? (n_cols + 7) / 8 * 8 : cpu && !direct ? (n_cols + 3) / 4 * 4 : n_cols; /* row to row */
     int64_t col_image = batched ? ohw : k_pad * col_stride;                /* one image's columns to the next */
     int64_t col_numel = direct ? 0 : batched ? K * col_stride : g->batch * k_pad * col_stride;
     uint64_t range = op_max_binding_bytes(c);

@@ -133,8 +133,14 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     bool a_host = !a_direct && a->host && p->M * p->K > 0;
     bool b_host = b->host && p->K * p->N > 0;
     /* B's rows read in place as texels; constant weights are repacked all the same, for free */
-    bool b_direct = !b_host && p->sbn == 1 && p->N % 4 == 0 && p->K % 4 == 0 && p->sbk % 4 == 0 && sb[0] % 4 == 0 &&
-                    sb[1] % 4 == 0 && sb[2] % 4 == 0;
+    bool b_direct = !b_host && p->sbn == 1 && p->K % 4 == 0 && p->sbk % 4 == 0 && sb[0] % 4 == 0 && sb[1] % 4 == 0 &&
+                    sb[2] % 4 == 0;
+    /* N not a multiple of 4: in place only where every row is padded to whole texels inside
+     * the buffer (Conv's im2col columns on CPU devices); the columns past N are never stored */
+    int64_t n_texels = (p->N + 3) / 4 * 4;
+    if (b_direct && p->N % 4)
+        b_direct = p->sbk >= n_texels && (bd[0] - 1) * sb[0] + (bd[1] - 1) * sb[1] + (bd[2] - 1) * sb[2] +
+                   (p->K - 1) * p->sbk + n_texels <= shape_numel(b->dims, b->rank);
     int64_t a_matrices = a_host ? shape_numel(a->dims, a->rank) / (p->M * p->K) : z_count;
     int64_t b_matrices = b_host ? shape_numel(b->dims, b->rank) / (p->K * p->N) : z_count;
     int64_t a_packed = a_matrices * p->M * K4 * 4, b_packed = b_matrices * gx * K4 * 4 * t.lx * t.rn;
