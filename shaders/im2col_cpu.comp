@@ -9,7 +9,9 @@
 
 layout(local_size_x_id = 0) in;
 
-layout(std430, binding = 0) readonly buffer X { uint x[]; };
+// X as a texel buffer of 32-bit words: llvmpipe fetches a texel for all lanes as one gather,
+// where it runs a storage-buffer load as a loop over the lanes with a bounds check each
+layout(binding = 0) uniform usamplerBuffer X;
 layout(std430, binding = 1) writeonly buffer Col { uint col[]; };
 
 // keep in step with im2col_push in src/ops/conv.c; count: rows (batch * k_pad * oh); the
@@ -36,9 +38,9 @@ void main()
     int ix = int(kx * pc.dw) - pc.pw, step = int(pc.sw);
     uint dst = n * pc.col_image + k * pc.col_stride + oy * pc.ow;
     for (uint ox = 0u; ox < pc.ow; ox++, ix += step) {
-        uint v = 0u; // +0.0
-        if (row_in && ix >= 0 && uint(ix) < pc.w) v = x[src + uint(ix)];
-        col[dst + ox] = v;
+        bool inside = row_in && ix >= 0 && uint(ix) < pc.w;
+        uint v = texelFetch(X, inside ? int(src) + ix : 0).x; // unconditional: one gather for all lanes
+        col[dst + ox] = inside ? v : 0u; // +0.0 in the padding
     }
     // the last output row also zeroes the row's padding to whole texels
     if (oy == pc.oh - 1u)

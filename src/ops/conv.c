@@ -496,14 +496,17 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
         uint32_t spec[1] = {256}, gx, gy;
         int values[2] = {op_in_index(c, 0), col};
         gpu_storage stores[2] = {st, st};
-        if (cpu && (uint64_t)g->batch * k_pad * oh <= UINT32_MAX) {
-            /* a row of ow columns per invocation (shaders/im2col_cpu.comp) */
+        if (cpu && (uint64_t)g->batch * k_pad * oh <= UINT32_MAX &&
+            (uint64_t)shape_numel(x->dims, x->rank) <= c->vk->caps.props.limits.maxTexelBufferElements) {
+            /* a row of ow columns per invocation, X read as a texel buffer (shaders/im2col_cpu.comp);
+             * the generic kernel where X has more words than the device's texel buffers hold */
             push.count = (uint32_t)(g->batch * k_pad * oh);
             spec[0] = 64;
             op_grid_1d(push.count, 64, &gx, &gy);
             VKI_TRY(op_dispatch_stored(c, "im2col_cpu", spec, 1, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1));
         } else {
-            op_grid_1d((uint64_t)invocations, 256, &gx, &gy);
+            if (cpu) spec[0] = 64; /* within every device's workgroup limit, as im2col_cpu */
+            op_grid_1d((uint64_t)invocations, spec[0], &gx, &gy);
             VKI_TRY(op_dispatch_stored(c, op_variant(c, "im2col", st), spec, 1, &push, sizeof push, values, NULL, stores,
                                        2, gx, gy, 1));
         }
