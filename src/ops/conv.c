@@ -502,13 +502,14 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
         uint32_t spec[1] = {256}, gx, gy;
         int values[2] = {op_in_index(c, 0), col};
         gpu_storage stores[2] = {st, st};
-        if (cpu && (uint64_t)g->batch * k_pad * oh <= UINT32_MAX &&
+        if (cpu && col_stride % 4 == 0 &&
             (uint64_t)shape_numel(x->dims, x->rank) <= c->vk->caps.props.limits.maxTexelBufferElements) {
-            /* a row of ow columns per invocation, X read as a texel buffer (shaders/im2col_cpu.comp);
-             * the generic kernel where X has more words than the device's texel buffers hold */
-            push.count = (uint32_t)(g->batch * k_pad * oh);
-            spec[0] = 64;
-            op_grid_1d(push.count, 64, &gx, &gy);
+            /* a row of k per invocation, one SIMD vector of llvmpipe per workgroup, X read as a
+             * texel buffer (shaders/im2col_cpu.comp); the generic kernel where X has more words
+             * than the device's texel buffers hold */
+            push.count = (uint32_t)(g->batch * k_pad);
+            spec[0] = 8;
+            op_grid_1d(push.count, 8, &gx, &gy);
             VKI_TRY(op_dispatch_stored(c, "im2col_cpu", spec, 1, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1));
         } else {
             if (cpu) spec[0] = 64; /* within every device's workgroup limit, as im2col_cpu */
