@@ -83,7 +83,8 @@ void main()
         [[unroll]] for (uint i = 0u; i < RM; i++) {
             vec4 av = texelFetch(A, rows[i] + int(k4)); // the same in every lane
             [[unroll]] for (uint j = 0u; j < RN4; j++)
-                acc[i][j] = fma(vec4(av.w), bv[3][j], fma(vec4(av.z), bv[2][j], fma(vec4(av.y), bv[1][j], fma(vec4(av.x), bv[0][j], acc[i][j]))));
+                acc[i][j] = fma(vec4(av.w), bv[3][j], fma(vec4(av.z), bv[2][j],
+                                fma(vec4(av.y), bv[1][j], fma(vec4(av.x), bv[0][j], acc[i][j]))));
         }
     }
 
