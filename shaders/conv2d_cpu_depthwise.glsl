@@ -17,7 +17,13 @@ layout(constant_id = 11) const bool PADDED = true; // some window may leave the 
 
 const int SPAN = (PXB - 1) * SW + (KW - 1) * DW + 1; // input columns under PXB windows
 
+#ifdef DEPTHWISE_TEXEL_X
+layout(binding = 0) uniform usamplerBuffer X; // 32-bit words (conv2d_cpu_depthwise_tx)
+#define LOAD_X(i) texelFetch(X, int(i)).x
+#else
 layout(std430, binding = 0) readonly buffer X { ELEM x[]; };
+#define LOAD_X(i) LOAD(x, i)
+#endif
 layout(std430, binding = 1) readonly buffer W { ELEM w[]; };
 layout(std430, binding = 2) readonly buffer B { ELEM b[]; };
 layout(std430, binding = 3) writeonly buffer Y { ELEM y[]; };
@@ -52,10 +58,10 @@ void main()
         for (int e = 0; e < SPAN; e++) {
             if (PADDED) {
                 bool inside = row_inside && iw0 + e >= 0 && iw0 + e < pc.IW;
-                float v = uintBitsToFloat(LOAD(x, inside ? row_off + e : 0));
+                float v = uintBitsToFloat(LOAD_X(inside ? row_off + e : 0));
                 xs[e] = inside ? v : 0.0;
             } else {
-                xs[e] = uintBitsToFloat(LOAD(x, row_off + e));
+                xs[e] = uintBitsToFloat(LOAD_X(row_off + e));
             }
         }
         for (int kw = 0; kw < KW; kw++) {

@@ -1,24 +1,29 @@
 #version 450
 // The columns of a 2-D convolution's input for the CPU-device MatMul (src/ops/conv.c, conv as
-// matmul on lavapipe), 32-bit words: col[n][k][oy][ox] with k = (ci, ky, kx) is the input
-// pixel that weight k meets at output pixel (oy, ox), or 0 in the padding. shaders/im2col.glsl
-// does the same one element per invocation, with ten integer divisions each; llvmpipe has no
-// vector integer division and runs those one lane at a time, so here an invocation writes a
-// whole output row (ow elements) and divides only to find its (n, k, oy).
+// matmul on lavapipe), 32-bit words: col[n][k][oy * ow + ox] with k = (ci, ky, kx) is the input
+// pixel that weight k meets at output pixel (oy, ox), or 0 in the padding; each row of k is
+// padded with zeros to col_stride, a multiple of 4. shaders/im2col.glsl does the same one
+// element per invocation, with ten integer divisions each; llvmpipe has no vector integer
+// division and runs those one lane at a time, and it issues every storage-buffer access as a
+// loop over the lanes (a uvec4 store: one such loop for 4 values). So here an invocation
+// writes a whole row of k, dividing only to find (n, k), 4 elements per store, stepping
+// (oy, ox), and reads X through a texel buffer of words (one gather for all lanes).
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;
 
-layout(std430, binding = 0) readonly buffer X { uint x[]; };
-layout(std430, binding = 1) writeonly buffer Col { uint col[]; };
+layout(binding = 0) uniform usamplerBuffer X;
+layout(std430, binding = 1) writeonly buffer Col { uvec4 col4[]; };
 
-// keep in step with im2col_push in src/ops/conv.c; count: rows (batch * k_pad * oh); the
-// rows of k from K = cin * kh * kw to k_pad (K rounded up to 4 where W was padded) are zeros
+// keep in step with im2col_push in src/ops/conv.c; count: rows (batch * k_pad); the rows of k
+// from K = cin * kh * kw to k_pad (K rounded up to 4 where W was padded) are zeros
 layout(push_constant) uniform Push {
     uint count, cin, h, w, kh, kw, oh, ow;
     uint sh, sw, dh, dw;
     int ph, pw;
-    uint col_stride, col_image; // im2col.glsl's; here rows are ow apart and images k_pad * oh * ow
+    uint col_stride; // elements from one row (k) of the columns to the next: oh * ow rounded up to 4
+    uint col_image;  // from one image's columns to the next: k_pad * col_stride
     uint k_pad;
 } pc;
 
@@ -27,16 +32,30 @@ void main()
     uint row = linear_id();
     if (row >= pc.count) return;
     uint kk = pc.kh * pc.kw;
-    uint oy = row % pc.oh, rest = row / pc.oh, k = rest % pc.k_pad, n = rest / pc.k_pad;
+    uint k = row % pc.k_pad, n = row / pc.k_pad;
     uint ci = k / kk, r = k % kk, ky = r / pc.kw, kx = r % pc.kw;
-    int iy = int(oy * pc.sh + ky * pc.dh) - pc.ph;
-    bool row_in = ci < pc.cin && iy >= 0 && uint(iy) < pc.h;
-    uint src = ((n * pc.cin + ci) * pc.h + uint(max(iy, 0))) * pc.w;
-    int ix = int(kx * pc.dw) - pc.pw, step = int(pc.sw);
-    uint dst = row * pc.ow;
-    for (uint ox = 0u; ox < pc.ow; ox++, ix += step) {
-        uint v = 0u; // +0.0
-        if (row_in && ix >= 0 && uint(ix) < pc.w) v = x[src + uint(ix)];
-        col[dst + ox] = v;
+    bool k_in = ci < pc.cin;
+    int iy = int(ky * pc.dh) - pc.ph, ix0 = int(kx * pc.dw) - pc.pw, ix = ix0;
+    int sw = int(pc.sw), sh = int(pc.sh), h = int(pc.h), w = int(pc.w);
+    int plane = int((n * pc.cin + min(ci, pc.cin - 1u)) * pc.h * pc.w);
+    uint oy = 0u, ox = 0u;
+    uint dst = (n * pc.col_image + k * pc.col_stride) / 4u;
+    for (uint t = 0u; t < pc.col_stride / 4u; t++) {
+        uvec4 o;
+        [[unroll]] for (uint l = 0u; l < 4u; l++) {
+            // +0.0 in the padding and past the map (oy == oh); the fetch stays in bounds
+            bool inside = k_in && oy < pc.oh && iy >= 0 && iy < h && ix >= 0 && ix < w;
+            uint v = texelFetch(X, inside ? plane + iy * w + ix : 0).x;
+            o[l] = inside ? v : 0u;
+            ox++;
+            ix += sw;
+            if (ox == pc.ow) {
+                ox = 0u;
+                oy++;
+                ix = ix0;
+                iy += sh;
+            }
+        }
+        col4[dst + t] = o;
     }
 }

@@ -9,14 +9,18 @@
 // - an invocation holds an RM x RN block of Y (16 x 16 for large products; the accumulators
 //   spill to the stack, which costs less than more fetches), RN adjacent columns, the lanes of
 //   a workgroup on adjacent column blocks, all lanes on the same RM rows;
-// - per 4 k it fetches RM texels of A (4 consecutive k of one row, the same texel in every
-//   lane) and then B one texel (4 columns at one k) at a time, so that only the accumulators
-//   stay live;
+// - per 4 k it fetches the lane's RN/4 texels of B at each of the 4 k, then a row at a time
+//   one texel of A (4 consecutive k of the row, the same texel in every lane) and applies the
+//   4 k to each of the row's accumulators: the accumulators spill to the stack either way,
+//   and so each is loaded and stored once per 4 k instead of once per k (B's 16 spilled
+//   texels are only read); mm_563 14.1 -> 10.5-12.9 ms, mm_1024 148 -> 98 ms (least of
+//   alternating rounds at load 8-9 on the 2 cores);
 // - B comes packed (src/ops/matmul_cpu.c): per batch, per workgroup's LX blocks of RN columns,
 //   [K4 * 4][LX][RN], zero-padded, so that a lane's k-row is RN/4 consecutive texels; a B
-//   whose rows are whole texels (row-major, N and K multiples of 4) is read in place
-//   (B_DIRECT); A is read in place when its rows are whole texels along K, else from a
-//   zero-padded copy (made at plan time for constants, else by shaders/matmul_cpu_pack.comp).
+//   whose rows are whole texels (row-major, K a multiple of 4, N too or the rows padded to
+//   whole texels) is read in place (B_DIRECT); A is read in place when its rows are whole
+//   texels along K, else from a zero-padded copy (made at plan time for constants, else by
+//   shaders/matmul_cpu_pack.comp).
 //   Every fetch is in bounds (rows past M read the last row, columns past N the last).
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
@@ -60,7 +64,7 @@ void main()
     uint b_off = pc.b_base + i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2;
     int cols[RN4]; // this lane's texels of a row of B; in place, past N the last again
     [[unroll]] for (uint j = 0u; j < RN4; j++)
-        cols[j] = int(B_DIRECT ? min(nb * RN4 + j, pc.N / 4u - 1u)
+        cols[j] = int(B_DIRECT ? min(nb * RN4 + j, (pc.N + 3u) / 4u - 1u)
                                : gl_WorkGroupID.x * pc.K4 * 4u * LX * RN4 + gl_LocalInvocationID.x * RN4 + j);
     int rows[RM]; // past M, the last row again
     [[unroll]] for (uint i = 0u; i < RM; i++) rows[i] = int(a_off + min(m0 + i, pc.M - 1u) * pc.a_row);
@@ -72,14 +76,15 @@ void main()
     int b_row = int(pc.b_row);
     for (uint k4 = 0u; k4 < pc.K4; k4++) {
         int bk = int(b_off + k4 * 4u * pc.b_row);
-        vec4 av[RM]; // 4 consecutive k of each row, the same in every lane
-        [[unroll]] for (uint i = 0u; i < RM; i++) av[i] = texelFetch(A, rows[i] + int(k4));
-        // one texel of B (4 columns at one k) at a time: only the accumulators stay live
-        [[unroll]] for (uint kk = 0u; kk < 4u; kk++) {
-            [[unroll]] for (uint j = 0u; j < RN4; j++) {
-                vec4 bv = texelFetch(B, bk + int(kk) * b_row + cols[j]);
-                [[unroll]] for (uint i = 0u; i < RM; i++) acc[i][j] = fma(vec4(av[i][kk]), bv, acc[i][j]);
-            }
+        vec4 bv[4][RN4]; // this lane's columns at 4 consecutive k
+        [[unroll]] for (uint kk = 0u; kk < 4u; kk++)
+            [[unroll]] for (uint j = 0u; j < RN4; j++) bv[kk][j] = texelFetch(B, bk + int(kk) * b_row + cols[j]);
+        // a row at a time, 4 k per accumulator: each is loaded and stored once per 4 k
+        [[unroll]] for (uint i = 0u; i < RM; i++) {
+            vec4 av = texelFetch(A, rows[i] + int(k4)); // the same in every lane
+            [[unroll]] for (uint j = 0u; j < RN4; j++)
+                acc[i][j] = fma(vec4(av.w), bv[3][j], fma(vec4(av.z), bv[2][j],
+                                fma(vec4(av.y), bv[1][j], fma(vec4(av.x), bv[0][j], acc[i][j]))));
         }
     }
 

@@ -233,7 +233,13 @@ static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const
         /* depthwise: W as it is, one channel per workgroup row */
         uint64_t columns = (uint64_t)batch * (uint64_t)v.oh * (((uint64_t)v.ow + t.pxb - 1) / t.pxb);
         push.work = (uint32_t)columns;
-        return op_dispatch_stored(c, op_variant(c, "conv2d_cpu_depthwise", st), spec, 12, &push, sizeof push, values,
+        /* 32-bit words: X through a texel buffer where its words fit one (mobilenet_v2's
+         * depthwise layers 35.8 -> 25.1 ms summed on lavapipe, least of 6 alternating profiled
+         * rounds at load 9) */
+        uint64_t x_words = win ? win[0].size / 4 : (uint64_t)shape_numel(op_in(c, 0)->dims, op_in(c, 0)->rank);
+        bool texel_x = st == GPU_W32 && x_words <= c->vk->caps.props.limits.maxTexelBufferElements;
+        return op_dispatch_stored(c, texel_x ? "conv2d_cpu_depthwise_tx" : op_variant(c, "conv2d_cpu_depthwise", st), spec,
+                                  12, &push, sizeof push, values,
                                   win, stores, 4, (uint32_t)((columns + t.lx - 1) / t.lx), (uint32_t)g->cout, 1);
     }
     if (packed >= 0) {
@@ -465,7 +471,10 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     int64_t n_cols = batched ? g->batch * ohw : ohw; /* columns of one product */
     bool pad_rows = coopmat2 && n_cols % 8;
     if (pad_rows || batched) direct = false;
-    int64_t col_stride = pad_rows ? (n_cols + 7) / 8 * 8 : n_cols;          /* one row of col to the next */
+    /* on CPU devices the rows of the columns are whole texels (4 floats, zeros past the map),
+     * so that the CPU MatMul reads them in place instead of packing them first (ResNet's 7x7
+     * maps) */
+    int64_t col_stride = pad_rows ? (n_cols + 7) / 8 * 8 : cpu && !direct ? (n_cols + 3) / 4 * 4 : n_cols; /* row to row */
     int64_t col_image = batched ? ohw : k_pad * col_stride;                /* one image's columns to the next */
     int64_t col_numel = direct ? 0 : batched ? K * col_stride : g->batch * k_pad * col_stride;
     uint64_t range = op_max_binding_bytes(c);
@@ -493,14 +502,18 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
         uint32_t spec[1] = {256}, gx, gy;
         int values[2] = {op_in_index(c, 0), col};
         gpu_storage stores[2] = {st, st};
-        if (cpu && (uint64_t)g->batch * k_pad * oh <= UINT32_MAX) {
-            /* a row of ow columns per invocation (shaders/im2col_cpu.comp) */
-            push.count = (uint32_t)(g->batch * k_pad * oh);
-            spec[0] = 64;
-            op_grid_1d(push.count, 64, &gx, &gy);
+        if (cpu && col_stride % 4 == 0 &&
+            (uint64_t)shape_numel(x->dims, x->rank) <= c->vk->caps.props.limits.maxTexelBufferElements) {
+            /* a row of k per invocation, one SIMD vector of llvmpipe per workgroup, X read as a
+             * texel buffer (shaders/im2col_cpu.comp); the generic kernel where X has more words
+             * than the device's texel buffers hold */
+            push.count = (uint32_t)(g->batch * k_pad);
+            spec[0] = 8;
+            op_grid_1d(push.count, 8, &gx, &gy);
             VKI_TRY(op_dispatch_stored(c, "im2col_cpu", spec, 1, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1));
         } else {
-            op_grid_1d((uint64_t)invocations, 256, &gx, &gy);
+            if (cpu) spec[0] = 64; /* within every device's workgroup limit, as im2col_cpu */
+            op_grid_1d((uint64_t)invocations, spec[0], &gx, &gy);
             VKI_TRY(op_dispatch_stored(c, op_variant(c, "im2col", st), spec, 1, &push, sizeof push, values, NULL, stores,
                                        2, gx, gy, 1));
         }
@@ -523,6 +536,54 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     return copy_image_major(c, yt, st, g->batch, g->cout, ohw);
 }
 
+/* ---- ConvTranspose on CPU devices ----
+ * As a product and a gather: col[n] [Cout*kh*kw, IH*IW] = W^T [Cout*kh*kw, Cin] x X[n] [Cin,
+ * IH*IW] on the CPU MatMul (src/ops/matmul_cpu.c; W's transpose is padded on the host), then
+ * each output pixel sums the taps that reach it (shaders/col2im_cpu.comp). The reference kernel
+ * (shaders/conv.glsl) divides by the strides per tap and lane, which llvmpipe runs one lane
+ * at a time: the 1-D U-Net policy test's ConvTranspose1d (32 -> 16 channels, 4 taps, length
+ * 16) took 4.3 ms there. float32 without groups, 1-D and 2-D; others keep the reference. */
+typedef struct col2im_push {
+    uint32_t rows, cout, has_bias;
+    int32_t ih, iw, oh, ow, ph, pw;
+    float lo, hi;
+} col2im_push;
+
+static vki_status record_transposed_cpu(op_ctx *c, const conv_geom *g, bool *taken)
+{
+    *taken = false;
+    const char *ref = getenv("VKINFER_CONV_REFERENCE");
+    plan_value *x = op_in(c, 0), *w = op_in(c, 1);
+    if (!cpu_device(c) || !mm_cpu_kernels(c) || (ref && *ref && strcmp(ref, "0")) || g->groups != 1 || g->nsp > 2 ||
+        x->dtype != VKI_DTYPE_FLOAT || kernel_storage(c) != GPU_W32)
+        return VKI_OK;
+    int two = g->nsp == 2, last = g->nsp - 1;
+    int64_t ih = two ? g->in[0] : 1, iw = g->in[last], oh = two ? g->out[0] : 1, ow = g->out[last];
+    int64_t kh = two ? g->kernel[0] : 1, kw = g->kernel[last], M = g->cout * kh * kw, ihw = ih * iw;
+    int64_t col_numel = g->batch * M * ihw, rows = g->batch * g->cout * oh;
+    if (shape_numel(w->dims, w->rank) != g->cin * M || col_numel > UINT32_MAX || rows > UINT32_MAX ||
+        (uint64_t)col_numel * 4 > op_max_binding_bytes(c) || (uint64_t)rows * (uint64_t)ow * 4 > op_max_binding_bytes(c))
+        return VKI_OK;
+    int col;
+    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, col_numel, &col));
+    mm_problem p = {.a_value = op_in_index(c, 1), .b_value = op_in_index(c, 0), .y_value = col, .M = M, .N = ihw,
+                    .K = g->cin, .sam = 1, .sak = M, .sbk = ihw, .sbn = 1, .alpha = 1, .beta = 1, .nb = 1};
+    p.bdims[0] = g->batch;
+    p.sb[0] = g->cin * ihw;
+    VKI_TRY(mm_record_cpu(c, &p, taken));
+    if (!*taken) return VKI_OK;
+    col2im_push push = {(uint32_t)rows, (uint32_t)g->cout, op_has_input(c, 2), (int32_t)ih, (int32_t)iw, (int32_t)oh,
+                        (int32_t)ow, (int32_t)(two ? g->pad_begin[0] : 0), (int32_t)g->pad_begin[last], -INFINITY, INFINITY};
+    bool clamp = op_fuse_clamp(c, 0, &push.lo, &push.hi);
+    uint32_t spec[8] = {64, (uint32_t)kh, (uint32_t)kw, (uint32_t)(two ? g->stride[0] : 1), (uint32_t)g->stride[last],
+                        (uint32_t)(two ? g->dil[0] : 1), (uint32_t)g->dil[last], clamp};
+    /* without a bias, binding 1 repeats the columns: the shader never reads it */
+    int values[3] = {col, op_has_input(c, 2) ? op_in_index(c, 2) : col, op_out_index(c, 0)};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)rows, 64, &gx, &gy);
+    return op_dispatch(c, "col2im_cpu", spec, 8, &push, sizeof push, values, 3, gx, gy, 1);
+}
+
 /* Records the shaders for g. A batch too large for one binding runs as several dispatches over
  * windows of whole images (weights and bias bound whole). */
 static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
@@ -537,6 +598,11 @@ static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
     if (matmul_path_wanted(g, transposed)) {
         bool taken;
         VKI_TRY(record_as_matmul(c, g, &taken));
+        if (taken) return VKI_OK;
+    }
+    if (transposed) {
+        bool taken;
+        VKI_TRY(record_transposed_cpu(c, g, &taken));
         if (taken) return VKI_OK;
     }
     gpu_storage st = kernel_storage(c);

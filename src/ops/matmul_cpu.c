@@ -22,6 +22,14 @@ typedef struct mm_pack_push {
     uint32_t count, rows, cols, srow, scol, K4, bd1, bd2, s0, s1, s2, base;
 } mm_pack_push;
 
+/* Keep in step with the Push block of shaders/matmul_cpu_small.comp. */
+typedef struct mm_small_push {
+    uint32_t M, N, K, sam, sak, sbk, sbn, scm, scn;
+    float alpha, beta;
+    uint32_t bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2, batch_base;
+    float lo, hi;
+} mm_small_push;
+
 enum { MM_PACK_LOCAL = 64 };
 
 bool mm_cpu_kernels(const op_ctx *c)
@@ -110,6 +118,28 @@ static vki_status pack_on_device(op_ctx *c, const mm_problem *p, int input, cons
     return op_dispatch(c, "matmul_cpu_pack", spec, 4, &push, sizeof push, values, 2, gx, gy, 1);
 }
 
+/* p on shaders/matmul_cpu_small.comp: A and B read in place at their strides. */
+static vki_status record_small(op_ctx *c, const mm_problem *p, const int64_t bd[3], const int64_t sa[3],
+                               const int64_t sb[3], int64_t z_count)
+{
+    plan_value *y = op_value(c, p->y_value);
+    uint32_t lx = c->vk->caps.subgroup_size >= 4 && c->vk->caps.subgroup_size <= 16 ? c->vk->caps.subgroup_size : 8;
+    int64_t gx = ((p->N + 3) / 4 + lx - 1) / lx, gy = (p->M + 3) / 4;
+    mm_small_push push = {(uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->K, (uint32_t)p->sam, (uint32_t)p->sak,
+                          (uint32_t)p->sbk, (uint32_t)p->sbn, (uint32_t)p->scm, (uint32_t)p->scn, p->alpha, p->beta,
+                          (uint32_t)bd[1], (uint32_t)bd[2], (uint32_t)sa[0], (uint32_t)sa[1], (uint32_t)sa[2],
+                          (uint32_t)sb[0], (uint32_t)sb[1], (uint32_t)sb[2], 0, p->lo, p->hi};
+    uint32_t spec[4] = {lx, op_dtype_code(y->dtype), p->has_c, p->clamp};
+    int values[4] = {p->a_value, p->b_value, p->has_c ? p->c_value : p->a_value, p->y_value};
+    for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
+        gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
+        push.batch_base = (uint32_t)z0;
+        VKI_TRY(op_dispatch(c, "matmul_cpu_small", spec, 4, &push, sizeof push, values, 4, (uint32_t)gx, (uint32_t)gy,
+                            (uint32_t)gz));
+    }
+    return VKI_OK;
+}
+
 vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
 {
     *taken = false;
@@ -133,8 +163,29 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     bool a_host = !a_direct && a->host && p->M * p->K > 0;
     bool b_host = b->host && p->K * p->N > 0;
     /* B's rows read in place as texels; constant weights are repacked all the same, for free */
-    bool b_direct = !b_host && p->sbn == 1 && p->N % 4 == 0 && p->K % 4 == 0 && p->sbk % 4 == 0 && sb[0] % 4 == 0 &&
-                    sb[1] % 4 == 0 && sb[2] % 4 == 0;
+    bool b_direct = !b_host && p->sbn == 1 && p->K % 4 == 0 && p->sbk % 4 == 0 && sb[0] % 4 == 0 && sb[1] % 4 == 0 &&
+                    sb[2] % 4 == 0;
+    /* N not a multiple of 4: in place only where every row is padded to whole texels inside
+     * the buffer (Conv's im2col columns on CPU devices); the columns past N are never stored */
+    int64_t n_texels = (p->N + 3) / 4 * 4;
+    if (b_direct && p->N % 4)
+        b_direct = p->sbk >= n_texels && (bd[0] - 1) * sb[0] + (bd[1] - 1) * sb[1] + (bd[2] - 1) * sb[2] +
+                   (p->K - 1) * p->sbk + n_texels <= shape_numel(b->dims, b->rank);
+    /* Small products whose A or B the register-blocked kernel would first copy on the device
+     * (attention's Q K^T and P V at short sequences, through transposed views): read in place
+     * by matmul_cpu_small, whose speed (a few GFLOP/s) beats a copy dispatch's cost (about
+     * 10 us on lavapipe, plus the copy) up to about 32768 + 4 * (elements copied) multiply-adds */
+    bool a_copy = !a_direct && !a_host, b_copy = !b_direct && !b_host;
+    int64_t copied = (a_copy ? z_count * p->M * p->K : 0) + (b_copy ? z_count * p->K * p->N : 0);
+    uint64_t words = c->vk->caps.props.limits.maxTexelBufferElements;
+    if ((a_copy || b_copy) && p->M * p->N * p->K * z_count <= 32768 + 4 * copied &&
+        (uint64_t)shape_numel(a->dims, a->rank) <= words && (uint64_t)shape_numel(b->dims, b->rank) <= words &&
+        p->M <= 65535 * 4 && (uint64_t)shape_numel(y->dims, y->rank) * 4 <= op_max_binding_bytes(c) &&
+        (!cv || (uint64_t)shape_numel(cv->dims, cv->rank) * 4 <= op_max_binding_bytes(c))) {
+        VKI_TRY(record_small(c, p, bd, sa, sb, z_count));
+        *taken = true;
+        return VKI_OK;
+    }
     int64_t a_matrices = a_host ? shape_numel(a->dims, a->rank) / (p->M * p->K) : z_count;
     int64_t b_matrices = b_host ? shape_numel(b->dims, b->rank) / (p->K * p->N) : z_count;
     int64_t a_packed = a_matrices * p->M * K4 * 4, b_packed = b_matrices * gx * K4 * 4 * t.lx * t.rn;

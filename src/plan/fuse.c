@@ -10,7 +10,10 @@
  * node as its only reader and must not be a graph output. Constants match within 1e-6.
  *
  * LayerNormalization over the last axis as exports of opset < 17 spell it (ReduceMean, Sub,
- * Pow 2, ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta): see match_layer_norm. */
+ * Pow 2, ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta): see match_layer_norm.
+ *
+ * Mish as exports of opset < 18 spell it (Diffusion Policy's and TD-MPC's activations):
+ *   y = Mul(x, Tanh(Softplus(x))), either operand order: one element-wise pass, not three. */
 #include "plan.h"
 
 #include <math.h>
@@ -141,6 +144,20 @@ static bool match_gelu(matcher *m, int n)
     return true;
 }
 
+/* Node n as the Softplus of a Mish, Mul(x, Tanh(Softplus(x))): marks the pattern and returns true. */
+static bool match_mish(matcher *m, int n)
+{
+    if (!is_op(m, n, "Softplus", 1)) return false;
+    int x = m->p->graph->nodes[n].inputs[0];
+    int t = only_reader(m, out0(m, n), "Tanh", 1);
+    int mu = t >= 0 ? only_reader(m, out0(m, t), "Mul", 2) : -1;
+    if (x < 0 || mu < 0 || other_input(m, mu, out0(m, t)) != x) return false;
+    m->p->pattern[n] = m->p->pattern[t] = PATTERN_INNER;
+    m->p->pattern[mu] = PATTERN_MISH;
+    m->p->pattern_in[(size_t)mu * 3] = x;
+    return true;
+}
+
 /* ReduceMean over the last axis, keeping it (the attribute form of opsets < 18). */
 static bool is_mean_last(const matcher *m, int n)
 {
@@ -240,7 +257,7 @@ vki_status plan_fuse_patterns(plan *p, const bool *live)
     bool found = false;
     for (int n = 0; n < p->graph->n_nodes * 3; n++) p->pattern_in[n] = -1;
     for (int n = 0; n < p->graph->n_nodes; n++)
-        if (match_gelu(&m, n) || match_layer_norm(&m, n)) found = true;
+        if (match_gelu(&m, n) || match_layer_norm(&m, n) || match_mish(&m, n)) found = true;
     if (found) count_uses(p, live);
     return VKI_OK;
 }

@@ -93,6 +93,10 @@ static vki_status plan_node(plan *p, int n)
     switch (p->pattern[n]) {
     case PATTERN_GELU_TANH: attrs[0].s = "tanh"; /* fall through */
     case PATTERN_GELU: fused.op_type = "Gelu"; break;
+    case PATTERN_MISH:
+        fused.op_type = "Mish";
+        fused.n_attrs = 0;
+        break;
     case PATTERN_LAYER_NORM:
         fused.op_type = "LayerNormalization";
         fused.n_inputs = 3;

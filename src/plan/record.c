@@ -181,17 +181,19 @@ static vki_status make_descriptor_sets(plan *p, VkDescriptorSet *sets)
             writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
             writes[b].pBufferInfo = &infos[b];
             if (!(texel_mask >> b & 1)) continue;
-            /* a texel buffer of RGBA32F texels: whole texels, at an offset the device accepts */
-            VkDeviceSize range = infos[b].range / 16 * 16;
+            /* a texel buffer of RGBA32F texels, or of R32_UINT words for a usamplerBuffer: whole
+             * texels, at an offset the device accepts */
+            bool r32 = pd->pipeline->shader->texel_r32_bindings >> b & 1;
+            VkDeviceSize texel = r32 ? 4 : 16, range = infos[b].range / texel * texel;
             if (infos[b].offset % (lim->minTexelBufferOffsetAlignment ? lim->minTexelBufferOffsetAlignment : 1) ||
-                range == 0 || range / 16 > lim->maxTexelBufferElements)
+                range == 0 || range / texel > lim->maxTexelBufferElements)
                 return vki_fail(VKI_ERROR_UNSUPPORTED, "internal: kernel %s binding %d: a texel buffer of %llu bytes at offset %llu "
                                 "(the device takes offsets in multiples of %llu and up to %u texels)",
                                 pd->pipeline->shader->name, b, (unsigned long long)infos[b].range,
                                 (unsigned long long)infos[b].offset, (unsigned long long)lim->minTexelBufferOffsetAlignment,
                                 lim->maxTexelBufferElements);
             VkBufferViewCreateInfo vi = {VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO, NULL, 0, infos[b].buffer,
-                                         VK_FORMAT_R32G32B32A32_SFLOAT, infos[b].offset, range};
+                                         r32 ? VK_FORMAT_R32_UINT : VK_FORMAT_R32G32B32A32_SFLOAT, infos[b].offset, range};
             r = vk->f.vkCreateBufferView(vk->device, &vi, NULL, &views[b]);
             if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkCreateBufferView failed (%s)", vk_result_str(r));
             p->views[p->n_views++] = views[b];

@@ -24,16 +24,18 @@ static uint32_t count_bindings(const vk_shader *s)
 }
 
 /* Bindings whose variable is a sampled buffer image (samplerBuffer: a uniform texel buffer):
- * OpVariable -> OpTypePointer -> OpTypeSampledImage -> OpTypeImage with Dim Buffer. Bindings
+ * OpVariable -> OpTypePointer -> OpTypeSampledImage -> OpTypeImage with Dim Buffer; in *r32
+ * those whose image's sampled type is an integer (usamplerBuffer: R32_UINT words). Bindings
  * past 31 are not looked at (no kernel has that many). */
-static uint32_t find_texel_bindings(const vk_shader *s)
+static uint32_t find_texel_bindings(const vk_shader *s, uint32_t *r32)
 {
+    *r32 = 0;
     const uint32_t *w = s->code;
     size_t n = s->size / 4;
     uint32_t bound = n > 3 ? w[3] : 0, mask = 0;
     if (!bound) return 0;
     uint32_t *binding = calloc(bound, sizeof *binding), *link = calloc(bound, sizeof *link);
-    uint8_t *kind = calloc(bound, 1); /* 1 variable, 2 pointer, 3 sampled image, 4 buffer image */
+    uint8_t *kind = calloc(bound, 1); /* 1 variable, 2 pointer, 3 sampled image, 4 buffer image, 5 int type */
     if (!binding || !link || !kind) {
         free(binding), free(link), free(kind);
         return 0;
@@ -46,7 +48,8 @@ static uint32_t find_texel_bindings(const vk_shader *s)
         if (op == 59 && len >= 4 && a[1] < bound) kind[a[1]] = 1, link[a[1]] = a[0];    /* OpVariable */
         if (op == 32 && len >= 4 && a[0] < bound) kind[a[0]] = 2, link[a[0]] = a[2];    /* OpTypePointer */
         if (op == 27 && len >= 3 && a[0] < bound) kind[a[0]] = 3, link[a[0]] = a[1];    /* OpTypeSampledImage */
-        if (op == 25 && len >= 4 && a[0] < bound && a[2] == 5) kind[a[0]] = 4;        /* OpTypeImage, Dim Buffer */
+        if (op == 25 && len >= 4 && a[0] < bound && a[2] == 5) kind[a[0]] = 4, link[a[0]] = a[1]; /* OpTypeImage, Dim Buffer */
+        if (op == 21 && len >= 2 && a[0] < bound) kind[a[0]] = 5;                    /* OpTypeInt */
         i += len;
     }
     for (uint32_t id = 0; id < bound; id++) {
@@ -54,7 +57,10 @@ static uint32_t find_texel_bindings(const vk_shader *s)
         uint32_t t = link[id];
         if (t < bound && kind[t] == 2) t = link[t];
         if (t < bound && kind[t] == 3) t = link[t];
-        if (t < bound && kind[t] == 4) mask |= 1u << (binding[id] - 1);
+        if (t < bound && kind[t] == 4) {
+            mask |= 1u << (binding[id] - 1);
+            if (link[t] < bound && kind[link[t]] == 5) *r32 |= 1u << (binding[id] - 1);
+        }
     }
     free(binding), free(link), free(kind);
     return mask;
@@ -66,7 +72,7 @@ const vk_shader *vk_shader_find(const char *name)
         if (!strcmp(vk_shader_table[i].name, name)) {
             vk_shader *s = &vk_shader_table[i];
             if (!s->bindings) {
-                s->texel_bindings = find_texel_bindings(s);
+                s->texel_bindings = find_texel_bindings(s, &s->texel_r32_bindings);
                 s->bindings = count_bindings(s);
             }
             return s;

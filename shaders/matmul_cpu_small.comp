@@ -1,0 +1,63 @@
+#version 450
+// Small MatMul/Gemm products with strided operands for CPU Vulkan drivers (lavapipe):
+// attention's Q K^T and P V at short sequences, whose transposed or unaligned operands
+// shaders/matmul_cpu.comp would first copy into its texel layout (shaders/matmul_cpu_pack.comp,
+// a dispatch as long as the product there). Here A and B are read in place through texel
+// buffers of 32-bit words at any element strides (one gather for all lanes each), an
+// invocation computing a 4 x 4 block of Y, the lanes of a workgroup on adjacent column blocks.
+// Y = alpha * A B + beta * C, batched over gl_WorkGroupID.z.
+#extension GL_EXT_control_flow_attributes : require
+#include "common.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint OUT_DT = 0u;
+layout(constant_id = 2) const bool HAS_C = false;
+layout(constant_id = 3) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+
+const uint R = 4u;
+
+layout(binding = 0) uniform usamplerBuffer A;
+layout(binding = 1) uniform usamplerBuffer B;
+layout(std430, binding = 2) readonly buffer C { uint cb[]; };
+layout(std430, binding = 3) writeonly buffer Y { uint y[]; };
+
+// keep in step with mm_small_push in src/ops/matmul_cpu.c; strides in elements
+layout(push_constant) uniform Push {
+    uint M, N, K;
+    uint sam, sak, sbk, sbn, scm, scn;
+    float alpha, beta;
+    uint bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2; // three batch dims (outermost size implied)
+    uint batch_base;
+    float lo, hi; // CLAMP's bounds
+} pc;
+
+void main()
+{
+    uint n0 = gl_GlobalInvocationID.x * R, m0 = gl_WorkGroupID.y * R;
+    uint z = gl_WorkGroupID.z + pc.batch_base;
+    uint i2 = z % pc.bd2, i1 = (z / pc.bd2) % pc.bd1, i0 = z / (pc.bd2 * pc.bd1);
+    int a_off = int(i0 * pc.sa0 + i1 * pc.sa1 + i2 * pc.sa2), b_off = int(i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2);
+    int rows[R], cols[R]; // past M or N, the last row or column again: every fetch in bounds
+    [[unroll]] for (uint i = 0u; i < R; i++) rows[i] = a_off + int(min(m0 + i, pc.M - 1u) * pc.sam);
+    [[unroll]] for (uint j = 0u; j < R; j++) cols[j] = b_off + int(min(n0 + j, pc.N - 1u) * pc.sbn);
+    int sak = int(pc.sak), sbk = int(pc.sbk);
+    vec4 acc[R];
+    [[unroll]] for (uint i = 0u; i < R; i++) acc[i] = vec4(0.0);
+    for (int k = 0; k < int(pc.K); k++) {
+        vec4 bv;
+        [[unroll]] for (uint j = 0u; j < R; j++) bv[j] = uintBitsToFloat(texelFetch(B, cols[j] + k * sbk).x);
+        [[unroll]] for (uint i = 0u; i < R; i++)
+            acc[i] = fma(vec4(uintBitsToFloat(texelFetch(A, rows[i] + k * sak).x)), bv, acc[i]);
+    }
+    uint y_off = z * pc.M * pc.N;
+    [[unroll]] for (uint i = 0u; i < R; i++) {
+        uint m = m0 + i;
+        [[unroll]] for (uint j = 0u; j < R; j++) {
+            uint n = n0 + j;
+            if (m >= pc.M || n >= pc.N) continue;
+            float v = pc.alpha * acc[i][j];
+            if (HAS_C) v += pc.beta * uintBitsToFloat(cb[m * pc.scm + n * pc.scn]);
+            y[y_off + m * pc.N + n] = floatBitsToUint(round_to_dtype(OUT_DT, fused_clamp(CLAMP, v, pc.lo, pc.hi)));
+        }
+    }
+}
