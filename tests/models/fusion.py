@@ -215,7 +215,10 @@ class Encoder(nn.Module):
         return self.enc(x)
 
 
-# name: (model, inputs, opset, dispatches fewer at least)
+# name: (model, inputs, opset, dispatches fewer at least). Seeded: the inputs (and the models'
+# weights, made per run) are the same every run, so that a bound is met or missed for good
+# (unseeded, transposed_products' sums of bfloat16 products missed theirs about one run in 5).
+torch.manual_seed(0)
 CASES = {
     "bias_relu": (BiasRelu, (torch.randn(2, 10, 64),), 17, 3),
     "residual": (Residual, (torch.randn(3, 7, 64),), 17, 3),
