@@ -5,20 +5,6 @@
 
 #define COL2IM_MAX_SPATIAL 4
 
-/* An attribute of `n` entries, or `fill` everywhere when absent. */
-static vki_status spatial_attr(op_ctx *c, const char *name, int n, int64_t fill, int64_t *out)
-{
-    const int64_t *v;
-    int count = ir_attr_ints(c->node, name, &v);
-    if (count < 0) {
-        for (int k = 0; k < n; k++) out[k] = fill;
-        return VKI_OK;
-    }
-    if (count != n) return op_error(c, VKI_ERROR_MODEL, "%s has %d entries; %d expected", name, count, n);
-    for (int k = 0; k < n; k++) out[k] = v[k];
-    return VKI_OK;
-}
-
 static vki_status plan_col2im(op_ctx *c)
 {
     VKI_TRY(op_require_inputs(c, 3, 3));
@@ -35,9 +21,9 @@ static vki_status plan_col2im(op_ctx *c)
     VKI_TRY(op_const_ints(c, 2, block, COL2IM_MAX_SPATIAL, &n_block));
     if (n < 1 || n_block != n) return op_error(c, VKI_ERROR_MODEL, "image_shape has %d entries, block_shape %d", n, n_block);
     int64_t dil[COL2IM_MAX_SPATIAL], stride[COL2IM_MAX_SPATIAL], pads[2 * COL2IM_MAX_SPATIAL], cols[COL2IM_MAX_SPATIAL];
-    VKI_TRY(spatial_attr(c, "dilations", n, 1, dil));
-    VKI_TRY(spatial_attr(c, "strides", n, 1, stride));
-    VKI_TRY(spatial_attr(c, "pads", 2 * n, 0, pads));
+    VKI_TRY(op_attr_ints_n(c, "dilations", n, 1, INT64_MIN, INT64_MAX, dil));
+    VKI_TRY(op_attr_ints_n(c, "strides", n, 1, INT64_MIN, INT64_MAX, stride));
+    VKI_TRY(op_attr_ints_n(c, "pads", 2 * n, 0, INT64_MIN, INT64_MAX, pads));
     int64_t block_size = 1, col_count = 1;
     for (int k = 0; k < n; k++) {
         if (image[k] < 1 || block[k] < 1 || dil[k] < 1 || stride[k] < 1 || pads[k] < 0 || pads[n + k] < 0 ||

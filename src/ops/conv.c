@@ -21,21 +21,6 @@ typedef struct conv_geom {
 
 static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
-/* An INTS attribute of `want` entries, each at least `min`, or `fallback` everywhere. */
-static vki_status spatial_ints(op_ctx *c, const char *name, int want, int64_t fallback, int64_t min, int64_t *out)
-{
-    const int64_t *v;
-    int n = ir_attr_ints(c->node, name, &v);
-    for (int i = 0; i < want; i++) out[i] = fallback;
-    if (n < 0) return VKI_OK;
-    if (n != want) return op_error(c, VKI_ERROR_MODEL, "'%s' has %d values, expected %d", name, n, want);
-    for (int i = 0; i < want; i++) {
-        if (v[i] < min) return op_error(c, VKI_ERROR_MODEL, "'%s' value %lld is below %lld", name, (long long)v[i], (long long)min);
-        out[i] = v[i];
-    }
-    return VKI_OK;
-}
-
 /* Inputs X, W (and B) of either op: float, matching dtypes, ranks 3..5, kernel_shape. */
 static vki_status check_inputs(op_ctx *c, conv_geom *g)
 {
@@ -64,8 +49,8 @@ static vki_status check_inputs(op_ctx *c, conv_geom *g)
         for (int d = 0; same && d < nk; d++) same = ks[d] == g->kernel[d];
         if (!same) return op_error(c, VKI_ERROR_SHAPE, "kernel_shape does not match W's spatial dims");
     }
-    VKI_TRY(spatial_ints(c, "strides", g->nsp, 1, 1, g->stride));
-    VKI_TRY(spatial_ints(c, "dilations", g->nsp, 1, 1, g->dil));
+    VKI_TRY(op_attr_ints_n(c, "strides", g->nsp, 1, 1, INT64_MAX, g->stride));
+    VKI_TRY(op_attr_ints_n(c, "dilations", g->nsp, 1, 1, INT64_MAX, g->dil));
     if (shape_numel(x->dims, x->rank) > UINT32_MAX || shape_numel(w->dims, w->rank) > UINT32_MAX)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "inputs over 2^32 elements are not supported");
     return VKI_OK;
@@ -656,7 +641,7 @@ static vki_status plan_conv(op_ctx *c)
     const char *auto_pad;
     VKI_TRY(read_auto_pad(c, &auto_pad));
     int64_t pads[6];
-    VKI_TRY(spatial_ints(c, "pads", 2 * g.nsp, 0, 0, pads));
+    VKI_TRY(op_attr_ints_n(c, "pads", 2 * g.nsp, 0, 0, INT64_MAX, pads));
     for (int d = 0; d < g.nsp; d++) {
         int64_t span = (g.kernel[d] - 1) * g.dil[d] + 1;
         if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
@@ -691,8 +676,8 @@ static vki_status plan_conv_transpose(op_ctx *c)
     const char *auto_pad;
     VKI_TRY(read_auto_pad(c, &auto_pad));
     int64_t pads[6], out_pad[3];
-    VKI_TRY(spatial_ints(c, "pads", 2 * g.nsp, 0, 0, pads));
-    VKI_TRY(spatial_ints(c, "output_padding", g.nsp, 0, 0, out_pad));
+    VKI_TRY(op_attr_ints_n(c, "pads", 2 * g.nsp, 0, 0, INT64_MAX, pads));
+    VKI_TRY(op_attr_ints_n(c, "output_padding", g.nsp, 0, 0, INT64_MAX, out_pad));
     const int64_t *out_shape;
     int n_out_shape = ir_attr_ints(c->node, "output_shape", &out_shape);
     if (n_out_shape >= 0 && n_out_shape != g.nsp && n_out_shape != g.nsp + 2)

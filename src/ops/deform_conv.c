@@ -4,18 +4,6 @@
  * weights as a grouped convolution. A direct kernel: one invocation per output element. */
 #include "op.h"
 
-/* A 2-entry attribute (pads: 4), or `fill` when absent. */
-static vki_status attr2(op_ctx *c, const char *name, int n, int64_t fill, int64_t *out)
-{
-    const int64_t *v;
-    int count = ir_attr_ints(c->node, name, &v);
-    for (int k = 0; k < n; k++) out[k] = count < 0 ? fill : k < count ? v[k] : 0;
-    if (count >= 0 && count != n) return op_error(c, VKI_ERROR_MODEL, "%s has %d entries; %d expected", name, count, n);
-    for (int k = 0; k < n; k++)
-        if (out[k] < 0 || out[k] > INT32_MAX) return op_error(c, VKI_ERROR_MODEL, "%s[%d] is %lld", name, k, (long long)out[k]);
-    return VKI_OK;
-}
-
 static vki_status plan_deform_conv(op_ctx *c)
 {
     VKI_TRY(op_require_inputs(c, 3, 5));
@@ -34,11 +22,11 @@ static vki_status plan_deform_conv(op_ctx *c)
                         shape_str(off->dims, off->rank, d, sizeof d));
     int64_t kernel[2], strides[2], dil[2], pads[4];
     const int64_t *ks;
-    if (ir_attr_ints(c->node, "kernel_shape", &ks) >= 0) VKI_TRY(attr2(c, "kernel_shape", 2, 0, kernel));
+    if (ir_attr_ints(c->node, "kernel_shape", &ks) >= 0) VKI_TRY(op_attr_ints_n(c, "kernel_shape", 2, 0, 0, INT32_MAX, kernel));
     else kernel[0] = w->dims[2], kernel[1] = w->dims[3];
-    VKI_TRY(attr2(c, "strides", 2, 1, strides));
-    VKI_TRY(attr2(c, "dilations", 2, 1, dil));
-    VKI_TRY(attr2(c, "pads", 4, 0, pads));
+    VKI_TRY(op_attr_ints_n(c, "strides", 2, 1, 0, INT32_MAX, strides));
+    VKI_TRY(op_attr_ints_n(c, "dilations", 2, 1, 0, INT32_MAX, dil));
+    VKI_TRY(op_attr_ints_n(c, "pads", 4, 0, 0, INT32_MAX, pads));
     int64_t group = ir_attr_int(c->node, "group", 1), offset_group = ir_attr_int(c->node, "offset_group", 1);
     int64_t n = x->dims[0], ic = x->dims[1], oc = w->dims[0];
     if (group < 1 || offset_group < 1 || kernel[0] < 1 || kernel[1] < 1 || strides[0] < 1 || strides[1] < 1 || dil[0] < 1 ||

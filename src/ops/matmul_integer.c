@@ -132,20 +132,6 @@ static vki_status plan_matmul_integer(op_ctx *c)
  * w_scale, w_zp, y_scale, y_zp, B): 1-D to 3-D, groups, strides, dilations, pads, auto_pad;
  * w's zero point and scale per tensor or per output channel ---- */
 
-static vki_status conv_ints(op_ctx *c, const char *name, int want, int64_t fallback, int64_t min, int64_t *out)
-{
-    const int64_t *v;
-    int n = ir_attr_ints(c->node, name, &v);
-    for (int i = 0; i < want; i++) out[i] = fallback;
-    if (n < 0) return VKI_OK;
-    if (n != want) return op_error(c, VKI_ERROR_MODEL, "'%s' has %d values, expected %d", name, n, want);
-    for (int i = 0; i < want; i++) {
-        if (v[i] < min || v[i] > INT32_MAX) return op_error(c, VKI_ERROR_MODEL, "'%s' value %lld is out of range", name, (long long)v[i]);
-        out[i] = v[i];
-    }
-    return VKI_OK;
-}
-
 static vki_status plan_conv_integer(op_ctx *c)
 {
     bool qlinear = !strcmp(c->node->op_type, "QLinearConv");
@@ -164,10 +150,10 @@ static vki_status plan_conv_integer(op_ctx *c)
         return op_error(c, VKI_ERROR_SHAPE, "x %s and w %s with group %lld: 1-D to 3-D convolutions, w [OC, C / group, k...]",
                         shape_str(x->dims, x->rank, s1, sizeof s1), shape_str(w->dims, w->rank, s2, sizeof s2), (long long)group);
     int64_t stride[3], dil[3], pads[6], kernel[3];
-    VKI_TRY(conv_ints(c, "strides", nsp, 1, 1, stride));
-    VKI_TRY(conv_ints(c, "dilations", nsp, 1, 1, dil));
-    VKI_TRY(conv_ints(c, "pads", 2 * nsp, 0, 0, pads));
-    VKI_TRY(conv_ints(c, "kernel_shape", nsp, 0, 0, kernel));
+    VKI_TRY(op_attr_ints_n(c, "strides", nsp, 1, 1, INT32_MAX, stride));
+    VKI_TRY(op_attr_ints_n(c, "dilations", nsp, 1, 1, INT32_MAX, dil));
+    VKI_TRY(op_attr_ints_n(c, "pads", 2 * nsp, 0, 0, INT32_MAX, pads));
+    VKI_TRY(op_attr_ints_n(c, "kernel_shape", nsp, 0, 0, INT32_MAX, kernel));
     const char *auto_pad = ir_attr_string(c->node, "auto_pad", "NOTSET");
     bool same = !strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER");
     if (!same && strcmp(auto_pad, "NOTSET") && strcmp(auto_pad, "VALID"))

@@ -394,6 +394,15 @@ static vki_status ints_from(op_ctx *c, const char *attr, int input, int64_t inpu
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* Whether the elements a copy reads form one contiguous run of its input (then the output
+ * can be a view of it at s->in_base, op_output_offset_view). */
+static bool one_run(const strided_copy *s)
+{
+    strided_copy run = *s;
+    collapse(&run);
+    return run.rank == 1 && (run.in_strides[0] == 1 || run.dims[0] == 1);
+}
+
 static vki_status plan_slice(op_ctx *c)
 {
     VKI_TRY(op_require_inputs(c, c->opset < 10 ? 1 : 3, c->opset < 10 ? 1 : 5));
@@ -450,10 +459,7 @@ static vki_status plan_slice(op_ctx *c)
     bool fold = movement_folds(c);
     if (fold) movement_alloc_host_outputs(c);
     /* elements that lie together in X (a run of rows along the outermost sliced axis): a view */
-    strided_copy run = s;
-    collapse(&run);
-    if (!fold && run.rank == 1 && (run.in_strides[0] == 1 || run.dims[0] == 1) && op_output_offset_view(c, 0, 0, s.in_base))
-        return VKI_OK;
+    if (!fold && one_run(&s) && op_output_offset_view(c, 0, 0, s.in_base)) return VKI_OK;
     return copy_run(c, 0, 0, &s, fold);
 }
 
@@ -511,11 +517,8 @@ static vki_status split_outputs(op_ctx *c, int axis, int64_t *sizes, int n_out)
         contiguous_strides(s.dims, s.rank, s.out_strides);
         s.in_base = offset * in_strides[axis];
         offset += sizes[i];
-        strided_copy run = s; /* a piece whose elements lie together in X is a view */
-        collapse(&run);
-        if (!fold && op_out(c, i) && run.rank == 1 && (run.in_strides[0] == 1 || run.dims[0] == 1) &&
-            op_output_offset_view(c, i, 0, s.in_base))
-            continue;
+        /* a piece whose elements lie together in X is a view */
+        if (!fold && op_out(c, i) && one_run(&s) && op_output_offset_view(c, i, 0, s.in_base)) continue;
         VKI_TRY(copy_run(c, 0, i, &s, fold));
     }
     return VKI_OK;

@@ -90,6 +90,9 @@ vki_status op_set_output(op_ctx *c, int i, vki_dtype dtype, int rank, const int6
  * 1024 elements, others up to 8) and not keyed yet; -1 if none. */
 int op_keyable_input(const plan *p, int v);
 vki_status op_const_ints(op_ctx *c, int i, int64_t *out, int max, int *count);
+/* An INTS attribute of exactly `n` entries, each in [lo, hi], into out; `fill` everywhere when
+ * the node lacks it (strides, dilations, pads...). Fails naming the attribute otherwise. */
+vki_status op_attr_ints_n(op_ctx *c, const char *name, int n, int64_t fill, int64_t lo, int64_t hi, int64_t *out);
 vki_status op_const_floats(op_ctx *c, int i, double *out, int max, int *count);
 /* Host result: allocates the output's constant data (after op_set_output). */
 void *op_output_host(op_ctx *c, int i);

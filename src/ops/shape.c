@@ -162,12 +162,10 @@ static vki_status reshape_view(op_ctx *c)
     if (!x->permuted || !y) return op_output_alias(c, 0, 0);
     int64_t ns[VKI_MAX_RANK];
     if (op_storage(c, op_in_index(c, 0)) == y->storage && restride(x->dims, x->view_strides, x->rank, y->dims, y->rank, ns)) {
-        int64_t keep[VKI_MAX_RANK];
-        memcpy(keep, ns, sizeof keep);
         VKI_TRY(op_output_alias(c, 0, 0));
         if (y->alias_of >= 0) {
             y->permuted = true;
-            memcpy(y->view_strides, keep, sizeof keep);
+            memcpy(y->view_strides, ns, sizeof ns);
             return VKI_OK;
         }
     }

@@ -218,6 +218,22 @@ static bool scales_by_constant(const plan *p, int n, int v)
     return !strcmp(nd->op_type, "Mul") && nd->inputs[1] == v && plan_const_scalar(p, nd->inputs[0], &s) && isfinite(s);
 }
 
+vki_status op_attr_ints_n(op_ctx *c, const char *name, int n, int64_t fill, int64_t lo, int64_t hi, int64_t *out)
+{
+    const int64_t *v;
+    int count = ir_attr_ints(c->node, name, &v);
+    for (int i = 0; i < n; i++) out[i] = fill;
+    if (count < 0) return VKI_OK;
+    if (count != n) return op_error(c, VKI_ERROR_MODEL, "'%s' has %d values, expected %d", name, count, n);
+    for (int i = 0; i < n; i++) {
+        if (v[i] < lo || v[i] > hi)
+            return op_error(c, VKI_ERROR_MODEL, "'%s' value %lld is outside [%lld, %lld]", name, (long long)v[i], (long long)lo,
+                            (long long)hi);
+        out[i] = v[i];
+    }
+    return VKI_OK;
+}
+
 bool op_const_scalar(op_ctx *c, int i, double *out) { return op_has_input(c, i) && plan_const_scalar(c->plan, op_in_index(c, i), out); }
 
 const ir_node *op_product_reader(op_ctx *c, int v, int *operand, bool *direct)
