@@ -151,6 +151,8 @@ int op_fuse_add_find(op_ctx *c, int v, int *other);
 bool op_read_only_by(op_ctx *c, int v, const char *op_type);
 /* The node that alone reads value v, as op_read_only_by decides it; NULL if none. */
 const ir_node *op_sole_reader(op_ctx *c, int v);
+/* Its index (for op_fuse_claim), or -1. */
+int op_sole_reader_index(op_ctx *c, int v);
 void op_fuse_claim(op_ctx *c, int node, int v);
 int op_fused_output(const op_ctx *c, int node);
 

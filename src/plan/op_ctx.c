@@ -208,6 +208,8 @@ const ir_node *op_sole_reader(op_ctx *c, int v)
     return n >= 0 ? &c->plan->graph->nodes[n] : NULL;
 }
 
+int op_sole_reader_index(op_ctx *c, int v) { return sole_reader(c->plan, v); }
+
 /* Whether node n is a Mul or Div of value v by a constant scalar (v first for Div). */
 static bool scales_by_constant(const plan *p, int n, int v)
 {
