@@ -53,6 +53,7 @@
     X(RandomUniform) X(RandomNormal) X(RandomUniformLike) X(RandomNormalLike) X(Bernoulli) \
     X(Multinomial)                                                                         \
     /* training.c (ai.onnx.preview.training) */ X(Adagrad) X(Adam) X(Momentum)              \
+    /* tfidf.c */ X(TfIdfVectorizer)                                                        \
     /* ml.c (ai.onnx.ml) */ X(Binarizer) X(ArrayFeatureExtractor)                          \
     /* end */
 
