@@ -52,7 +52,7 @@
     /* random.c */                                                                         \
     X(RandomUniform) X(RandomNormal) X(RandomUniformLike) X(RandomNormalLike) X(Bernoulli) \
     X(Multinomial)                                                                         \
-    /* training.c (ai.onnx.preview.training) */ X(Adagrad) X(Adam) X(Momentum)              \
+    /* training.c, gradient.c (ai.onnx.preview.training) */ X(Adagrad) X(Adam) X(Momentum) X(Gradient) \
     /* tfidf.c */ X(TfIdfVectorizer)                                                        \
     /* ml.c (ai.onnx.ml) */ X(Binarizer) X(ArrayFeatureExtractor)                          \
     /* end */
