@@ -54,7 +54,7 @@
     X(Multinomial)                                                                         \
     /* training.c, gradient.c (ai.onnx.preview.training) */ X(Adagrad) X(Adam) X(Momentum) X(Gradient) \
     /* tfidf.c */ X(TfIdfVectorizer)                                                        \
-    /* ml.c, tree_ensemble.c (ai.onnx.ml) */ X(Binarizer) X(ArrayFeatureExtractor) X(TreeEnsemble) \
+    /* ml.c, tree_ensemble.c (ai.onnx.ml) */ X(Binarizer) X(ArrayFeatureExtractor) X(LabelEncoder) X(TreeEnsemble) \
     /* end */
 
 #define DECLARE(name) extern const op_def op_##name;
