@@ -1,4 +1,4 @@
-"""TfIdfVectorizer, ai.onnx.ml TreeEnsemble and LabelEncoder against ONNX's reference
+"""TfIdfVectorizer, ai.onnx.ml TreeEnsemble(Regressor, Classifier) and LabelEncoder against ONNX's reference
 implementation (onnx.reference, onnx >= 1.16), past what ONNX's node tests cover: the IDF and
 TFIDF modes with weights, unigrams with skips, aggregates and post-transforms (the reference
 leaves post_transform out: applied here with numpy), numeric label maps with a NaN key, and
@@ -32,7 +32,7 @@ def make(name, node, x, out_type, opsets):
     return h.make_model(g, opset_imports=[h.make_opsetid(d, v) for d, v in opsets])
 
 
-def case(name, node, x, out_type, opsets, post=None, tol=1e-5, expect_error=None, ref_node=None, nan_to=None):
+def case(name, node, x, out_type, opsets, post=None, tol=1e-5, expect_error=None, ref_node=None, nan_to=None, ref_x=None):
     global failures
     model = make(name, node, x, out_type, opsets)
     path = os.path.join(TMP, name + ".onnx")
@@ -49,7 +49,7 @@ def case(name, node, x, out_type, opsets, post=None, tol=1e-5, expect_error=None
         failures += 1
         return
     ref = make(name, ref_node, x, out_type, opsets) if ref_node else model
-    want = ReferenceEvaluator(ref).run(None, {"X": x})[0]
+    want = ReferenceEvaluator(ref).run(None, {"X": x if ref_x is None else ref_x})[0]
     if post:
         want = post(want.astype(np.float64)).astype(want.dtype)
     if nan_to is not None:  # the spec: a NaN key matches every NaN (the reference's dict matches none)
@@ -126,7 +126,63 @@ for post in range(1, 5):
 case("tree_cycle", forest(nodes_truenodeids=[2, 0, 0, 4], nodes_trueleafs=[0, 1, 0, 1]), X, TensorProto.FLOAT, ML5,
      expect_error="has a cycle")
 case("tree_bad_target", forest(leaf_targetids=[0, 1, 2, 0, 1, 3]), X, TensorProto.FLOAT, ML5,
-     expect_error="leaf_targetids[5] is 3: n_targets is 3")
+     expect_error="target (or class) id is 3, outside the 3 targets")
+
+# ---- TreeEnsembleRegressor and TreeEnsembleClassifier (opset 3) ----
+ML3 = [("", 17), ("ai.onnx.ml", 3)]
+
+
+def legacy(op, prefix, **over):
+    # tree 7 (ids out of order, root listed first): n0: x0 <= 0.5 ? n3 : n1; n3: x1 == 2 ? leaf n4 : leaf n5;
+    # n1: leaf. tree 2: a single leaf. Leaf n4 holds two weights.
+    attrs = dict(nodes_treeids=[7, 7, 7, 7, 2], nodes_nodeids=[0, 3, 1, 4, 0], nodes_featureids=[0, 1, 0, 0, 0],
+                 nodes_modes=["BRANCH_LEQ", "BRANCH_EQ", "LEAF", "LEAF", "LEAF"], nodes_values=[0.5, 2.0, 0, 0, 0],
+                 nodes_truenodeids=[3, 4, 0, 0, 0], nodes_falsenodeids=[1, 5, 0, 0, 0],
+                 nodes_missing_value_tracks_true=[0, 1, 0, 0, 0])
+    attrs["nodes_treeids"].append(7), attrs["nodes_nodeids"].append(5), attrs["nodes_featureids"].append(0)
+    attrs["nodes_modes"].append("LEAF"), attrs["nodes_values"].append(0), attrs["nodes_truenodeids"].append(0)
+    attrs["nodes_falsenodeids"].append(0), attrs["nodes_missing_value_tracks_true"].append(0)
+    attrs.update({f"{prefix}_treeids": [7, 7, 7, 7, 2], f"{prefix}_nodeids": [4, 1, 5, 4, 0],
+                  f"{prefix}_ids": [0, 1, 2, 2, 1], f"{prefix}_weights": [0.4, -0.7, 1.1, 0.25, 0.6]})
+    attrs.update(over)
+    return h.make_node(op, ["X"], ["Y"] if prefix == "target" else ["L", "Y"], domain="ai.onnx.ml", **attrs)
+
+
+XL = rng.choice([-1.0, 0.0, 1.0, 2.0, np.nan], (30, 2)).astype(np.float32)
+for agg in ("SUM", "AVERAGE", "MIN", "MAX"):
+    case(f"regressor_{agg}", legacy("TreeEnsembleRegressor", "target", n_targets=3, aggregate_function=agg,
+                                    base_values=[0.5, -1.0, 2.0]), XL, TensorProto.FLOAT, ML3)
+XI = rng.integers(-1, 3, (9, 2)).astype(np.int64)  # the reference computes in X's dtype: given floats
+case("regressor_logistic_int_x", legacy("TreeEnsembleRegressor", "target", n_targets=3, post_transform="LOGISTIC"),
+     XI, TensorProto.FLOAT, ML3, post=POSTS[2], ref_node=legacy("TreeEnsembleRegressor", "target", n_targets=3),
+     ref_x=XI.astype(np.float32))
+case("regressor_bad_child", legacy("TreeEnsembleRegressor", "target", n_targets=3, nodes_truenodeids=[9, 4, 0, 0, 0, 0]),
+     XL, TensorProto.FLOAT, ML3, expect_error="its true node 9 does not exist")
+
+
+def classifier_case(name, node, x, want_scores_post=None):
+    global failures
+    g = h.make_graph([node], name, [h.make_tensor_value_info("X", TensorProto.FLOAT, x.shape)],
+                     [h.make_tensor_value_info("L", TensorProto.INT64, None), h.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    model = h.make_model(g, opset_imports=[h.make_opsetid(d, v) for d, v in ML3])
+    path = os.path.join(TMP, name + ".onnx")
+    onnx.save(model, path)
+    got = vkinfer.Session(path).run({"X": x})
+    labels, scores = ReferenceEvaluator(model).run(None, {"X": x})
+    ok = np.array_equal(got["L"], labels) and np.allclose(got["Y"], scores, rtol=1e-5, atol=1e-5)
+    print(("PASS " if ok else "FAIL ") + name + ("" if ok else f": labels {got['L']} vs {labels}, scores max error "
+                                                  f"{np.max(np.abs(got['Y'] - scores)) if got['Y'].shape == scores.shape else got['Y'].shape}"))
+    failures += not ok
+
+
+classifier_case("classifier_softmax", legacy("TreeEnsembleClassifier", "class", classlabels_int64s=[10, 20, 30],
+                                             post_transform="SOFTMAX", base_values=[0.1, 0.25, -0.3]), XL)
+classifier_case("classifier_none", legacy("TreeEnsembleClassifier", "class", classlabels_int64s=[4, 5, 6]), XL)
+binary = dict(class_ids=[0, 0, 0, 0, 0], classlabels_int64s=[1])
+classifier_case("classifier_binary_logistic", legacy("TreeEnsembleClassifier", "class", post_transform="LOGISTIC", **binary), XL)
+classifier_case("classifier_binary_none", legacy("TreeEnsembleClassifier", "class", **binary), XL)
+classifier_case("classifier_binary_two_labels", legacy("TreeEnsembleClassifier", "class", class_ids=[0] * 5,
+                                                       classlabels_int64s=[3, 8]), XL)
 
 # ---- LabelEncoder ----
 ML4 = [("", 21), ("ai.onnx.ml", 4)]
