@@ -1,8 +1,9 @@
-"""TfIdfVectorizer, ai.onnx.ml TreeEnsemble(Regressor, Classifier) and LabelEncoder against ONNX's reference
-implementation (onnx.reference, onnx >= 1.16), past what ONNX's node tests cover: the IDF and
-TFIDF modes with weights, unigrams with skips, aggregates and post-transforms (the reference
-leaves post_transform out: applied here with numpy), numeric label maps with a NaN key, and
-the errors for strings and malformed trees.
+"""TfIdfVectorizer, the ai.onnx.ml tree ensembles (TreeEnsemble, TreeEnsembleRegressor,
+TreeEnsembleClassifier) and LabelEncoder against ONNX's reference implementation
+(onnx.reference, onnx >= 1.16), past what ONNX's node tests cover: the IDF and TFIDF modes with
+weights, unigrams with skips, aggregates, base values, labels and post-transforms (the
+reference leaves TreeEnsemble's out: applied here with numpy), numeric label maps with a NaN
+key, and the errors for strings and malformed trees.
 
     ml_ops.py LIBVKINFER_SO   (run with the onnx 1.23 venv's python)"""
 import os
