@@ -143,38 +143,32 @@ static vki_status node_steps(backward *bw, const ir_node *n, const bool *want)
     static const uint32_t unary_rule[] = {G_PASS, G_NEG, G_RELU, G_SIGMOID, G_TANH, G_EXP};
     static const char *const binary[] = {"Add", "Sub", "Mul", "Div"};
     static const uint32_t binary_rule[][2] = {{G_PASS, G_PASS}, {G_PASS, G_NEG}, {G_MUL_A, G_MUL_B}, {G_DIV_A, G_DIV_B}};
-    bool known = false;
-    for (int k = 0; k < n->n_inputs; k++)
-        if (n->inputs[k] >= 0) VKI_TRY(readable(c, n, n->inputs[k]));
-    VKI_TRY(readable(c, n, y));
-    if (*n->domain) {
-    } else if (!strcmp(op, "MatMul") && n->n_inputs == 2) {
-        return matmul_steps(bw, n, want);
-    } else {
-        for (int r = 0; r < 6 && !known; r++) {
-            if (strcmp(op, unary[r]) || n->n_inputs != 1) continue;
-            known = true;
-            int out;
-            bool accumulate;
-            VKI_TRY(accumulator(bw, n->inputs[0], &out, &accumulate));
-            VKI_TRY(step(bw, unary_rule[r], 0, g, y, n->inputs[0], n->inputs[0], out, accumulate));
-        }
-        for (int r = 0; r < 4 && !known; r++) {
-            if (strcmp(op, binary[r]) || n->n_inputs != 2) continue;
-            known = true;
-            for (uint32_t t = 0; t < 2; t++) {
-                if (!want[t]) continue;
-                int out;
-                bool accumulate;
-                VKI_TRY(accumulator(bw, n->inputs[t], &out, &accumulate));
-                VKI_TRY(step(bw, binary_rule[r][t], t, g, y, n->inputs[0], n->inputs[1], out, accumulate));
-            }
-        }
-    }
+    bool known = !*n->domain && !strcmp(op, "MatMul") && n->n_inputs == 2;
+    for (int r = 0; r < 6 && !*n->domain; r++) known |= !strcmp(op, unary[r]) && n->n_inputs == 1;
+    for (int r = 0; r < 4 && !*n->domain; r++) known |= !strcmp(op, binary[r]) && n->n_inputs == 2;
     if (!known)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "cannot differentiate node '%s' (%s%s%s) on the way from xs to y: "
                         "supported are Add, Sub, Mul, Div, Neg, MatMul, Relu, Sigmoid, Tanh, Exp and Identity",
                         n->name, n->domain, *n->domain ? "." : "", op);
+    for (int k = 0; k < n->n_inputs; k++)
+        if (n->inputs[k] >= 0) VKI_TRY(readable(c, n, n->inputs[k]));
+    VKI_TRY(readable(c, n, y));
+    if (!strcmp(op, "MatMul")) return matmul_steps(bw, n, want);
+    int out;
+    bool accumulate;
+    for (int r = 0; r < 6; r++) {
+        if (strcmp(op, unary[r])) continue;
+        VKI_TRY(accumulator(bw, n->inputs[0], &out, &accumulate));
+        return step(bw, unary_rule[r], 0, g, y, n->inputs[0], n->inputs[0], out, accumulate);
+    }
+    for (int r = 0; r < 4; r++) {
+        if (strcmp(op, binary[r])) continue;
+        for (uint32_t t = 0; t < 2; t++) {
+            if (!want[t]) continue;
+            VKI_TRY(accumulator(bw, n->inputs[t], &out, &accumulate));
+            VKI_TRY(step(bw, binary_rule[r][t], t, g, y, n->inputs[0], n->inputs[1], out, accumulate));
+        }
+    }
     return VKI_OK;
 }
 

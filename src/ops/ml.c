@@ -82,8 +82,9 @@ static vki_status label_list(op_ctx *c, const char *kind, double **out, int *cou
     const ir_attr *a_tensor = ir_find_attr(c->node, tensor), *a_strings = ir_find_attr(c->node, strings);
     if (a_strings || (a_tensor && a_tensor->tensor && a_tensor->tensor->dtype == VKI_DTYPE_STRING))
         return op_error(c, VKI_ERROR_UNSUPPORTED, "%s: strings unsupported", a_strings ? strings : tensor);
-    if (!!a_ints + !!a_floats + !!a_tensor != 1)
-        return op_error(c, VKI_ERROR_MODEL, "needs exactly one of %s, %s and %s", ints, floats, tensor);
+    if (!!a_ints + !!a_floats + !!a_tensor != 1 || (a_ints && a_ints->type != ATTR_INTS) ||
+        (a_floats && a_floats->type != ATTR_FLOATS))
+        return op_error(c, VKI_ERROR_MODEL, "needs exactly one of %s (ints), %s (floats) and %s", ints, floats, tensor);
     const ir_tensor *t = a_tensor ? a_tensor->tensor : NULL;
     if (a_tensor && (a_tensor->type != ATTR_TENSOR || !t || t->bytes < (size_t)shape_numel(t->dims, t->rank) * vki_dtype_size(t->dtype)))
         return op_error(c, VKI_ERROR_MODEL, "%s must be a tensor", tensor);

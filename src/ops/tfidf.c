@@ -55,6 +55,7 @@ static vki_status plan_tfidf(op_ctx *c)
             return op_error(c, VKI_ERROR_MODEL, "ngram_indexes[%d] is %lld, outside [0, 2^31)", k, (long long)indexes[k]);
         if (indexes[k] + 1 > cols) cols = indexes[k] + 1;
     }
+    if (weights && weights->type != ATTR_FLOATS) return op_error(c, VKI_ERROR_MODEL, "weights must be a list of floats");
     if (weights && weights->count && weights->count != cols)
         return op_error(c, VKI_ERROR_MODEL, "weights has %d entries for %lld output columns", weights->count, (long long)cols);
 

@@ -327,6 +327,7 @@ static vki_status floats_attr(op_ctx *c, const char *name, double **out, int64_t
     if (*out) return VKI_OK;
     const ir_attr *a = ir_find_attr(c->node, name);
     if (!a) return VKI_OK;
+    if (a->type != ATTR_FLOATS) return op_error(c, VKI_ERROR_MODEL, "attribute %s must be a list of floats", name);
     *count = a->count;
     *out = malloc(sizeof(double) * (size_t)(a->count + 1));
     if (!*out) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");

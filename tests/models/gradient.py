@@ -26,7 +26,7 @@ TORCH = {"Add": torch.add, "Sub": torch.sub, "Mul": torch.mul, "Div": torch.div,
          "Identity": lambda x: x}
 
 
-def case(name, nodes, shapes, xs, y, zs=(), expect_error=None):
+def case(name, nodes, shapes, xs, y, zs=(), expect_error=None, y_output=True):
     """nodes: (op, inputs, output); shapes: graph inputs; the Gradient of y w.r.t. xs."""
     global failures
     feeds = {k: rng.uniform(-1.5, 1.5, s).astype(np.float32) for k, s in shapes.items()}
@@ -38,7 +38,7 @@ def case(name, nodes, shapes, xs, y, zs=(), expect_error=None):
     onnx_nodes.append(h.make_node("Gradient", list(xs) + list(zs), grads, xs=list(xs), zs=list(zs), y=y,
                                   domain="ai.onnx.preview.training"))
     g = h.make_graph(onnx_nodes, name, [h.make_tensor_value_info(k, TensorProto.FLOAT, s) for k, s in shapes.items()],
-                     [h.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in [y] + grads])
+                     [h.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in [y] * y_output + grads])
     path = os.path.join(TMP, name + ".onnx")
     onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13), h.make_opsetid("ai.onnx.preview.training", 1)]),
               path)
@@ -89,4 +89,6 @@ case("unrelated_x", [("Exp", ("a",), "y")], {"a": (3,), "b": (2, 2)}, ["a", "b"]
 case("intermediate_x", [("Mul", ("a", "b"), "h"), ("Tanh", ("h",), "y")], {"a": (3,), "b": (3,)}, ["h", "b"], "y")
 case("unsupported_op", [("Softmax", ("a",), "t"), ("Mul", ("t", "a"), "y")], {"a": (2, 3)}, ["a"], "y",
      expect_error="cannot differentiate node 'Softmax_0' (Softmax)")
+case("y_not_computed", [("Exp", ("a",), "y")], {"a": (3,)}, ["a"], "y", y_output=False,
+     expect_error="y 'y' is not computed before the Gradient node")
 sys.exit(1 if failures else 0)
