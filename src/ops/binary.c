@@ -547,6 +547,14 @@ static vki_status plan_binary(op_ctx *c)
     shape out_shape;
     if (!broadcast_shapes(shapes, n, &out_shape))
         return op_error(c, VKI_ERROR_SHAPE, "the input shapes do not broadcast together (numpy rules)");
+    /* a Where made by src/onnx/expand.c to select by a condition computed on the GPU */
+    if (code == B_WHERE && ir_attr_int(c->node, "vkinfer.select", 0) && !same_shape(&shapes[1], &shapes[2])) {
+        char a[128], b[128];
+        return op_error(c, VKI_ERROR_UNSUPPORTED,
+                        "the values selected by a condition computed on the GPU (an If's two branches, or a Loop's state "
+                        "before and after an iteration) have shapes %s and %s; vkinfer runs both and needs one shape",
+                        shape_str(shapes[1].dims, shapes[1].rank, a, sizeof a), shape_str(shapes[2].dims, shapes[2].rank, b, sizeof b));
+    }
     if (code == B_SWIGLU && !same_shape(&shapes[0], &shapes[1]))
         return op_error(c, VKI_ERROR_SHAPE, "A and B must have one shape (SwiGLU does not broadcast)");
     if (code == B_PRELU && !same_shape(&out_shape, &shapes[0]))
