@@ -616,6 +616,32 @@ BINARY(Min, FLOATS " " INTS) BINARY(Sum, FLOATS) BINARY(Mean, FLOATS) BINARY(PRe
 BINARY(Where, FLOATS " " INTS " bool")
 const op_def op_Pow = {"Pow", "", FLOATS " " INTS, "the output has the base's dtype; the exponent may be any number", plan_binary};
 
+vki_status binary_add_strided(op_ctx *c, int a, const int64_t *a_strides, int b, int out, const int64_t *dims, int rank,
+                              gpu_storage st, bool clamp, float lo, float hi)
+{
+    int64_t count = shape_numel(dims, rank);
+    if (rank < 1 || rank > BROADCAST_MAX_RANK || count > UINT32_MAX)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a strided Add of rank %d and %lld elements", rank, (long long)count);
+    broadcast_push push = {(uint32_t)count, 0, {0}, {0}};
+    int64_t stride = 1;
+    for (int j = rank - 1; j >= 0; j--) {
+        push.dims[j] = (uint32_t)dims[j];
+        push.strides[j] = (uint32_t)a_strides[j];
+        push.strides[BROADCAST_MAX_RANK + j] = (uint32_t)stride;
+        stride *= dims[j];
+    }
+    vki_dtype dt = op_value(c, out)->dtype;
+    uint32_t spec[9] = {128, B_ADD, op_dtype_code(dt), op_dtype_code(dt), op_dtype_code(dt), (uint32_t)rank, clamp, 0, 0};
+    memcpy(&spec[7], &lo, sizeof lo);
+    memcpy(&spec[8], &hi, sizeof hi);
+    int values[3] = {a, b, out};
+    gpu_storage stores[3] = {st, st, st};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)count, 128, &gx, &gy);
+    return op_dispatch_stored(c, op_variant(c, "binary", st), spec, clamp ? 9 : 6, &push, sizeof push, values, NULL, stores,
+                              3, gx, gy, 1);
+}
+
 vki_status binary_clip_runtime(op_ctx *c)
 {
     plan_value *x = op_in(c, 0);
