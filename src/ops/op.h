@@ -192,6 +192,12 @@ gpu_storage op_storage(op_ctx *c, int value_index);
  * still held packed, and kernels see them through conversions to GPU_W32. */
 bool op_has_storage16(const op_ctx *c);
 bool op_has_storage8(const op_ctx *c);
+/* Whether kernels may compute in double (shaderFloat64). Without it, float64 values (held as
+ * GPU_F64 everywhere) reach kernels through conversions to fp32 words. */
+bool op_has_float64(const op_ctx *c);
+/* The dtype code of float64 held as such, for the *_f64 kernels (DT_F64 in shaders/common.glsl);
+ * op_dtype_code gives float64 float32's code (the word form the other kernels see). */
+#define OP_DTYPE_F64 24u
 /* The 16-bit float storage (GPU_F16 or GPU_BF16) shared by every value in values[0..n), where
  * the device lets kernels declare 16-bit buffers; GPU_W32 otherwise. In the fp16 mode float32
  * values held as words (graph inputs and outputs) may sit beside GPU_F16 ones: they are
