@@ -356,8 +356,8 @@ static vki_status dispatch_where(op_ctx *c, const elementwise *e, const shape *s
     int values[4] = {op_in_index(c, e->ins[0]), op_in_index(c, e->ins[1]), op_in_index(c, e->ins[2]), op_out_index(c, 0)};
     /* X, Y and the output as halves, the condition as bool bytes: the 16-bit variant (windows
      * are in words, so windowed passes stay on the 32-bit one) */
-    gpu_storage st = windows ? GPU_W32 : op_half_storage(c, values + 1, 3);
-    gpu_storage stores[4] = {st == GPU_W32 ? GPU_W32 : GPU_BOOL, st, st, st};
+    gpu_storage st = windows ? GPU_W32 : op_move_storage(c, values + 1, 3);
+    gpu_storage stores[4] = {st == GPU_W32 || st == GPU_F64 ? GPU_W32 : GPU_BOOL, st, st, st};
     uint32_t gx, gy;
     op_grid_1d(count, 128, &gx, &gy);
     return op_dispatch_stored(c, op_variant(c, "where", st), spec, 2, &push, sizeof push, values, windows, stores, 4, gx,

@@ -205,7 +205,12 @@ bool op_has_float64(const op_ctx *c);
  * `<name>_f16` / `<name>_bf16` variants (shaders/storage.glsl) then runs them on those values
  * as they are held, with no conversion. Values < 0 are skipped. */
 gpu_storage op_half_storage(op_ctx *c, const int *values, int n);
-/* "<base>" for GPU_W32, "<base>_f16", "<base>_bf16": the kernel variant for that storage. */
+/* For kernels that move elements without computing (Gather, GatherND, ReverseSequence, Where):
+ * GPU_F64 where every value in values[0..n) is float64 held as such (their `<name>_f64`
+ * variants move 8-byte elements on every device), else op_half_storage's answer. */
+gpu_storage op_move_storage(op_ctx *c, const int *values, int n);
+/* "<base>" for GPU_W32, "<base>_f16", "<base>_bf16", "<base>_f64": the kernel variant for that
+ * storage. */
 const char *op_variant(op_ctx *c, const char *base, gpu_storage s);
 uint64_t op_max_binding_bytes(const op_ctx *c);
 uint64_t op_binding_alignment(const op_ctx *c);

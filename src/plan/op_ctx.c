@@ -615,6 +615,17 @@ gpu_storage op_half_storage(op_ctx *c, const int *values, int n)
     return s;
 }
 
+gpu_storage op_move_storage(op_ctx *c, const int *values, int n)
+{
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+        if (values[i] < 0) continue;
+        if (op_storage(c, values[i]) != GPU_F64) return op_half_storage(c, values, n);
+        any = true;
+    }
+    return any ? GPU_F64 : op_half_storage(c, values, n);
+}
+
 const char *op_variant(op_ctx *c, const char *base, gpu_storage s)
 {
     if (s == GPU_W32) return base;

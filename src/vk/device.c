@@ -465,6 +465,7 @@ vki_status vk_describe_device(vk_context *vk, VkPhysicalDevice phys, uint32_t in
     out->storage_16bit = caps.storage_16bit;
     out->storage_8bit = caps.storage_8bit;
     out->cooperative_matrix = any_coopmat(&caps);
+    out->shader_float64 = caps.shader_float64;
     return VKI_OK;
 }
 
