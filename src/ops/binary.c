@@ -413,8 +413,8 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
             gpu_storage stores[3] = {GPU_F64, b64 ? GPU_F64 : GPU_W32, out64 ? GPU_F64 : GPU_W32};
             uint32_t gx, gy;
             op_grid_1d(count, 128, &gx, &gy);
-            VKI_TRY(op_dispatch_stored(c, "binary_f64", spec, clamp ? 9 : 6, &push, sizeof push, values, NULL, stores, 3,
-                                       gx, gy, 1));
+            VKI_TRY(op_dispatch_stored(c, "binary_f64", spec, clamp ? 9 : 6, &push, sizeof push, values, NULL, stores,
+                                       3, gx, gy, 1));
             partial = target;
             partial_dtype = out_dtype;
             partial_shape = *out_shape;
