@@ -17,6 +17,7 @@ layout(constant_id = 6) const bool CLAMP = false; // a fused Relu/Clip: results 
 layout(constant_id = 7) const float LO = 0.0;
 layout(constant_id = 8) const float HI = 0.0;
 #include "common.glsl"
+#include "f64_bits.glsl"
 #include "broadcast.glsl"
 
 layout(std430, binding = 0) readonly buffer A { uint a_data[]; };

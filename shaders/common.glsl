@@ -14,7 +14,6 @@
 #define DT_U16 6u
 #define DT_I16 7u
 #define DT_BOOL 8u
-#define DT_F64 24u // float64 held as such (GPU_F64): only the *_f64 kernels see it
 
 bool dt_is_float(uint dt) { return dt < 3u; }
 

@@ -1,8 +1,13 @@
 // float64 <-> float32 by integer operations on float64's two 32-bit words (low word first),
 // for shaders that must not need shaderFloat64 (convert.comp) or must round exactly as a C cast
-// does whatever the driver's conversion rounds to (unary_f64.comp's Cast).
+// does whatever the driver's conversion rounds to (unary_f64.comp's Cast); and the dtype code
+// the *_f64 kernels know float64 by.
 #ifndef F64_BITS_GLSL
 #define F64_BITS_GLSL
+
+// float64 held as such (GPU_F64; OP_DTYPE_F64 in src/ops/op.h): beside common.glsl's codes,
+// which give float64 float32's code (the word form the other kernels see)
+#define DT_F64 24u
 
 // float64 bits (low word, high word) to the nearest float32 (ties to even; beyond float32's
 // range +-inf, below its smallest subnormal +-0; NaN stays NaN), as a C cast does.

@@ -195,7 +195,7 @@ bool op_has_storage8(const op_ctx *c);
 /* Whether kernels may compute in double (shaderFloat64). Without it, float64 values (held as
  * GPU_F64 everywhere) reach kernels through conversions to fp32 words. */
 bool op_has_float64(const op_ctx *c);
-/* The dtype code of float64 held as such, for the *_f64 kernels (DT_F64 in shaders/common.glsl);
+/* The dtype code of float64 held as such, for the *_f64 kernels (DT_F64 in shaders/f64_bits.glsl);
  * op_dtype_code gives float64 float32's code (the word form the other kernels see). */
 #define OP_DTYPE_F64 24u
 /* The 16-bit float storage (GPU_F16 or GPU_BF16) shared by every value in values[0..n), where
