@@ -356,8 +356,8 @@ static vki_status dispatch_where(op_ctx *c, const elementwise *e, const shape *s
     int values[4] = {op_in_index(c, e->ins[0]), op_in_index(c, e->ins[1]), op_in_index(c, e->ins[2]), op_out_index(c, 0)};
     /* X, Y and the output as halves, the condition as bool bytes: the 16-bit variant (windows
      * are in words, so windowed passes stay on the 32-bit one) */
-    gpu_storage st = windows ? GPU_W32 : op_half_storage(c, values + 1, 3);
-    gpu_storage stores[4] = {st == GPU_W32 ? GPU_W32 : GPU_BOOL, st, st, st};
+    gpu_storage st = windows ? GPU_W32 : op_move_storage(c, values + 1, 3);
+    gpu_storage stores[4] = {st == GPU_W32 || st == GPU_F64 ? GPU_W32 : GPU_BOOL, st, st, st};
     uint32_t gx, gy;
     op_grid_1d(count, 128, &gx, &gy);
     return op_dispatch_stored(c, op_variant(c, "where", st), spec, 2, &push, sizeof push, values, windows, stores, 4, gx,
@@ -377,12 +377,18 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
     op_window partial_window = windows ? windows[0] : (op_window){0, 0};
     vki_dtype partial_dtype = op_in(c, e->ins[0])->dtype;
     shape partial_shape = shapes[0];
+    /* float64 in double (binary_f64) where the device has shaderFloat64; in windows (tensors
+     * beyond one binding, rare for float64) through fp32 words */
+    bool wide = !windows && partial_dtype == VKI_DTYPE_DOUBLE && op_has_float64(c);
     for (int k = 1; k < n; k++) {
         bool last = k == n - 1;
         int target = op_out_index(c, 0);
         if (!last) {
             plan_value *y = op_out(c, 0);
-            if (temps[k % 2] < 0) VKI_TRY(op_temp(c, out_dtype, shape_numel(y->dims, y->rank), &temps[k % 2]));
+            if (temps[k % 2] < 0) {
+                VKI_TRY(op_temp(c, out_dtype, shape_numel(y->dims, y->rank), &temps[k % 2]));
+                if (wide) op_value(c, temps[k % 2])->storage = GPU_F64;
+            }
             target = temps[k % 2];
         }
         shape pair[2] = {partial_shape, shapes[k]};
@@ -399,6 +405,21 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
         int values[3] = {partial, op_in_index(c, e->ins[k]), target};
         op_window pair_windows[3] = {partial_window, windows ? windows[k] : (op_window){0, 0},
                                      windows ? windows[n] : (op_window){0, 0}};
+        if (wide) {
+            bool b64 = b->dtype == VKI_DTYPE_DOUBLE, out64 = out_dtype == VKI_DTYPE_DOUBLE;
+            spec[2] = OP_DTYPE_F64;
+            spec[3] = b64 ? OP_DTYPE_F64 : op_dtype_code(b->dtype);
+            spec[4] = out64 ? OP_DTYPE_F64 : op_dtype_code(out_dtype);
+            gpu_storage stores[3] = {GPU_F64, b64 ? GPU_F64 : GPU_W32, out64 ? GPU_F64 : GPU_W32};
+            uint32_t gx, gy;
+            op_grid_1d(count, 128, &gx, &gy);
+            VKI_TRY(op_dispatch_stored(c, "binary_f64", spec, clamp ? 9 : 6, &push, sizeof push, values, NULL, stores,
+                                       3, gx, gy, 1));
+            partial = target;
+            partial_dtype = out_dtype;
+            partial_shape = *out_shape;
+            continue;
+        }
         /* halves in, halves out, one binding each: the 16-bit variant (windows are in words) */
         gpu_storage st = !windows && (e->codes[k] < B_EQUAL || e->codes[k] > B_GREATER_EQUAL) && dtype_is_float(out_dtype) ? op_half_storage(c, values, 3) : GPU_W32;
         gpu_storage stores[3] = {st, st, st};

@@ -644,6 +644,17 @@ gpu_storage op_half_storage(op_ctx *c, const int *values, int n)
     return s;
 }
 
+gpu_storage op_move_storage(op_ctx *c, const int *values, int n)
+{
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+        if (values[i] < 0) continue;
+        if (op_storage(c, values[i]) != GPU_F64) return op_half_storage(c, values, n);
+        any = true;
+    }
+    return any ? GPU_F64 : op_half_storage(c, values, n);
+}
+
 const char *op_variant(op_ctx *c, const char *base, gpu_storage s)
 {
     if (s == GPU_W32) return base;
@@ -655,6 +666,7 @@ const char *op_variant(op_ctx *c, const char *base, gpu_storage s)
 }
 bool op_has_storage16(const op_ctx *c) { return c->plan->vk->caps.storage_16bit; }
 bool op_has_storage8(const op_ctx *c) { return c->plan->vk->caps.storage_8bit; }
+bool op_has_float64(const op_ctx *c) { return c->plan->vk->caps.shader_float64; }
 
 /* Converts numel elements of value `src` (held in storage `from`) into value `dst` (storage
  * `to`) on the GPU, in windows that each fit one binding. shaders/convert.comp writes one
@@ -662,8 +674,10 @@ bool op_has_storage8(const op_ctx *c) { return c->plan->vk->caps.storage_8bit; }
 static vki_status record_convert(op_ctx *c, int src, gpu_storage from, int dst, gpu_storage to, int64_t numel)
 {
     uint64_t align = op_binding_alignment(c), range = op_max_binding_bytes(c);
-    /* whole multiples of the alignment in elements keep both windows aligned */
-    int64_t chunk = (int64_t)(range / 4 / align * align);
+    /* whole multiples of the alignment in elements keep both windows aligned; elements of up
+     * to 4 bytes (8 for float64) fit one binding */
+    uint64_t widest = storage_size(from) > 4 || storage_size(to) > 4 ? 8 : 4;
+    int64_t chunk = (int64_t)(range / widest / align * align);
     if (chunk <= 0) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: the binding limit is below its alignment");
     uint64_t src_bytes = plan_value_bytes(&c->plan->values[plan_root(c->plan, src)]) - c->plan->values[src].view_offset;
     uint64_t dst_bytes = plan_value_bytes(&c->plan->values[plan_root(c->plan, dst)]);
