@@ -153,6 +153,12 @@ bool op_read_only_by(op_ctx *c, int v, const char *op_type);
 const ir_node *op_sole_reader(op_ctx *c, int v);
 /* Its index (for op_fuse_claim), or -1. */
 int op_sole_reader_index(op_ctx *c, int v);
+/* The node that alone reads value v as the X of a LayerNormalization whose statistics are
+ * unread: the op, or opset < 17's nine nodes that src/plan/fuse.c plans as one. Its index, with
+ * its Scale and B values (B -1 if none), epsilon and axis; -1 otherwise (and with fusion off).
+ * op_fuse_claim_input0 then claims it: it becomes a view of v. */
+int op_layer_norm_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, int64_t *axis);
+void op_fuse_claim_input0(op_ctx *c, int node);
 void op_fuse_claim(op_ctx *c, int node, int v);
 int op_fused_output(const op_ctx *c, int node);
 

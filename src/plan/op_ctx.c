@@ -210,6 +210,38 @@ const ir_node *op_sole_reader(op_ctx *c, int v)
 
 int op_sole_reader_index(op_ctx *c, int v) { return sole_reader(c->plan, v); }
 
+int op_layer_norm_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, int64_t *axis)
+{
+    plan *p = c->plan;
+    const ir_graph *g = p->graph;
+    if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output || p->uses[v] != 1 ||
+        (p->values[v].shaped && !dtype_is_float(p->values[v].dtype)))
+        return -1;
+    int n = p->reader[v];
+    const ir_node *node = &g->nodes[n];
+    if (p->fused[n]) return -1;
+    if (p->pattern[n] == PATTERN_LAYER_NORM) { /* opset < 17's nine nodes (src/plan/fuse.c) */
+        if (p->pattern_in[(size_t)n * 3] != v) return -1;
+        *scale = p->pattern_in[(size_t)n * 3 + 1];
+        *bias = p->pattern_in[(size_t)n * 3 + 2];
+        *eps = p->pattern_eps[n];
+        *axis = -1;
+        return n;
+    }
+    if (p->pattern[n] != PATTERN_NONE || *node->domain || strcmp(node->op_type, "LayerNormalization") ||
+        node->n_inputs < 2 || node->inputs[0] != v)
+        return -1;
+    for (int o = 1; o < node->n_outputs; o++)
+        if (node->outputs[o] >= 0) return -1; /* its statistics are read */
+    *scale = node->inputs[1];
+    *bias = node->n_inputs > 2 ? node->inputs[2] : -1;
+    *eps = ir_attr_float(node, "epsilon", 1e-5f);
+    *axis = ir_attr_int(node, "axis", -1);
+    return n;
+}
+
+void op_fuse_claim_input0(op_ctx *c, int node) { c->plan->fused[node] = 1; }
+
 /* Whether node n is a Mul or Div of value v by a constant scalar (v first for Div). */
 static bool scales_by_constant(const plan *p, int n, int v)
 {
