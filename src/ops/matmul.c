@@ -17,6 +17,8 @@ enum { MM_LOCAL = 128 };    /* invocations per workgroup in the shaders */
 /* Workgroups that keep a large GPU busy (an H200 has 132 multiprocessors): fewer 64-tiles
  * than this take 32-tiles, and fewer 32-tiles than MM_SPLIT_BELOW split K. */
 enum { MM_BUSY_GROUPS = 256, MM_SPLIT_BELOW = 128, MM_MIN_K_SLICE = 256 };
+/* Column blocks of a constant B larger than one binding, at most (each takes 3 plan values). */
+#define MM_MAX_COLUMN_BLOCKS 16
 
 /* Keep in step with the Push block of both shaders. */
 typedef struct mm_push {
@@ -167,6 +169,68 @@ gpu_storage mm_storage(op_ctx *c, const mm_problem *p)
     return dtype_is_float(op_value(c, p->y_value)->dtype) ? op_half_storage(c, values, 4) : GPU_W32;
 }
 
+/* A 2-D product whose B is larger than one binding (a classifier head: VGG's 25088 x 4096
+ * weight is 411 MB, lavapipe binds 128 MiB) and a plan-time constant: B's columns are cut at
+ * plan time into blocks that each fit (constants of their own, bound whole), each block's
+ * product goes to a scratch [M, w] and is copied into its columns of Y. A, Y and C (a plan-time
+ * bias, or none) must fit one binding. *taken false: not this case. */
+static vki_status record_column_blocks(op_ctx *c, const mm_problem *p, bool *taken)
+{
+    *taken = false;
+    plan_value *a = op_value(c, p->a_value), *b = op_value(c, p->b_value), *y = op_value(c, p->y_value);
+    uint64_t range = op_max_binding_bytes(c), word = 4; /* sizes in 32-bit words: enough for every storage */
+    int64_t b_numel = shape_numel(b->dims, b->rank);
+    if (p->nb || !b->host || (uint64_t)b_numel * word <= range || p->K < 1 || p->N < 2) return VKI_OK;
+    if ((uint64_t)shape_numel(a->dims, a->rank) * word > range || (uint64_t)shape_numel(y->dims, y->rank) * word > range)
+        return VKI_OK;
+    plan_value *cv = p->has_c ? op_value(c, p->c_value) : NULL;
+    if (cv && (!cv->host || p->scm != 0)) return VKI_OK; /* a bias (or scalar) known at plan time only */
+    /* columns per block: a quarter to spare for the kernels' own padding of a block (the CPU
+     * MatMul packs B in blocks of 16 columns and K in 4s), whole 16s where there are any */
+    int64_t w = (int64_t)(range / word / (uint64_t)(p->K + 3)) * 3 / 4;
+    if (w >= 16) w = w / 16 * 16;
+    if (w < 1) return VKI_OK;
+    int64_t n_blocks = (p->N + w - 1) / w;
+    if (n_blocks > MM_MAX_COLUMN_BLOCKS)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "B (%lld x %lld, a constant) would take %lld column blocks of one binding "
+                        "each (maxStorageBufferRange %llu bytes); at most %d", (long long)p->K, (long long)p->N,
+                        (long long)n_blocks, (unsigned long long)range, MM_MAX_COLUMN_BLOCKS);
+    size_t elem = vki_dtype_size(b->dtype), celem = cv ? vki_dtype_size(cv->dtype) : 0;
+    const uint8_t *src = b->host;
+    *taken = true;
+    for (int64_t n0 = 0; n0 < p->N; n0 += w) {
+        int64_t cols = p->N - n0 < w ? p->N - n0 : w;
+        int bk, yk, ck = -1;
+        uint8_t *dst = op_temp_const(c, b->dtype, p->K * cols, &bk);
+        if (!dst) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "cutting B into column blocks: %s", vki_last_error());
+        op_value(c, bk)->rank = 2;
+        op_value(c, bk)->dims[0] = p->K;
+        op_value(c, bk)->dims[1] = cols;
+        for (int64_t k = 0; k < p->K; k++)
+            for (int64_t j = 0; j < cols; j++)
+                memcpy(dst + (size_t)(k * cols + j) * elem, src + (size_t)(k * p->sbk + (n0 + j) * p->sbn) * elem, elem);
+        if (cv) {
+            int64_t cn = p->scn ? cols : 1;
+            uint8_t *cd = op_temp_const(c, cv->dtype, cn, &ck);
+            if (!cd) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "cutting C into column blocks: %s", vki_last_error());
+            memcpy(cd, (const uint8_t *)cv->host + (size_t)(p->scn ? n0 : 0) * celem, (size_t)cn * celem);
+        }
+        VKI_TRY(op_temp(c, y->dtype, p->M * cols, &yk));
+        op_value(c, yk)->storage = op_storage(c, p->y_value);
+        mm_problem q = *p;
+        q.b_value = bk;
+        q.N = cols;
+        q.sbk = cols;
+        q.sbn = 1;
+        q.y_value = yk;
+        if (cv) q.c_value = ck;
+        VKI_TRY(mm_record(c, &q));
+        strided_copy s = {.rank = 2, .dims = {p->M, cols}, .in_strides = {cols, 1}, .out_strides = {p->N, 1}, .out_base = n0};
+        VKI_TRY(copy_values(c, yk, p->y_value, &s, op_storage(c, p->y_value)));
+    }
+    return VKI_OK;
+}
+
 vki_status mm_record(op_ctx *c, const mm_problem *p)
 {
     plan_value *a = op_value(c, p->a_value), *b = op_value(c, p->b_value), *y = op_value(c, p->y_value);
@@ -175,6 +239,9 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     if (a_numel > UINT32_MAX || b_numel > UINT32_MAX || y_numel > UINT32_MAX)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "operands of more than 2^32 elements are not supported");
     if (y_numel == 0) return VKI_OK;
+    bool blocks;
+    VKI_TRY(record_column_blocks(c, p, &blocks));
+    if (blocks) return VKI_OK;
     bool gemv = p->M <= MM_GEMV_MAX_ROWS;
     bool b_k_contig = p->sbk == 1 && p->K > 1;
     /* GEMV: columns per workgroup, the rest of the 128 invocations split K */
