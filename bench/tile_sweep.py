@@ -3,6 +3,7 @@
 shape, for tuning the tile choice of src/ops/matmul_coopmat.c on a device.
 
     bench/tile_sweep.py [--vkinfer build/vkinfer] [--shapes 1024x768x3072,...] [--tiles 64x64x32x128,...]
+        [--dtype float32 --env VKINFER_TILED_TILE --tiles default,32,64,128]
 
 Each shape MxNxK is one ONNX MatMul [M,K] x [K,N] (float16, opset 17); each tile is
 VKINFER_COOPMAT2_TILE's BMxBNxBKxLOCAL ("default" is the kernel's own choice). Prints the GPU
@@ -40,15 +41,24 @@ def gpu_ms(vkinfer, model, flags, env, repeat):
     return best, sorted(kernels)
 
 
-def torch_ms(M, N, K):
+def torch_dtype(name):
+    try:
+        import torch
+    except ImportError:
+        return None
+    return getattr(torch, name)
+
+
+def torch_ms(M, N, K, dtype):
     try:
         import torch
     except ImportError:
         return None
     if not torch.cuda.is_available():
         return None
-    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
-    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    a = torch.randn(M, K, device="cuda", dtype=dtype)
+    b = torch.randn(K, N, device="cuda", dtype=dtype)
     for _ in range(5):
         a @ b
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -68,23 +78,26 @@ def main():
     ap.add_argument("--shapes", default=DEFAULT_SHAPES)
     ap.add_argument("--tiles", default=DEFAULT_TILES)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--dtype", default="float16", choices=["float16", "float32"])
+    ap.add_argument("--env", default="VKINFER_COOPMAT2_TILE", help="the variable each tile sets (VKINFER_TILED_TILE: fp32)")
     a = ap.parse_args()
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as tmp:
         for shape in a.shapes.split(","):
             M, N, K = (int(v) for v in shape.split("x"))
-            x = (rng.standard_normal((M, K)) / np.sqrt(K)).astype(np.float16)
-            w = rng.standard_normal((K, N)).astype(np.float16)
+            dt = np.float16 if a.dtype == "float16" else np.float32
+            x = (rng.standard_normal((M, K)) / np.sqrt(K)).astype(dt)
+            w = rng.standard_normal((K, N)).astype(dt)
             path = os.path.join(tmp, f"mm_{shape}.onnx")
-            build_model(path, [("a", x)], [helper.make_node("MatMul", ["a", "w"], ["y"])], "y", np.float16,
+            build_model(path, [("a", x)], [helper.make_node("MatMul", ["a", "w"], ["y"])], "y", dt,
                         initializers=[("w", w)])
             flags = input_flags(tmp, [("a", x)])
             flop = 2.0 * M * N * K
-            t = torch_ms(M, N, K)
+            t = torch_ms(M, N, K, torch_dtype(a.dtype))
             if t:
                 print(f"{shape} torch {t:.4f} ms {flop / t / 1e9:.1f} TFLOP/s", flush=True)
             for tile in a.tiles.split(","):
-                env = {} if tile == "default" else {"VKINFER_COOPMAT2_TILE": tile}
+                env = {} if tile == "default" else {a.env: tile}
                 ms, kernels = gpu_ms(a.vkinfer, path, flags, env, a.repeat)
                 rate = f"{flop / ms / 1e9:.1f} TFLOP/s" if ms else "-"
                 print(f"{shape} {tile} {ms if ms is not None else '-'} ms {rate} {' '.join(kernels)}", flush=True)

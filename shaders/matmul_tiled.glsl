@@ -1,6 +1,6 @@
 // Tiled matrix multiply for MatMul and Gemm: Y = alpha * A B + beta * C, batched over
-// gl_WorkGroupID.z. A workgroup computes a TILE x TILE block of Y (64, or 32 when 64 would
-// leave the GPU idle); its 128 invocations, 8 rows by 16 columns of them, each hold a
+// gl_WorkGroupID.z. A workgroup computes a TILE x TILE block of Y (64; 128 for large products
+// on discrete GPUs; 32 on request); its 128 invocations, 8 rows by 16 columns of them, each hold a
 // TILE/8 x TILE/16 block in registers; K advances 16 at a time through shared memory.
 // Operands are read through strides, so transposes and broadcast batch dims (stride 0)
 // need no copies. Floats accumulate in fp32, integers in int32 (wrapping). Tensors are
@@ -12,7 +12,7 @@ layout(constant_id = 2) const bool IS_INT = false;
 layout(constant_id = 3) const bool A_K_CONTIG = true;  // A(m,k+1) follows A(m,k): load along k
 layout(constant_id = 4) const bool B_K_CONTIG = false; // B(k+1,n) follows B(k,n): load along k
 layout(constant_id = 5) const bool HAS_C = false;
-layout(constant_id = 6) const uint TILE = 64u; // 64 or 32
+layout(constant_id = 6) const uint TILE = 64u; // 32, 64 or 128 (src/ops/matmul.c)
 // split K: z also picks a slice of K, and raw sums go to y as [slice][z][M][N] for
 // shaders/matmul_splitk_reduce.comp to add up and finish
 layout(constant_id = 7) const bool SPLIT_K = false;

@@ -10,12 +10,13 @@
 #include "movement.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { MM_GEMV_MAX_ROWS = 8 };
 enum { MM_LOCAL = 128 };    /* invocations per workgroup in the shaders */
-/* Workgroups that keep a large GPU busy (an H200 has 132 multiprocessors): fewer 64-tiles
- * than this take 32-tiles, and fewer 32-tiles than MM_SPLIT_BELOW split K. */
+/* Workgroups that keep a large GPU busy (an H200 has 132 multiprocessors): 128-tiles where
+ * there are this many of them (discrete GPUs), and fewer tiles than MM_SPLIT_BELOW split K. */
 enum { MM_BUSY_GROUPS = 256, MM_SPLIT_BELOW = 128, MM_MIN_K_SLICE = 256 };
 /* Column blocks of a constant B larger than one binding, at most (each takes 3 plan values). */
 #define MM_MAX_COLUMN_BLOCKS 16
@@ -247,7 +248,17 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     /* GEMV: columns per workgroup, the rest of the 128 invocations split K */
     uint32_t gemv_cols = b_k_contig ? 4 : 8;
     int64_t batches = batch_count(p, 0);
-    int64_t tile = (p->M + 63) / 64 * ((p->N + 63) / 64) * batches < MM_BUSY_GROUPS ? 32 : 64;
+    /* 64 tiles (split K below where they are few); 128 for one large product on a discrete
+     * GPU. Measured on the H200 (bench/tile_sweep.py --dtype float32): 32 tiles, once taken
+     * where 64 ones were few, lost everywhere (BERT-base's [1024,768]x[768,3072] 0.354 against
+     * 0.275 ms, ViT's [197,3072]x[3072,768] 0.172 against 0.071 with split K); 128 tiles take
+     * the 4096 cube from 4.96 to 4.22 ms (32.6 TFLOP/s) but made resnet50's batched
+     * convolution products 6x slower (float32 at batch 32: 16.7 -> 105.8 ms). */
+    int64_t tile = batches == 1 && p->M >= 1024 && p->N >= 1024 &&
+                   (p->M + 127) / 128 * ((p->N + 127) / 128) >= MM_BUSY_GROUPS &&
+                   c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? 128 : 64;
+    const char *tile_env = getenv("VKINFER_TILED_TILE"); /* 32, 64 or 128: tuning on a new device */
+    if (tile_env && (!strcmp(tile_env, "32") || !strcmp(tile_env, "64") || !strcmp(tile_env, "128"))) tile = atoi(tile_env);
     int64_t gx = gemv ? (p->N + gemv_cols - 1) / gemv_cols : (p->N + tile - 1) / tile;
     int64_t gy = gemv ? 1 : (p->M + tile - 1) / tile;
     if (gx > 65535 || gy > 65535)
