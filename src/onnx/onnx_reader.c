@@ -320,6 +320,75 @@ vki_status onnx_tensor_file_load(const char *path, ir_tensor *t, vki_arena *aren
     return parse_tensor(buf, n > 0 ? (size_t)n : 0, t, arena, NULL);
 }
 
+/* A SequenceProto's tensors (tensor_values, field 3). */
+static vki_status parse_sequence(const uint8_t *p, size_t len, ir_tensor **out, int *count, vki_arena *arena)
+{
+    pb_reader r = pb_init(p, len);
+    pb_field f;
+    int n = 0;
+    while (pb_next(&r, &f)) {
+        if (f.wire != PB_LEN) continue;
+        if (f.number == 3) n++;
+        if (f.number >= 4 && f.number <= 7)
+            return vki_fail(VKI_ERROR_UNSUPPORTED, "a sequence of sparse tensors, sequences, maps or optionals");
+    }
+    if (r.error) return reader_bad("truncated SequenceProto");
+    ir_tensor *t = arena_alloc(arena, ((size_t)n + 1) * sizeof *t);
+    if (!t) return reader_oom();
+    r = pb_init(p, len);
+    int k = 0;
+    while (pb_next(&r, &f))
+        if (f.wire == PB_LEN && f.number == 3) VKI_TRY(parse_tensor(f.data, f.len, &t[k++], arena, NULL));
+    *out = t;
+    *count = n;
+    return VKI_OK;
+}
+
+vki_status onnx_value_file_load(const char *path, int kind, ir_tensor **tensors, int *count, vki_arena *arena)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return vki_fail(VKI_ERROR_IO, "cannot open '%s': %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = n > 0 ? arena_alloc(arena, (size_t)n) : NULL;
+    if (n > 0 && (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)) {
+        fclose(f);
+        return vki_fail(VKI_ERROR_IO, "cannot read '%s'", path);
+    }
+    fclose(f);
+    size_t len = n > 0 ? (size_t)n : 0;
+    if (kind == IR_TENSOR) {
+        ir_tensor *t = arena_alloc(arena, sizeof *t);
+        if (!t) return reader_oom();
+        *tensors = t;
+        *count = 1;
+        return parse_tensor(buf, len, t, arena, NULL);
+    }
+    if (kind == IR_SEQUENCE) return parse_sequence(buf, len, tensors, count, arena);
+    /* OptionalProto: tensor_value 3, sequence_value 5; neither: none */
+    pb_reader r = pb_init(buf, len);
+    pb_field fl;
+    *count = -1;
+    *tensors = NULL;
+    while (pb_next(&r, &fl)) {
+        if (fl.wire != PB_LEN) continue;
+        if (fl.number == 3 && kind == IR_OPTIONAL) {
+            ir_tensor *t = arena_alloc(arena, sizeof *t);
+            if (!t) return reader_oom();
+            *tensors = t;
+            *count = 1;
+            VKI_TRY(parse_tensor(fl.data, fl.len, t, arena, NULL));
+        } else if (fl.number == 5 && kind == IR_OPTIONAL_SEQUENCE) {
+            VKI_TRY(parse_sequence(fl.data, fl.len, tensors, count, arena));
+        } else if (fl.number >= 3 && fl.number <= 7) {
+            return vki_fail(VKI_ERROR_UNSUPPORTED, "'%s' holds a value of another kind than the model declares", path);
+        }
+    }
+    if (r.error) return reader_bad("truncated OptionalProto");
+    return VKI_OK;
+}
+
 /* ---- values ---- */
 
 static uint64_t hash_name(const char *s)
