@@ -69,7 +69,8 @@ static int print_tensors(const vki_model_report *r, uint32_t n, tensor_getter ge
             cli_fprint_json_string(stdout, vki_dtype_name(t.dtype));
             printf(", \"shape\": ");
             print_shape_json(&t);
-            printf(", \"kind\": \"%s\"}", KINDS[t.kind & 3]);
+            if (t.kind) printf(", \"kind\": \"%s\"", KINDS[t.kind & 3]); /* only for sequences and optionals */
+            printf("}");
         } else {
             printf("  %s: %s%s ", t.name, KIND_PREFIX[t.kind & 3], vki_dtype_name(t.dtype));
             print_shape_text(&t);

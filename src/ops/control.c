@@ -110,12 +110,11 @@ static vki_status plan_scan(op_ctx *c)
 
 #define CF_DTYPES OP_DTYPES_ALL
 const op_def op_If = {"If", "", CF_DTYPES,
-                      "the condition must be known at plan time (the branch is inlined); sequence and optional outputs "
-                      "are not supported",
+                      "the condition must be known at plan time (the branch is inlined)",
                       plan_if};
 const op_def op_Loop = {"Loop", "", CF_DTYPES,
                         "unrolled at plan time: the trip count M and each iteration's condition must be known then "
-                        "(no exit on GPU data); no sequence values",
+                        "(no exit on GPU data)",
                         plan_loop};
 const op_def op_Scan = {"Scan", "", CF_DTYPES, "unrolled at plan time; Scan-8's sequence_lens is not supported",
                         plan_scan};

@@ -492,14 +492,15 @@ vki_status seq_flatten(plan *p, int v, int *list, int *count)
     return VKI_OK;
 }
 
-#define SEQ_NOTES "decided at plan time: positions and split sizes must be known then"
+#define SEQ_NOTES "decided at plan time: the position must be known then"
 const op_def op_SequenceEmpty = {"SequenceEmpty", "", OP_DTYPES_ALL, "", plan_sequence_empty};
 const op_def op_SequenceConstruct = {"SequenceConstruct", "", OP_DTYPES_ALL, "", plan_sequence_construct};
 const op_def op_SequenceInsert = {"SequenceInsert", "", OP_DTYPES_ALL, SEQ_NOTES, plan_sequence_insert};
 const op_def op_SequenceErase = {"SequenceErase", "", OP_DTYPES_ALL, SEQ_NOTES, plan_sequence_erase};
 const op_def op_SequenceAt = {"SequenceAt", "", OP_DTYPES_ALL, SEQ_NOTES, plan_sequence_at};
 const op_def op_SequenceLength = {"SequenceLength", "", OP_DTYPES_ALL, "", plan_sequence_length};
-const op_def op_SplitToSequence = {"SplitToSequence", "", OP_DTYPES_ALL, SEQ_NOTES, plan_split_to_sequence};
+const op_def op_SplitToSequence = {"SplitToSequence", "", OP_DTYPES_ALL, "the split sizes must be known at plan time",
+                                   plan_split_to_sequence};
 const op_def op_ConcatFromSequence = {"ConcatFromSequence", "", OP_DTYPES_ALL, "", plan_concat_from_sequence};
 const op_def op_SequenceMap = {"SequenceMap", "", OP_DTYPES_ALL,
                                "inlined once per element at plan time; an empty sequence is not supported",
