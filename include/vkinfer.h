@@ -316,7 +316,9 @@ VKI_API vki_status vki_session_get_output_element(vki_session *session, uint32_t
  * device tensors for them). vki_session_run plans by itself; this is only for knowing first. */
 VKI_API vki_status vki_session_prepare(vki_session *session);
 /* dtype and shape of output `index` for the inputs as last prepared or run (name too). Fails
- * when the shapes depend on sizes computed from the data and no run has found them yet. */
+ * when the shapes depend on sizes computed from the data and no run has found them yet. For a
+ * sequence or optional output only name, kind and dtype are set (rank 0): its tensors are
+ * read after a run with vki_session_get_output_count and vki_session_get_output_element. */
 VKI_API vki_status vki_session_output_info(const vki_session *session, uint32_t index, vki_tensor_info *out);
 
 /* ---- Device tensors: data that stays on the GPU between runs ----------------------------- */
