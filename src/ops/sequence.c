@@ -288,7 +288,7 @@ static vki_status plan_split_to_sequence(op_ctx *c)
     int *pieces = malloc(((size_t)n + 1) * sizeof *pieces), *items = malloc(((size_t)n + 1) * sizeof *items);
     plan *p = c->plan;
     if (!pieces || !items) st = op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
-    if (st == VKI_OK) st = plan_reserve_values(p, 3 * n + 64);
+    if (st == VKI_OK) st = plan_reserve_values(p, 4 * n + 64);
     int split_value = -1;
     if (st == VKI_OK && n) {
         int64_t *host = op_temp_const(c, VKI_DTYPE_INT64, n, &split_value);

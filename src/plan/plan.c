@@ -131,28 +131,23 @@ static vki_status init_values(plan *p, const int *counts, int n_io, const int *r
         }
     }
     VKI_TRY(plan_inputs(p, counts, n_io));
-    for (int k = 0; k < p->n_io_in; k++) {
-        int v = p->io_in[k];
-        plan_value *pv = &p->values[v];
-        /* an element's dtype is its sequence's (the session checked it) */
-        const char *name = NULL;
-        for (int i = 0; i < g->n_inputs; i++)
-            if (k >= p->in_first[i] && k < p->in_first[i] + (p->in_count[i] > 0 ? p->in_count[i] : 0)) {
-                pv->dtype = g->values[g->inputs[i]].dtype;
-                name = g->values[g->inputs[i]].name;
+    for (int i = 0; i < g->n_inputs; i++)
+        for (int e = 0; e < p->in_count[i]; e++) {
+            int k = p->in_first[i] + e, v = p->io_in[k];
+            plan_value *pv = &p->values[v];
+            pv->dtype = g->values[g->inputs[i]].dtype; /* an element's: the session checked it */
+            pv->storage = v < g->n_values ? plan_storage_for(p, v, pv->dtype) : storage_native(pv->dtype);
+            pv->rank = ranks[k];
+            memcpy(pv->dims, dims + (size_t)k * VKI_MAX_RANK, sizeof pv->dims);
+            /* shapes declared by the file (planning at session creation) are bounded like the
+             * ones set at run time, so that no op's size arithmetic can overflow */
+            if (shape_numel(pv->dims, pv->rank) > (int64_t)1 << 40) {
+                char shape[256];
+                return vki_fail(VKI_ERROR_SHAPE, "input '%s' has shape %s: more than 2^40 elements",
+                                g->values[g->inputs[i]].name, shape_str(pv->dims, pv->rank, shape, sizeof shape));
             }
-        pv->storage = v < g->n_values ? plan_storage_for(p, v, pv->dtype) : storage_native(pv->dtype);
-        pv->rank = ranks[k];
-        memcpy(pv->dims, dims + (size_t)k * VKI_MAX_RANK, sizeof pv->dims);
-        /* shapes declared by the file (planning at session creation) are bounded like the ones
-         * set at run time, so that no op's size arithmetic can overflow */
-        if (shape_numel(pv->dims, pv->rank) > (int64_t)1 << 40) {
-            char shape[256];
-            return vki_fail(VKI_ERROR_SHAPE, "input '%s' has shape %s: more than 2^40 elements", name ? name : "?",
-                            shape_str(pv->dims, pv->rank, shape, sizeof shape));
+            pv->shaped = true;
         }
-        pv->shaped = true;
-    }
     return VKI_OK;
 }
 

@@ -69,4 +69,10 @@ struct vki_session {
     int n_dispatch_ms;
 };
 
+/* A call that changes a session holds it (one thread at a time; src/runtime/session.c). */
+vki_status session_enter(vki_session *s, const char *fn);
+vki_status session_leave(vki_session *s, vki_status st);
+/* "'name' dtype[dims]" of a graph input, for messages. */
+void input_signature(const ir_value *v, char *buf, size_t size);
+
 #endif

@@ -101,6 +101,19 @@ static void write_gpu_position(const char *path)
     save(&g, path);
 }
 
+/* n = SequenceLength(SplitToSequence(x, ArgMax(x))): a length computed on the GPU from data. */
+static void write_gpu_length(const char *path)
+{
+    pbw g = {0};
+    int64_t dims[1] = {16}, scalar = 0;
+    node(&g, "ArgMax", "x", NULL, "p", "keepdims", 0);
+    node(&g, "SplitToSequence", "x", "p", "parts", NULL, 0);
+    node(&g, "SequenceLength", "parts", NULL, "n", NULL, 0);
+    pbw_value_info(&g, 11, "x", 1, dims, 1);
+    pbw_value_info(&g, 12, "n", 7, &scalar, 0);
+    save(&g, path);
+}
+
 /* y = Relu(s): a tensor op given a sequence. */
 static void write_relu_of_sequence(const char *path)
 {
@@ -137,10 +150,12 @@ int main(void)
 {
     char dir[] = "/tmp/vkinfer-sequences-XXXXXX";
     if (!mkdtemp(dir)) return 1;
-    char main_path[512], gpu_path[512], relu_path[512];
+    char main_path[512], gpu_path[512], relu_path[512], len_path[512];
     snprintf(main_path, sizeof main_path, "%s/main.onnx", dir);
     snprintf(gpu_path, sizeof gpu_path, "%s/gpu.onnx", dir);
     snprintf(relu_path, sizeof relu_path, "%s/relu.onnx", dir);
+    snprintf(len_path, sizeof len_path, "%s/len.onnx", dir);
+    write_gpu_length(len_path);
     write_main(main_path);
     write_gpu_position(gpu_path);
     write_relu_of_sequence(relu_path);
@@ -265,6 +280,15 @@ int main(void)
     vki_session_destroy(s);
     vki_model_destroy(m);
 
+    /* a sequence whose length depends on data: x's shape is declared, so the session plans
+     * when it is created and fails there */
+    CHECK(vki_model_load(ctx, len_path, &m) == VKI_OK, "load: %s", vki_last_error());
+    s = NULL;
+    CHECK(vki_session_create(m, &s) == VKI_ERROR_UNSUPPORTED && !s && strstr(vki_last_error(), "SplitToSequence") &&
+              strstr(vki_last_error(), "known at plan time"),
+          "GPU split: %s", vki_last_error());
+    vki_model_destroy(m);
+
     /* a tensor op given a sequence */
     CHECK(vki_model_load(ctx, relu_path, &m) == VKI_OK, "load: %s", vki_last_error());
     CHECK(vki_session_create(m, &s) == VKI_OK, "session: %s", vki_last_error());
@@ -277,6 +301,7 @@ int main(void)
     unlink(main_path);
     unlink(gpu_path);
     unlink(relu_path);
+    unlink(len_path);
     rmdir(dir);
     printf("%d passed, %d failed\n", passes, failures);
     return failures ? 1 : 0;
