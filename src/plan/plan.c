@@ -348,7 +348,7 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *count
             memcpy(p->key_values + o, data[flat[i]], bytes[flat[i]]);
             o += bytes[flat[i]];
         }
-    p->cap_values = g->n_values + 8 * g->n_nodes + 64 + 2 * n_io;
+    p->cap_values = g->n_values + 8 * g->n_nodes + 64 + 2 * n_io + g->n_inputs; /* + inputs' elements and lists */
     p->values = calloc((size_t)p->cap_values, sizeof *p->values);
     p->converted = malloc((size_t)p->cap_values * GPU_STORAGE_COUNT * sizeof *p->converted);
     p->out_copy = malloc((size_t)p->cap_values * sizeof *p->out_copy);
