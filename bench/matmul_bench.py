@@ -16,7 +16,7 @@ fp16 max|err| <= 2e-2 * max|ref| (inputs: normal, A scaled by 1/sqrt(K)), fp32 1
 
 --check: correctness of the cooperative-matrix kernels on awkward products: M, N, K not
 multiples of the tiles (with and without rows of 8 halves, the aligned kernel's condition), batched and broadcast MatMul, Gemm with transB=1 / transA=1 and a C
-bias with alpha and beta, split K, a fused Relu, 128 tiles with ragged edges, and an fp32 model
+bias with alpha and beta, split K, a fused Relu, a fused bias + erf-GELU, 128 tiles with ragged edges, and an fp32 model
 in the fp16 mode (fp32 words out). Each is compared with numpy in fp32 on the fp16-rounded
 inputs (max|err| <= 5e-3 * max|ref|), and where `vkinfer devices` reports cooperative
 matrices every product must run a matmul_coopmat_* kernel (and no matmul_tiled). Exit status 1 on any failure.
@@ -26,6 +26,7 @@ extensions (NV is the default there; src/vk/device.c).
 Needs only python3, numpy and onnx (torch optional)."""
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -206,6 +207,19 @@ def check_cases(rng):
     cases.append(("matmul_relu_fused_128x192x256", [("a", a), ("b", b)], [],
                   [helper.make_node("MatMul", ["a", "b"], ["p"]), helper.make_node("Relu", ["p"], ["y"])],
                   lambda i, w: np.maximum(mm(i[0][1], i[1][1]), 0), None))
+    # bias Add and erf-GELU (the TorchScript exporter's five nodes) in the product's epilogue
+    a, b, cv = f16(rng, (256, 256), 1 / 16), f16(rng, (256, 512)), f16(rng, (512,))
+    half, sqrt2 = np.array(0.5, np.float16), np.array(np.sqrt(2.0), np.float16)
+    one = np.array(1.0, np.float16)
+    erf = np.vectorize(math.erf)
+    cases.append(("matmul_bias_gelu_fused_256x512x256", [("a", a), ("b", b), ("c", cv)],
+                  [("half", half), ("sqrt2", sqrt2), ("one", one)],
+                  [helper.make_node("MatMul", ["a", "b"], ["p"]), helper.make_node("Add", ["p", "c"], ["x"]),
+                   helper.make_node("Div", ["x", "sqrt2"], ["d"]), helper.make_node("Erf", ["d"], ["e"]),
+                   helper.make_node("Add", ["e", "one"], ["f"]), helper.make_node("Mul", ["x", "f"], ["g"]),
+                   helper.make_node("Mul", ["g", "half"], ["y"])],
+                  lambda i, w: (lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2.0))))(
+                      mm(i[0][1], i[1][1]) + i[2][1].astype(np.float64)), None))
     for M, N, K in [(150, 120, 100), (2048, 2100, 200)]:
         a, b, cv = f16(rng, (M, K), K ** -0.5), f16(rng, (N, K)), f16(rng, (N,))
         cases.append((f"gemm_transB_bias_{M}x{N}x{K}", [("a", a), ("b", b), ("c", cv)], [],

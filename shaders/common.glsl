@@ -91,6 +91,25 @@ float div_rounded(float x, float y)
     return e_below < e ? (e_above < e_below ? above : below) : e_above < e ? above : q;
 }
 
-float fused_clamp(bool enabled, float v, float lo, float hi) { return enabled ? min(max(v, lo), hi) : v; }
+// tanh near 0 by its series: the driver's tanh may come from exponentials that cancel there
+float tanh_accurate(float v)
+{
+    if (abs(v) < 0.05) {
+        float v2 = v * v;
+        return v * (1.0 - v2 * (1.0 / 3.0 - v2 * (2.0 / 15.0)));
+    }
+    return v > 15.0 ? 1.0 : v < -15.0 ? -1.0 : tanh(v);
+}
+
+// A fused epilogue (op_fuse_clamp, op_fuse_activation in src/plan/op_ctx.c): with lo <= hi a
+// Relu/Clip, min(max(v, lo), hi); with lo > hi (lo = +inf) an activation that hi names: 0 GELU
+// with erf, 1 GELU with tanh. Computed on the fp32 result, before any rounding to 16 bits.
+float fused_clamp(bool enabled, float v, float lo, float hi)
+{
+    if (!enabled) return v;
+    if (lo <= hi) return min(max(v, lo), hi);
+    return hi == 0.0 ? 0.5 * v * (1.0 + erf_approx(v * 0.70710678118))
+                     : 0.5 * v * (1.0 + tanh_accurate(0.7978845608 * (v + 0.044715 * v * v * v)));
+}
 
 #endif

@@ -9,6 +9,9 @@ layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 2) const uint AFFINE = 0u;  // keep in step with src/ops/normalization.c
 layout(constant_id = 3) const uint STRIDED = 0u; // rows are not contiguous (MVN)
 layout(constant_id = 4) const uint EPS_OUTSIDE_SQRT = 0u; // 1 / (sqrt(var) + eps), as MVN
+// rows of X + R, each sum rounded to the dtype (a residual Add before a LayerNormalization,
+// src/ops/normalization.c norm_fuse_add); R is bound at 3 in place of the statistics
+layout(constant_id = 5) const bool RESIDUAL = false;
 
 #define AFFINE_NONE 0u
 #define AFFINE_PER_ROW 1u     // pair (row % period): InstanceNormalization's channels
@@ -18,6 +21,7 @@ layout(std430, binding = 0) readonly buffer In { ELEM x[]; };
 layout(std430, binding = 1) readonly buffer ScaleShift { vec2 scale_shift[]; };
 layout(std430, binding = 2) writeonly buffer Out { ELEM y[]; };
 layout(std430, binding = 3) writeonly buffer Stats { vec2 stats[]; }; // (mean, 1/stddev) per row
+layout(std430, binding = 3) readonly buffer Residual { ELEM r[]; };
 layout(push_constant) uniform Push {
     uint rows; uint len; uint period; float eps;
     // STRIDED: row r starts at (r / keep_inner) * keep_stride_outer + (r % keep_inner) * keep_stride_inner,
@@ -56,6 +60,12 @@ uint element(uint j)
     return (j / pc.red_inner) * pc.red_stride_outer + (j % pc.red_inner) * pc.red_stride_inner;
 }
 
+float x_at(uint at)
+{
+    float v = uintBitsToFloat(LOAD(x, at));
+    return RESIDUAL ? round_to_dtype(DT, v + uintBitsToFloat(LOAD(r, at))) : v;
+}
+
 void main()
 {
     uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
@@ -65,22 +75,22 @@ void main()
     uint base = row_start(row);
 
     float acc = 0.0;
-    for (uint j = t; j < pc.len; j += group) acc += uintBitsToFloat(LOAD(x, base + element(j)));
+    for (uint j = t; j < pc.len; j += group) acc += x_at(base + element(j));
     float mean = tree_sum(acc) / float(pc.len);
     acc = 0.0;
     for (uint j = t; j < pc.len; j += group) {
-        float d = uintBitsToFloat(LOAD(x, base + element(j))) - mean;
+        float d = x_at(base + element(j)) - mean;
         acc += d * d;
     }
     float variance = tree_sum(acc) / float(pc.len);
     float inv_std = EPS_OUTSIDE_SQRT != 0u ? 1.0 / (sqrt(variance) + pc.eps) : 1.0 / sqrt(variance + pc.eps);
-    if (t == 0u) stats[row] = vec2(mean, inv_std);
+    if (t == 0u && !RESIDUAL) stats[row] = vec2(mean, inv_std);
 
     vec2 ss = AFFINE == AFFINE_PER_ROW ? scale_shift[row % pc.period] : vec2(1.0, 0.0);
     for (uint j = t; j < pc.len; j += group) {
         uint at = base + element(j);
         if (AFFINE == AFFINE_PER_ELEMENT) ss = scale_shift[j % pc.period];
-        float v = (uintBitsToFloat(LOAD(x, at)) - mean) * inv_std;
+        float v = (x_at(at) - mean) * inv_std;
         if (AFFINE != AFFINE_NONE) v = v * ss.x + ss.y;
         STORE(y, at, floatBitsToUint(round_to_dtype(DT, v)));
     }

@@ -12,6 +12,7 @@ layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 2) const uint AFFINE = 0u;  // keep in step with src/ops/normalization.c
 layout(constant_id = 3) const uint STRIDED = 0u; // rows are not contiguous (MVN)
 layout(constant_id = 4) const uint EPS_OUTSIDE_SQRT = 0u; // 1 / (sqrt(var) + eps), as MVN
+layout(constant_id = 5) const bool RESIDUAL = false; // rows of X + R (R at binding 3), as norm_rows.glsl
 
 #define AFFINE_NONE 0u
 #define AFFINE_PER_ROW 1u     // pair (row % period): InstanceNormalization's channels
@@ -21,6 +22,7 @@ layout(std430, binding = 0) readonly buffer In { uint x[]; };
 layout(std430, binding = 1) readonly buffer ScaleShift { vec2 scale_shift[]; };
 layout(std430, binding = 2) writeonly buffer Out { uint y[]; };
 layout(std430, binding = 3) writeonly buffer Stats { vec2 stats[]; }; // (mean, 1/stddev) per row
+layout(std430, binding = 3) readonly buffer Residual { uint r[]; };
 layout(push_constant) uniform Push {
     uint rows; uint len; uint period; float eps;
     uint keep_inner; uint keep_stride_outer; uint keep_stride_inner;
@@ -39,6 +41,12 @@ uint element(uint j)
     return (j / pc.red_inner) * pc.red_stride_outer + (j % pc.red_inner) * pc.red_stride_inner;
 }
 
+float x_at(uint at)
+{
+    float v = uintBitsToFloat(x[at]);
+    return RESIDUAL ? round_to_dtype(DT, v + uintBitsToFloat(r[at])) : v;
+}
+
 void main()
 {
     uint row = linear_id();
@@ -46,22 +54,22 @@ void main()
     uint base = row_start(row);
 
     float acc = 0.0;
-    for (uint j = 0u; j < pc.len; j++) acc += uintBitsToFloat(x[base + element(j)]);
+    for (uint j = 0u; j < pc.len; j++) acc += x_at(base + element(j));
     float mean = acc / float(pc.len);
     acc = 0.0;
     for (uint j = 0u; j < pc.len; j++) {
-        float d = uintBitsToFloat(x[base + element(j)]) - mean;
+        float d = x_at(base + element(j)) - mean;
         acc += d * d;
     }
     float variance = acc / float(pc.len);
     float inv_std = EPS_OUTSIDE_SQRT != 0u ? 1.0 / (sqrt(variance) + pc.eps) : 1.0 / sqrt(variance + pc.eps);
-    stats[row] = vec2(mean, inv_std);
+    if (!RESIDUAL) stats[row] = vec2(mean, inv_std);
 
     vec2 ss = AFFINE == AFFINE_PER_ROW ? scale_shift[row % pc.period] : vec2(1.0, 0.0);
     for (uint j = 0u; j < pc.len; j++) {
         uint at = base + element(j);
         if (AFFINE == AFFINE_PER_ELEMENT) ss = scale_shift[j % pc.period];
-        float v = (uintBitsToFloat(x[at]) - mean) * inv_std;
+        float v = (x_at(at) - mean) * inv_std;
         if (AFFINE != AFFINE_NONE) v = v * ss.x + ss.y;
         y[at] = floatBitsToUint(round_to_dtype(DT, v));
     }

@@ -65,15 +65,7 @@ float log1p_accurate(float y)
     return log(u) * (y / (u - 1.0));
 }
 float softplus(float v) { return v > 20.0 ? v : max(v, 0.0) + log1p_accurate(exp(-abs(v))); }
-// tanh near 0 by its series: the driver's tanh may come from exponentials that cancel there
-float tanh_accurate(float v)
-{
-    if (abs(v) < 0.05) {
-        float v2 = v * v;
-        return v * (1.0 - v2 * (1.0 / 3.0 - v2 * (2.0 / 15.0)));
-    }
-    return v > 15.0 ? 1.0 : v < -15.0 ? -1.0 : tanh(v);
-}
+// tanh_accurate: shaders/common.glsl
 
 float apply_float(float v)
 {

@@ -1,7 +1,7 @@
 /* Element-wise ops of two or more inputs with numpy broadcasting: arithmetic, comparisons,
  * logic and bit ops, Max/Min/Sum/Mean, PRelu and Where (shaders/binary.glsl, where.glsl).
  * Constant inputs with small outputs are folded on the host (shape arithmetic). */
-#include "op.h"
+#include "normalization.h"
 
 #include <math.h>
 #include <string.h>
@@ -580,6 +580,14 @@ static vki_status plan_binary(op_ctx *c)
     for (int k = 0; k < n; k++) {
         e.ins[k] = k;
         e.codes[k] = k == n - 1 && !strcmp(d->name, "Mean") ? B_MEAN_LAST : code;
+    }
+    /* a residual Add that only a LayerNormalization reads (transformer blocks): one norm_rows
+     * pass normalizes the sum */
+    if (code == B_ADD && n == 2 && dtype_is_float(out_dtype) && same_shape(&shapes[0], &out_shape) &&
+        same_shape(&shapes[1], &out_shape)) {
+        bool taken;
+        VKI_TRY(norm_fuse_add(c, &taken));
+        if (taken) return VKI_OK;
     }
     /* a Relu or Clip after Add, Sub, Mul or Div of floats (the residual Add + Relu of ResNets)
      * is applied by this kernel instead of a pass of its own */

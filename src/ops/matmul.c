@@ -330,7 +330,7 @@ static void fold_batch_into_rows(mm_problem *p)
 /* Epilogues the kernels apply where they store Y: a following Add of a bias (one N-vector,
  * any shape of it, or a scalar) or of a residual of Y's shape when Y is one [M,N] product
  * (C has no batch strides) becomes C, where Y has none yet (MatMul, Gemm without C); then a
- * Relu/Clip after Y (or after that Add) becomes the clamp. */
+ * Relu/Clip or a GELU after Y (or after that Add) becomes the clamp (op_fuse_activation_value). */
 static void fuse_epilogues(op_ctx *c, mm_problem *p)
 {
     plan_value *y = op_out(c, 0);
@@ -352,7 +352,7 @@ static void fuse_epilogues(op_ctx *c, mm_problem *p)
             last = op_fused_output(c, add);
         }
     }
-    p->clamp = op_fuse_clamp_value(c, last, &p->lo, &p->hi);
+    p->clamp = op_fuse_activation_value(c, last, &p->lo, &p->hi);
 }
 
 static vki_status finish(op_ctx *c, mm_problem *p)

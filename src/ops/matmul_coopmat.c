@@ -12,7 +12,8 @@
 
 enum {
     COOPMAT_MIN_DIM = 64,    /* smaller products leave most of a 64 tile idle: matmul_tiled */
-    COOPMAT_BUSY_GROUPS = 256 /* 128 tiles when they alone keep an H200's 132 SMs busy */
+    COOPMAT_BUSY_GROUPS = 256, /* 128 tiles when they alone keep an H200's 132 SMs busy */
+    COOPMAT2_LONG_K = 2048     /* K steps of 64 for 64 x 64 blocks from here */
 };
 
 /* A block of Y per workgroup (bm x bn), per subgroup (wm x wn), and the K step. */
@@ -78,10 +79,14 @@ static bool choose_aligned(op_ctx *c, int64_t M, int64_t N, int64_t batches, mm_
 
 /* VK_NV_cooperative_matrix2's workgroup-scope kernel (matmul_coopmat2_f16): any strides, the
  * driver stages the tiles. Blocks of 128 x 256 on the largest workgroup the device offers where
- * they fill the GPU, 128 x 128 next, 64 x 64 on the smallest otherwise; each a multiple of that
- * size's granularity. VKINFER_COOPMAT2_TILE=BMxBNxBKxLOCAL overrides (tuning on a new device). */
-static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t batches, uint32_t aligned, bool bf16,
-                            mm_coopmat_kernel *k)
+ * they fill the GPU, 128 x 128 next, then 64 x 128 and 64 x 64 on the smallest; each a multiple
+ * of that size's granularity. 64 x 64 blocks take K in steps of 64 where K is long. Measured on
+ * the H200 (bench/tile_sweep.py, BERT-base's products at batch 8): [1024,768]x[768,3072] 0.048
+ * -> 0.037 ms with 64 x 128 blocks, [1024,3072]x[3072,768] 0.049 -> 0.042 ms with K steps of
+ * 64; the 4096 cube keeps 128 x 256. VKINFER_COOPMAT2_TILE=BMxBNxBKxLOCAL overrides (tuning on
+ * a new device). */
+static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t K, int64_t batches, uint32_t aligned,
+                            bool bf16, mm_coopmat_kernel *k)
 {
     const vk_caps *caps = &c->vk->caps;
     int big = -1, small = -1;
@@ -93,7 +98,9 @@ static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t batches, ui
     uint32_t bm = 128, bn = 256, bk = 32, local = caps->coopmat2_local[big];
     if ((M + 127) / 128 * ((N + 255) / 256) * batches < COOPMAT_BUSY_GROUPS) bn = 128;
     if ((M + 127) / 128 * ((N + 127) / 128) * batches < COOPMAT_BUSY_GROUPS) {
-        bm = bn = 64;
+        bm = 64;
+        bn = (M + 63) / 64 * ((N + 127) / 128) * batches >= COOPMAT_BUSY_GROUPS ? 128 : 64;
+        if (bn == 64 && K >= COOPMAT2_LONG_K) bk = 64;
         local = caps->coopmat2_local[small] >= 128 ? caps->coopmat2_local[small] : 128;
     }
     const char *env = getenv("VKINFER_COOPMAT2_TILE");
@@ -133,7 +140,7 @@ bool mm_coopmat_choose(op_ctx *c, const int values[4], int64_t M, int64_t N, int
     gpu_storage half = op_half_storage(c, values, 3), ys = op_storage(c, values[3]);
     /* bfloat16 operands: only the workgroup-scope kernel, where the device offers them */
     if (half == GPU_BF16 && caps->cooperative_matrix2 && caps->cooperative_matrix2_bf16 && !general && ys == GPU_BF16 &&
-        choose_coopmat2(c, M, N, batches, aligned, true, k)) {
+        choose_coopmat2(c, M, N, K, batches, aligned, true, k)) {
         k->spec_tail[0] = 0; /* OUT_WORDS */
         stores[0] = stores[1] = stores[2] = stores[3] = GPU_BF16;
         return true;
@@ -141,7 +148,7 @@ bool mm_coopmat_choose(op_ctx *c, const int values[4], int64_t M, int64_t N, int
     if (half != GPU_F16) return false;
     /* fp32 words: a float32 output of the fp16 mode (graph outputs stay words) */
     if (ys != GPU_F16 && !(ys == GPU_W32 && op_value(c, values[3])->dtype == VKI_DTYPE_FLOAT)) return false;
-    bool chosen = caps->cooperative_matrix2 && !general && choose_coopmat2(c, M, N, batches, aligned, false, k);
+    bool chosen = caps->cooperative_matrix2 && !general && choose_coopmat2(c, M, N, K, batches, aligned, false, k);
     if (!chosen && !general && rows_of_8 && (caps->cooperative_matrix || caps->cooperative_matrix_khr))
         chosen = choose_aligned(c, M, N, batches, k);
     if (!chosen) {

@@ -4,7 +4,7 @@
  * (per-row statistics, shaders/norm_rows.glsl) and LRN (shaders/norm_lrn.comp). Per-channel
  * parameters travel as one array of (scale, shift) pairs, folded on the host when they are
  * constants and by shaders/norm_fold.glsl otherwise, so that no shader needs over 4 buffers. */
-#include "op.h"
+#include "normalization.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -223,7 +223,7 @@ static row_layout contiguous_rows(int64_t rows, int64_t len)
  * dispatches over windows of `unit` rows (InstanceNormalization: the channels of one image,
  * so that a window's row 0 takes pair 0). */
 static vki_status rows_dispatch_into(op_ctx *c, const row_layout *l, enum affine_mode affine, int pairs, int64_t period,
-                                     float eps, bool eps_outside_sqrt, int stats, int64_t unit, int out)
+                                     float eps, bool eps_outside_sqrt, int stats, int64_t unit, int out, int residual)
 {
     plan_value *x = op_in(c, 0);
     if (numel(x) > INT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^31 elements");
@@ -232,17 +232,17 @@ static vki_status rows_dispatch_into(op_ctx *c, const row_layout *l, enum affine
     gpu_storage st = op_half_storage(c, xy, 2);
     /* the CPU-device row kernel reads 32-bit words; halves take norm_rows' 16-bit variants */
     bool cpu = st == GPU_W32 && cpu_rows_kernel(c, l->len);
-    uint32_t spec[5] = {cpu ? NORM_CPU_LOCAL : row_group_size(l->len), op_dtype_code(x->dtype), affine, l->strided,
-                        eps_outside_sqrt};
+    uint32_t spec[6] = {cpu ? NORM_CPU_LOCAL : row_group_size(l->len), op_dtype_code(x->dtype), affine, l->strided,
+                        eps_outside_sqrt, residual >= 0};
     struct {
         uint32_t rows, len, period;
         float eps;
         uint32_t keep_inner, keep_stride_outer, keep_stride_inner, red_inner, red_stride_outer, red_stride_inner;
     } push = {(uint32_t)l->rows, (uint32_t)l->len, (uint32_t)(period ? period : 1), eps, l->keep_inner,
               l->keep_stride_outer, l->keep_stride_inner, l->red_inner, l->red_stride_outer, l->red_stride_inner};
-    int values[4] = {op_in_index(c, 0), pairs >= 0 ? pairs : op_in_index(c, 0), out, stats};
-    /* X and Y in their 16-bit storage; the (scale, shift) pairs and the statistics stay fp32 */
-    gpu_storage stores[4] = {st, pairs >= 0 ? GPU_W32 : st, st, GPU_W32};
+    int values[4] = {op_in_index(c, 0), pairs >= 0 ? pairs : op_in_index(c, 0), out, residual >= 0 ? residual : stats};
+    /* X, Y (and R) in their 16-bit storage; the (scale, shift) pairs and the statistics stay fp32 */
+    gpu_storage stores[4] = {st, pairs >= 0 ? GPU_W32 : st, st, residual >= 0 ? st : GPU_W32};
     const char *shader = cpu ? "norm_rows_cpu" : op_variant(c, "norm_rows", st);
     uint32_t gx, gy;
     int64_t units = l->rows / unit;
@@ -251,16 +251,17 @@ static vki_status rows_dispatch_into(op_ctx *c, const row_layout *l, enum affine
     int64_t chunk = !l->strided && units ? op_batch_chunk(c, units, unit_bytes, 4) : units;
     if (chunk >= units) {
         rows_grid(cpu, l->rows, &gx, &gy);
-        return op_dispatch_stored(c, shader, spec, 5, &push, sizeof push, values, NULL, stores, 4, gx, gy, 1);
+        return op_dispatch_stored(c, shader, spec, 6, &push, sizeof push, values, NULL, stores, 4, gx, gy, 1);
     }
     if (chunk <= 0) return too_big(c, unit_bytes[0], unit > 1 ? "along N" : "along the rows it normalizes");
+    if (residual >= 0) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a residual sum in windows");
     for (int64_t start = 0; start < units; start += chunk) {
         int64_t n = units - start < chunk ? units - start : chunk;
         push.rows = (uint32_t)(n * unit);
         op_window win[4];
         for (int b = 0; b < 4; b++) win[b] = (op_window){(uint64_t)start * unit_bytes[b], (uint64_t)n * unit_bytes[b]};
         rows_grid(cpu, n * unit, &gx, &gy);
-        VKI_TRY(op_dispatch_stored(c, shader, spec, 5, &push, sizeof push, values, win, stores, 4, gx, gy, 1));
+        VKI_TRY(op_dispatch_stored(c, shader, spec, 6, &push, sizeof push, values, win, stores, 4, gx, gy, 1));
     }
     return VKI_OK;
 }
@@ -268,7 +269,7 @@ static vki_status rows_dispatch_into(op_ctx *c, const row_layout *l, enum affine
 static vki_status rows_dispatch(op_ctx *c, const row_layout *l, enum affine_mode affine, int pairs, int64_t period,
                                 float eps, bool eps_outside_sqrt, int stats, int64_t unit)
 {
-    return rows_dispatch_into(c, l, affine, pairs, period, eps, eps_outside_sqrt, stats, unit, op_out_index(c, 0));
+    return rows_dispatch_into(c, l, affine, pairs, period, eps, eps_outside_sqrt, stats, unit, op_out_index(c, 0), -1);
 }
 
 /* GroupNormalization: each (n, group) normalized as one row into a scratch value, then the
@@ -317,7 +318,7 @@ static vki_status plan_group_norm(op_ctx *c)
     row_layout l = contiguous_rows(x->dims[0] * groups, count / (x->dims[0] * groups));
     VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * (l.rows ? l.rows : 1), &stats));
     VKI_TRY(rows_dispatch_into(c, &l, AFFINE_NONE, -1, 1, ir_attr_float(c->node, "epsilon", 1e-5f), false, stats, 1,
-                               normalized));
+                               normalized, -1));
     uint32_t spec[2] = {NORM_GROUP, op_dtype_code(x->dtype)}, gx, gy;
     struct { uint32_t count, inner, channels; } push = {(uint32_t)count, (uint32_t)inner, (uint32_t)channels};
     int values[3] = {normalized, pairs, op_out_index(c, 0)};
@@ -416,6 +417,42 @@ static vki_status plan_layer_norm(op_ctx *c)
         VKI_TRY(op_dispatch_stored(c, shader, spec, 2, &push, sizeof push, values, win, stores, 3, gx, gy, 1));
     }
     return VKI_OK;
+}
+
+vki_status norm_fuse_add(op_ctx *c, bool *taken)
+{
+    *taken = false;
+    int sum = op_out_index(c, 0), n = op_sole_reader_index(c, sum);
+    const ir_node *ln = op_sole_reader(c, sum);
+    if (!ln || strcmp(ln->op_type, "LayerNormalization") || ln->n_inputs < 2 || ln->inputs[0] != sum) return VKI_OK;
+    for (int o = 1; o < ln->n_outputs; o++)
+        if (ln->outputs[o] >= 0) return VKI_OK; /* its statistics are read */
+    plan_value *y = op_out(c, 0), *a = op_in(c, 0), *b = op_in(c, 1);
+    if (a->permuted || b->permuted || a->rank != y->rank || b->rank != y->rank ||
+        memcmp(a->dims, y->dims, sizeof y->dims) || memcmp(b->dims, y->dims, sizeof y->dims))
+        return VKI_OK;
+    int64_t axis = ir_attr_int(ln, "axis", -1);
+    if (axis < 0) axis += y->rank;
+    if (axis < 0 || axis >= y->rank) return VKI_OK; /* the LayerNormalization says what is wrong */
+    int64_t len = shape_numel(y->dims + axis, y->rank - (int)axis), count = numel(y);
+    plan_value *scale = op_value(c, ln->inputs[1]), *bias = ln->n_inputs > 2 && ln->inputs[2] >= 0 ? op_value(c, ln->inputs[2]) : NULL;
+    if (!scale->host || scale->dtype != y->dtype || (bias && (!bias->host || bias->dtype != y->dtype))) return VKI_OK;
+    int64_t ns = numel(scale), nb = bias ? numel(bias) : 1;
+    if ((ns != len && ns != 1) || (nb != len && nb != 1) || !len || count > INT32_MAX ||
+        (uint64_t)count * 4 > op_max_binding_bytes(c))
+        return VKI_OK;
+    op_fuse_claim(c, n, sum);
+    int pairs, stats = -1;
+    float *data;
+    VKI_TRY(pair_temp(c, len, true, &pairs, &data));
+    for (int64_t k = 0; k < len; k++) {
+        data[2 * k] = (float)host_read_f64(scale->dtype, scale->host, (size_t)(k % ns));
+        data[2 * k + 1] = bias ? (float)host_read_f64(bias->dtype, bias->host, (size_t)(k % nb)) : 0.0f;
+    }
+    row_layout l = contiguous_rows(count / len, len);
+    *taken = true;
+    return rows_dispatch_into(c, &l, AFFINE_PER_ELEMENT, pairs, len, ir_attr_float(ln, "epsilon", 1e-5f), false, stats, 1,
+                              sum, op_in_index(c, 1));
 }
 
 /* MeanVarianceNormalization: the kept and the reduced dims, each merged into at most two

@@ -142,6 +142,11 @@ void *op_temp_const(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index)
  * output `out` of the current node. */
 bool op_fuse_clamp_value(op_ctx *c, int v, float *lo, float *hi);
 bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi);
+/* op_fuse_activation_value: as op_fuse_clamp_value, or that node is a GELU (src/plan/fuse.c's
+ * erf or tanh pattern, or opset 20's Gelu): claims it and returns *lo = +inf, *hi = 0 (erf)
+ * or 1 (tanh), which shaders/common.glsl's fused_clamp applies as that GELU. Only for kernels
+ * whose epilogue is fused_clamp on the fp32 result (the MatMul/Gemm kernels). */
+bool op_fuse_activation_value(op_ctx *c, int v, float *lo, float *hi);
 /* op_fuse_add_find: that node is Add(v, o) or Add(o, v) where o is another value of v's dtype
  * known now (a constant or the output of a node planned earlier) that broadcasts to v's shape
  * without growing it (a bias, or a residual of v's shape): returns the node and sets *other to
@@ -154,6 +159,8 @@ int op_fuse_add_find(op_ctx *c, int v, int *other);
 bool op_read_only_by(op_ctx *c, int v, const char *op_type);
 /* The node that alone reads value v, as op_read_only_by decides it; NULL if none. */
 const ir_node *op_sole_reader(op_ctx *c, int v);
+/* Its index (for op_fuse_claim), or -1. */
+int op_sole_reader_index(op_ctx *c, int v);
 void op_fuse_claim(op_ctx *c, int node, int v);
 int op_fused_output(const op_ctx *c, int node);
 

@@ -56,8 +56,10 @@
     /* random.c */                                                                         \
     X(RandomUniform) X(RandomNormal) X(RandomUniformLike) X(RandomNormalLike) X(Bernoulli) \
     X(Multinomial)                                                                         \
-    /* training.c (ai.onnx.preview.training) */ X(Adagrad) X(Adam) X(Momentum)              \
-    /* ml.c (ai.onnx.ml) */ X(Binarizer) X(ArrayFeatureExtractor)                          \
+    /* training.c, gradient.c (ai.onnx.preview.training) */ X(Adagrad) X(Adam) X(Momentum) X(Gradient) \
+    /* tfidf.c */ X(TfIdfVectorizer)                                                        \
+    /* ml.c, tree_ensemble.c (ai.onnx.ml) */ X(Binarizer) X(ArrayFeatureExtractor) X(LabelEncoder) \
+    X(TreeEnsemble) X(TreeEnsembleRegressor) X(TreeEnsembleClassifier)                     \
     /* end */
 
 #define DECLARE(name) extern const op_def op_##name;

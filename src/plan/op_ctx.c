@@ -213,6 +213,8 @@ const ir_node *op_sole_reader(op_ctx *c, int v)
     return n >= 0 ? &c->plan->graph->nodes[n] : NULL;
 }
 
+int op_sole_reader_index(op_ctx *c, int v) { return sole_reader(c->plan, v); }
+
 /* Whether node n is a Mul or Div of value v by a constant scalar (v first for Div). */
 static bool scales_by_constant(const plan *p, int n, int v)
 {
@@ -334,8 +336,35 @@ bool op_fuse_clamp_value(op_ctx *c, int v, float *lo, float *hi)
         return false;
     }
     op_fuse_claim(c, n, v);
-    *lo = l;
+    *lo = l > h ? h : l; /* the same result (h), and lo > hi means an activation (fused_clamp) */
     *hi = h;
+    return true;
+}
+
+bool op_fuse_activation_value(op_ctx *c, int v, float *lo, float *hi)
+{
+    if (op_fuse_clamp_value(c, v, lo, hi)) return true;
+    plan *p = c->plan;
+    const ir_graph *g = p->graph;
+    if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output || p->uses[v] != 1 ||
+        (p->values[v].shaped && !dtype_is_float(p->values[v].dtype)))
+        return false;
+    int n = p->reader[v];
+    const ir_node *node = &g->nodes[n];
+    bool tanh;
+    if (p->fused[n]) return false;
+    if (p->pattern[n] == PATTERN_GELU || p->pattern[n] == PATTERN_GELU_TANH) { /* src/plan/fuse.c's erf/tanh GELU */
+        if (p->pattern_in[(size_t)n * 3] != v) return false;
+        tanh = p->pattern[n] == PATTERN_GELU_TANH;
+    } else if (p->pattern[n] == PATTERN_NONE && !*node->domain && !strcmp(node->op_type, "Gelu") && node->n_inputs >= 1 &&
+               node->inputs[0] == v) { /* opset 20's Gelu */
+        tanh = !strcmp(ir_attr_string(node, "approximate", "none"), "tanh");
+    } else {
+        return false;
+    }
+    p->fused[n] = 1; /* planned as a view of input 0, v (plan_node) */
+    *lo = INFINITY;
+    *hi = tanh ? 1.0f : 0.0f;
     return true;
 }
 

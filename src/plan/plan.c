@@ -192,6 +192,105 @@ static vki_status live_nodes(const ir_graph *g, bool *live)
     return VKI_OK;
 }
 
+/* Nodes whose outputs are plan-time constants whatever the inputs' values: Shape and Size,
+ * Constant, and any node reading only initializers and such outputs (not control flow or the
+ * random generators). */
+static bool const_like_node(const ir_node *node, const bool *const_value)
+{
+    if (*node->domain) return false;
+    const char *op = node->op_type;
+    if (!strcmp(op, "Shape") || !strcmp(op, "Size")) return true;
+    if (!strcmp(op, "If") || !strcmp(op, "Loop") || !strcmp(op, "Scan") || !strncmp(op, "Random", 6) ||
+        !strcmp(op, "Bernoulli") || !strcmp(op, "Multinomial") || !strncmp(op, "Sequence", 8))
+        return false;
+    for (int i = 0; i < node->n_inputs; i++)
+        if (node->inputs[i] >= 0 && !const_value[node->inputs[i]]) return false;
+    return true;
+}
+
+static bool inputs_ready(const ir_node *node, const bool *avail)
+{
+    for (int i = 0; i < node->n_inputs; i++)
+        if (node->inputs[i] >= 0 && !avail[node->inputs[i]]) return false;
+    return true;
+}
+
+/* The order nodes are planned in: the graph's, except that a constant-like node (above) is
+ * planned as soon as its inputs are, so that a node planned before it in the graph's order
+ * can already see its value (the TorchScript exporter computes attention's scale from a
+ * Shape after the Transpose of K that the scale then multiplies: with the scale known, that
+ * Transpose is a view the product reads, not a copy). Returns a malloc'ed array of n_nodes. */
+static int *plan_order(const ir_graph *g)
+{
+    int nn = g->n_nodes, nv = g->n_values;
+    int *order = malloc(((size_t)nn + 1) * sizeof *order), *stack = malloc(((size_t)nn + 1) * sizeof *stack);
+    int *first = calloc((size_t)nv + 2, sizeof *first), *at = calloc((size_t)nv + 1, sizeof *at), *readers = NULL;
+    bool *const_value = calloc((size_t)nv + 1, 1), *avail = calloc((size_t)nv + 1, 1);
+    bool *const_node = calloc((size_t)nn + 1, 1), *done = calloc((size_t)nn + 1, 1);
+    size_t total = 0;
+    for (int n = 0; n < nn; n++) total += (size_t)g->nodes[n].n_inputs;
+    readers = malloc((total + 1) * sizeof *readers);
+    if (!order || !stack || !first || !at || !readers || !const_value || !avail || !const_node || !done) {
+        free(order);
+        order = NULL;
+        goto out;
+    }
+    for (int v = 0; v < nv; v++) {
+        avail[v] = g->values[v].producer < 0;
+        const_value[v] = g->values[v].kind == VALUE_INITIALIZER;
+    }
+    for (int n = 0; n < nn; n++) { /* graph order is topological: one pass */
+        const ir_node *node = &g->nodes[n];
+        const_node[n] = const_like_node(node, const_value);
+        for (int o = 0; o < node->n_outputs; o++)
+            if (node->outputs[o] >= 0) const_value[node->outputs[o]] = const_node[n];
+        for (int i = 0; i < node->n_inputs; i++)
+            if (node->inputs[i] >= 0) first[node->inputs[i] + 1]++;
+    }
+    for (int v = 0; v < nv; v++) first[v + 1] += first[v]; /* readers of v: readers[first[v] .. first[v+1]) */
+    for (int n = 0; n < nn; n++)
+        for (int i = 0; i < g->nodes[n].n_inputs; i++) {
+            int v = g->nodes[n].inputs[i];
+            if (v >= 0) readers[first[v] + at[v]++] = n;
+        }
+    int k = 0;
+    /* two passes: first the constant-like nodes ready at the start (Constants, Shapes of graph
+     * inputs, nodes over initializers) with what they make ready, then the graph's order */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int n = 0; n < nn; n++) {
+            if (done[n] || (pass == 0 && !(const_node[n] && inputs_ready(&g->nodes[n], avail)))) continue;
+            int top = 0;
+            stack[top++] = n;
+            while (top) {
+                int m = stack[--top];
+                if (done[m]) continue;
+                done[m] = true;
+                order[k++] = m;
+                const ir_node *node = &g->nodes[m];
+                for (int o = 0; o < node->n_outputs; o++) {
+                    int v = node->outputs[o];
+                    if (v < 0) continue;
+                    avail[v] = true;
+                    for (int r = first[v]; r < first[v + 1]; r++) { /* a full stack leaves it to graph order */
+                        int rn = readers[r];
+                        if (!done[rn] && const_node[rn] && inputs_ready(&g->nodes[rn], avail) && top < nn) stack[top++] = rn;
+                    }
+                }
+            }
+        }
+    }
+out:
+    free(stack);
+    free(first);
+    free(at);
+    free(readers);
+    free(const_value);
+    free(avail);
+    free(const_node);
+    free(done);
+    return order;
+}
+
 static vki_status plan_node(plan *p, int n)
 {
     const ir_graph *g = p->graph;
@@ -390,8 +489,13 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *count
         else
             st = plan_fuse_patterns(p, live);
     }
-    for (int n = 0; st == VKI_OK && n < g->n_nodes && !p->probe; n++)
+    int *order = st == VKI_OK ? plan_order(g) : NULL;
+    if (st == VKI_OK && !order) st = vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (int k = 0; st == VKI_OK && k < g->n_nodes && !p->probe; k++) {
+        int n = order[k];
         if (live[n] && !(p->expand_pending && reads_unshaped(p, n))) st = plan_node(p, n);
+    }
+    free(order);
     free(live);
     if (st == VKI_OK && p->expand_pending) { /* inline the decided control nodes and plan again */
         ir_graph *expanded = NULL;

@@ -567,8 +567,8 @@ static vki_status session_run_once(vki_session *s, bool *resized)
             const session_input *in = input_tensor(s, i, e);
             if (pv->buffer != PLAN_BUF_ARENA || in->bound) continue;
             size_t count = (size_t)shape_numel(pv->dims, pv->rank), bad = 0;
-            if (!host_to_storage(pv->dtype, in->data, pv->storage, (uint8_t *)p->upload.mapped + p->input_offsets[k], count,
-                                 &bad)) {
+            if (!host_to_storage_parallel(pv->dtype, in->data, pv->storage, (uint8_t *)p->upload.mapped + p->input_offsets[k],
+                                          count, &bad)) {
                 char why[256];
                 dtype_range_message(pv->dtype, in->data, bad, why, sizeof why);
                 return vki_fail(VKI_ERROR_UNSUPPORTED, "input '%s' %s", g->values[g->inputs[i]].name, why);
@@ -611,8 +611,8 @@ static vki_status session_run_once(vki_session *s, bool *resized)
         if (root->host) /* known at plan time, in any dtype */
             memcpy(s->outputs[i], root->host, bytes);
         else
-            storage_to_host(pv->dtype, root->storage, (const uint8_t *)p->download.mapped + p->output_offsets[i],
-                            s->outputs[i], count);
+            storage_to_host_parallel(pv->dtype, root->storage, (const uint8_t *)p->download.mapped + p->output_offsets[i],
+                                     s->outputs[i], count);
     }
     s->last_run_ms = now_ms() - t0;
     s->last = p;

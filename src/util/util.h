@@ -81,6 +81,10 @@ const char *storage_name(gpu_storage s);
 bool host_to_storage(vki_dtype t, const void *src, gpu_storage s, void *dst, size_t count, size_t *bad_index);
 /* Storage s back into host bytes of dtype t (count elements). */
 void storage_to_host(vki_dtype t, gpu_storage s, const void *src, void *dst, size_t count);
+/* The same, split over a few threads when the tensor is large (src/util/copy.c): a run's
+ * inputs and outputs. */
+bool host_to_storage_parallel(vki_dtype t, const void *src, gpu_storage s, void *dst, size_t count, size_t *bad_index);
+void storage_to_host_parallel(vki_dtype t, gpu_storage s, const void *src, void *dst, size_t count);
 
 /* Host conversions between a dtype's host bytes and the GPU's 4-byte form. count elements.
  * to_gpu fails (returns false, *bad_index set) for int64 values outside int32 and uint32/

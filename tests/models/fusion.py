@@ -119,6 +119,21 @@ class ReshapedHeads(nn.Module):
         return torch.matmul(q, k).sum() + m.sum()
 
 
+class LateScale(nn.Module):
+    """Attention's scale as the TorchScript exporter writes it for nn.MultiheadAttention: computed
+    from a Shape (Shape, Gather, Cast, Sqrt) after the Transpose of K in the graph's order.
+    Planned as soon as its inputs are (src/plan/plan.c, plan_order), the scale is known when
+    the Transpose is planned: K^T and the scale are views (exactly 2 fewer). Exported with a
+    dynamic batch axis, so that the exporter keeps the Shape (a static one it folds)."""
+    onnx_dynamic_axes = {"in0": {0: "batch"}, "in1": {0: "batch"}}
+
+    def forward(self, q, k):
+        q, k = torch.tanh(q), torch.tanh(k)                          # [2,3,5,8], [2,3,7,8]
+        kt = k.transpose(-1, -2)
+        scale = torch.sqrt(torch.tensor(q.size(-1), dtype=q.dtype))
+        return torch.matmul(q, kt / scale)
+
+
 class RowViews(nn.Module):
     """Rows that lie together are read in place, not copied: a Gather of one index, a Slice
     and both pieces of a Split along the outermost axis. Rows of 128 elements keep every
@@ -141,7 +156,8 @@ class RowViewOutput(nn.Module):
 
 
 class Gelus(nn.Module):
-    """Three erf-GELU spellings, 4 nodes fused each, plus a bias Add on each Linear."""
+    """Three erf-GELU spellings, 4 nodes fused each, each GELU then into its product's epilogue,
+    plus a bias Add on each Linear."""
 
     def __init__(self):
         super().__init__()
@@ -222,7 +238,7 @@ torch.manual_seed(0)
 CASES = {
     "bias_relu": (BiasRelu, (torch.randn(2, 10, 64),), 17, 3),
     "residual": (Residual, (torch.randn(3, 7, 64),), 17, 3),
-    "gelus": (Gelus, (torch.randn(2, 5, 32),), 17, 15),
+    "gelus": (Gelus, (torch.randn(2, 5, 32),), 17, 18),
     "transposed_products": (TransposedProducts, (torch.randn(2, 4, 6, 8), torch.randn(2, 7, 6, 8)), 17, 3),
     "elementwise_acts": (ElementwiseActs, (torch.randn(2, 3, 16, 16), torch.randn(2, 3, 16, 16)), 17, 2),
     "mishes": (Mishes, (torch.randn(3, 24), torch.randn(2, 5, 7, 9)), 17, 4),
@@ -230,12 +246,15 @@ CASES = {
     "control": (Control, (torch.randn(2, 8, 16),), 17, 0),
     "scaled_products": (ScaledProducts, (torch.randn(2, 6, 4, 8), torch.randn(2, 6, 7, 8)), 17, 4),
     "reshaped_heads": (ReshapedHeads, (torch.randn(5, 6, 8), torch.randn(5, 6, 8)), 17, 4),
+    "late_scale": (LateScale, (torch.randn(2, 3, 5, 8), torch.randn(2, 3, 7, 8)), 17, 2),
     "row_views": (RowViews, (torch.randn(6, 4, 32),), 17, 4),
     "row_view_output": (RowViewOutput, (torch.randn(6, 4, 32),), 17, 1),
-    # per layer: 2 GELUs' 4 nodes, the feed-forward's 2 bias Adds, the in-projection's bias Add
-    "encoder": (Encoder, (torch.randn(1, 12, 64),), 17, 2 * (4 + 2 + 1)),
+    # per layer: the GELU's 4 nodes and the GELU itself (into linear1's epilogue), the
+    # feed-forward's 2 bias Adds, the in-projection's bias Add, the 2 LayerNormalizations
+    # (into the residual Adds before them)
+    "encoder": (Encoder, (torch.randn(1, 12, 64),), 17, 2 * (4 + 1 + 2 + 1 + 2)),
     # opset 14: LayerNormalization spelled as 9 nodes, 2 per layer, planned as one each
-    "encoder_opset14": (Encoder, (torch.randn(1, 12, 64),), 14, 2 * (4 + 2 + 1 + 2 * 8)),
+    "encoder_opset14": (Encoder, (torch.randn(1, 12, 64),), 14, 2 * (4 + 1 + 2 + 1 + 2 * 8)),
 }
 
 
@@ -243,7 +262,7 @@ CASES = {
 NO_BF16_REFERENCE = {"conv_transpose_relu"}
 
 # cases whose saving is views (planned as aliases, not "fused into their producer")
-VIEWS = {"transposed_products", "scaled_products", "reshaped_heads", "row_views", "row_view_output"}
+VIEWS = {"transposed_products", "scaled_products", "reshaped_heads", "late_scale", "row_views", "row_view_output"}
 EXACT = VIEWS  # exactly `fewer` dispatches fewer, not at least
 
 

@@ -9,8 +9,12 @@ import torch
 
 
 def export_onnx(model, inputs, path, input_names, output_names, opset=13):
-    """The TorchScript exporter on every torch version (2.x defaults to the dynamo one)."""
+    """The TorchScript exporter on every torch version (2.x defaults to the dynamo one). A model
+    with an `onnx_dynamic_axes` attribute is exported with those dynamic axes (shapes then come
+    from Shape nodes, as in a graph exported for any batch size)."""
     kwargs = dict(input_names=input_names, output_names=output_names, opset_version=opset)
+    if getattr(model, "onnx_dynamic_axes", None):
+        kwargs["dynamic_axes"] = model.onnx_dynamic_axes
     try:
         torch.onnx.export(model, inputs, path, dynamo=False, **kwargs)
     except TypeError:  # torch < 2.5 has no dynamo argument

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""GPU time of one fp16 MatMul (B a constant, as a Linear layer's weight) per tensor-core tile
+shape, for tuning the tile choice of src/ops/matmul_coopmat.c on a device.
+
+    bench/tile_sweep.py [--vkinfer build/vkinfer] [--shapes 1024x768x3072,...] [--tiles 64x64x32x128,...]
+
+Each shape MxNxK is one ONNX MatMul [M,K] x [K,N] (float16, opset 17); each tile is
+VKINFER_COOPMAT2_TILE's BMxBNxBKxLOCAL ("default" is the kernel's own choice). Prints the GPU
+time of the product's dispatches (split-K's reduce included) from one profiled run (best of
+--repeat), TFLOP/s, and the kernels that ran; with torch on CUDA, torch.matmul's GPU time too."""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from matmul_bench import build_model, input_flags  # noqa: E402
+from onnx import helper  # noqa: E402
+
+DEFAULT_SHAPES = "1024x768x3072,1024x3072x768,1024x2304x768,1024x768x768,4096x4096x4096"
+DEFAULT_TILES = "default,64x64x32x128,64x128x32x128,128x64x32x128,128x128x32x128,128x128x32x256,128x128x64x256,64x64x64x128"
+
+
+def gpu_ms(vkinfer, model, flags, env, repeat):
+    best, kernels = None, set()
+    for _ in range(repeat):
+        r = subprocess.run([vkinfer, "bench", model, "--runs", "3", "--warmup", "3", "--profile-all"] + flags,
+                           capture_output=True, text=True, env=dict(os.environ, **env))
+        if r.returncode:
+            return None, r.stderr.strip().splitlines()[-1:] or ["failed"]
+        m = re.search(r"^GPU time:\s+([\d.]+) ms", r.stdout, re.M)
+        t = float(m.group(1)) if m else None
+        kernels |= set(re.findall(r"^\s+[\d.]+ ms\s+(matmul\S*)", r.stdout, re.M))
+        if t is not None and (best is None or t < best):
+            best = t
+    return best, sorted(kernels)
+
+
+def torch_ms(M, N, K):
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    for _ in range(5):
+        a @ b
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    ts = []
+    for _ in range(20):
+        s.record()
+        a @ b
+        e.record()
+        e.synchronize()
+        ts.append(s.elapsed_time(e))
+    return float(np.median(ts))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vkinfer", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "vkinfer"))
+    ap.add_argument("--shapes", default=DEFAULT_SHAPES)
+    ap.add_argument("--tiles", default=DEFAULT_TILES)
+    ap.add_argument("--repeat", type=int, default=2)
+    a = ap.parse_args()
+    rng = np.random.default_rng(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        for shape in a.shapes.split(","):
+            M, N, K = (int(v) for v in shape.split("x"))
+            x = (rng.standard_normal((M, K)) / np.sqrt(K)).astype(np.float16)
+            w = rng.standard_normal((K, N)).astype(np.float16)
+            path = os.path.join(tmp, f"mm_{shape}.onnx")
+            build_model(path, [("a", x)], [helper.make_node("MatMul", ["a", "w"], ["y"])], "y", np.float16,
+                        initializers=[("w", w)])
+            flags = input_flags(tmp, [("a", x)])
+            flop = 2.0 * M * N * K
+            t = torch_ms(M, N, K)
+            if t:
+                print(f"{shape} torch {t:.4f} ms {flop / t / 1e9:.1f} TFLOP/s", flush=True)
+            for tile in a.tiles.split(","):
+                env = {} if tile == "default" else {"VKINFER_COOPMAT2_TILE": tile}
+                ms, kernels = gpu_ms(a.vkinfer, path, flags, env, a.repeat)
+                rate = f"{flop / ms / 1e9:.1f} TFLOP/s" if ms else "-"
+                print(f"{shape} {tile} {ms if ms is not None else '-'} ms {rate} {' '.join(kernels)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,11 @@
+/* What other op families use of normalization.c. */
+#ifndef VKI_OPS_NORMALIZATION_H
+#define VKI_OPS_NORMALIZATION_H
+#include "op.h"
+/* From an Add (output 0 set, inputs 0 and 1 of its shape): where a LayerNormalization alone
+ * reads the sum (its statistics unread, Scale and B plan-time constants, the rows in one
+ * binding), records norm_rows over input 0 + input 1 into the Add's output, claims the
+ * LayerNormalization (a view of that output) and sets *taken; else changes nothing. The sum
+ * is rounded to the dtype before it is normalized, as the two nodes would. */
+vki_status norm_fuse_add(op_ctx *c, bool *taken);
+#endif
