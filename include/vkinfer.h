@@ -140,6 +140,8 @@ typedef struct vki_device_info {
     int storage_8bit;                 /* storageBuffer8BitAccess */
     int cooperative_matrix;           /* VK_NV_ or VK_KHR_cooperative_matrix with fp16 16x16x16 products, fp32 sums (tensor cores) */
     int is_default;                   /* the device vki_context_create picks with no spec */
+    int shader_float64;               /* shaderFloat64: float64 is computed in double (else in fp32);
+                                         from vki_context_device_info, as the context uses it */
 } vki_device_info;
 
 /* Lists the Vulkan devices. Writes at most `capacity` entries and sets *count to the number

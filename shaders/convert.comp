@@ -1,13 +1,15 @@
 #version 450
 // Converts a tensor between two storages of the same dtype (src/plan/op_ctx.c,
 // record_convert): the 32-bit word form every kernel can read, and the packed 16- and 8-bit
-// storages. Both sides are read and written as 32-bit words, one destination word per
-// invocation, so no 8- or 16-bit storage feature is needed and no two invocations share a
-// word.
+// storages, and float64's 8 bytes (GPU_F64). Both sides are read and written as 32-bit words,
+// one destination word per invocation, so no 8- or 16-bit storage feature is needed and no two
+// invocations share a word; float64 is converted with integer operations, so neither is
+// shaderFloat64.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint FROM = 0u;
 layout(constant_id = 2) const uint TO = 0u;
 #include "common.glsl"
+#include "f64_bits.glsl"
 
 // keep in step with gpu_storage in src/util/util.h
 #define ST_W32 0u
@@ -18,16 +20,18 @@ layout(constant_id = 2) const uint TO = 0u;
 #define ST_I8 5u
 #define ST_U8 6u
 #define ST_BOOL 7u
+#define ST_F64 8u
 
 layout(std430, binding = 0) readonly buffer Src { uint src[]; };
 layout(std430, binding = 1) writeonly buffer Dst { uint dst[]; };
 layout(push_constant) uniform Push { uint count; } pc;
 
-uint elem_bits(uint st) { return st == ST_W32 ? 32u : st <= ST_U16 ? 16u : 8u; }
+uint elem_bits(uint st) { return st == ST_F64 ? 64u : st == ST_W32 ? 32u : st <= ST_U16 ? 16u : 8u; }
 
 // Element i of the source in the word form (fp32 bits for floats, int32 for integers).
 uint load_word(uint i)
 {
+    if (FROM == ST_F64) return f64_to_f32_bits(src[2u * i], src[2u * i + 1u]);
     uint bits = elem_bits(FROM);
     if (bits == 32u) return src[i];
     uint per = 32u / bits, shift = (i % per) * bits;
@@ -59,6 +63,12 @@ uint store_bits(uint w)
 void main()
 {
     uint word = linear_id();
+    if (TO == ST_F64) { // two destination words per element: this one's half
+        if (word / 2u >= pc.count) return;
+        uvec2 d = f32_to_f64_bits(load_word(word / 2u));
+        dst[word] = (word & 1u) == 0u ? d.x : d.y;
+        return;
+    }
     uint bits = elem_bits(TO), per = 32u / bits;
     if (word * per >= pc.count) return;
     if (bits == 32u) {

@@ -61,9 +61,9 @@ static int cmd_devices(void)
                d->max_shared_memory_bytes);
         if (d->subgroup_size) printf("%u\n", d->subgroup_size);
         else printf("unknown\n");
-        printf("    fp16 arithmetic: %s, 16-bit storage: %s, 8-bit storage: %s, cooperative matrix: %s\n",
+        printf("    fp16 arithmetic: %s, 16-bit storage: %s, 8-bit storage: %s, cooperative matrix: %s, float64: %s\n",
                d->fp16_arithmetic ? "yes" : "no", d->storage_16bit ? "yes" : "no", d->storage_8bit ? "yes" : "no",
-               d->cooperative_matrix ? "yes" : "no");
+               d->cooperative_matrix ? "yes" : "no", d->shader_float64 ? "yes" : "no");
     }
     if (!n) printf("no Vulkan devices\n");
     free(infos);

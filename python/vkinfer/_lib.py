@@ -32,6 +32,7 @@ class DeviceInfo(ctypes.Structure):
         ("storage_8bit", ctypes.c_int),
         ("cooperative_matrix", ctypes.c_int),
         ("is_default", ctypes.c_int),
+        ("shader_float64", ctypes.c_int),
     ]
 
 

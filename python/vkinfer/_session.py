@@ -70,7 +70,7 @@ def _device_dict(d):
         "max_shared_memory_bytes": d.max_shared_memory_bytes, "subgroup_size": d.subgroup_size,
         "fp16_arithmetic": bool(d.fp16_arithmetic), "storage_16bit": bool(d.storage_16bit),
         "storage_8bit": bool(d.storage_8bit), "cooperative_matrix": bool(d.cooperative_matrix),
-        "is_default": bool(d.is_default),
+        "is_default": bool(d.is_default), "shader_float64": bool(d.shader_float64),
     }
 
 

@@ -104,5 +104,10 @@ void ir_graph_free_expanded(ir_graph *g);
  * inputs, outputs and initializers are unchanged); new values are intermediates. Takes
  * ownership of `src` when it is itself expanded. Defined in src/onnx/expand.c. */
 vki_status ir_graph_expand(ir_graph *src, const int64_t *decision, ir_graph **out);
+/* A decision made without the condition's value, which the GPU computes from data: If runs
+ * both branches and selects each output by the condition (Where); Loop (decision = this flag |
+ * the trip count M) runs all M iterations, keeping an iteration's state only while the
+ * condition holds. Selected values must have one shape. */
+#define IR_DECIDE_ON_GPU (INT64_C(1) << 62)
 
 #endif

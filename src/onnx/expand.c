@@ -245,8 +245,54 @@ static const ir_attr *ex_graph_attr(const ir_node *n, const char *name)
     return a && a->type == ATTR_GRAPH ? a : NULL;
 }
 
+/* Attribute of the Where nodes that select by a condition computed on the GPU: src/ops/binary.c
+ * then requires its two value operands to have one shape. */
+#define SELECT_ATTR "vkinfer.select"
+
+/* x (one element) as a scalar, so that a Where on it keeps its other operands' shapes. */
+static vki_status ex_scalar(expander *e, const char *prefix, int x, int *out)
+{
+    if (e->rd.g->opset < 5) return vki_fail(VKI_ERROR_UNSUPPORTED, "a condition computed on the GPU needs opset 5 or later");
+    int shape;
+    VKI_TRY(ex_const_i64(e, prefix, "scalar_shape", NULL, 0, 1, &shape));
+    VKI_TRY(ex_value(e, prefix, "scalar", out));
+    int in[2] = {x, shape};
+    return ex_node(e, "Reshape", e->rd.g->values[*out].name, in, 2, out, 1, NULL, 0);
+}
+
+/* out = Where(cond, a, b), the two values of one shape. */
+static vki_status ex_select(expander *e, int cond, int a, int b, int out)
+{
+    ir_attr *at = ex_attr_int(e, SELECT_ATTR, 1);
+    if (!at) return reader_oom();
+    int in[3] = {cond, a, b};
+    return ex_node(e, "Where", e->rd.g->values[out].name, in, 3, &out, 1, at, 1);
+}
+
+/* If on a condition computed on the GPU: both branches, each output selected by it. */
+static vki_status ex_if_both(expander *e, const ir_node *n)
+{
+    const ir_attr *then_g = ex_graph_attr(n, "then_branch"), *else_g = ex_graph_attr(n, "else_branch");
+    if (!then_g || !else_g) return vki_fail(VKI_ERROR_MODEL, "node '%s' (If) lacks a then_branch or else_branch graph", n->name);
+    int *outs = malloc((size_t)(2 * n->n_outputs + 1) * sizeof *outs);
+    char *prefix = ex_prefix(e, n, "select");
+    if (!outs || !prefix) {
+        free(outs);
+        return reader_oom();
+    }
+    int cond;
+    vki_status st = ex_subgraph(e, n, "then", then_g, NULL, 0, outs, n->n_outputs);
+    if (st == VKI_OK) st = ex_subgraph(e, n, "else", else_g, NULL, 0, outs + n->n_outputs, n->n_outputs);
+    if (st == VKI_OK) st = ex_scalar(e, prefix, n->inputs[0], &cond);
+    for (int k = 0; st == VKI_OK && k < n->n_outputs; k++)
+        if (n->outputs[k] >= 0) st = ex_select(e, cond, outs[k], outs[n->n_outputs + k], n->outputs[k]);
+    free(outs);
+    return st;
+}
+
 static vki_status ex_if(expander *e, const ir_node *n, int64_t branch)
 {
+    if (branch & IR_DECIDE_ON_GPU) return ex_if_both(e, n);
     const ir_attr *body = ex_graph_attr(n, branch ? "then_branch" : "else_branch");
     if (!body) return vki_fail(VKI_ERROR_MODEL, "node '%s' (If) has no %s graph", n->name, branch ? "then_branch" : "else_branch");
     int *outs = malloc((size_t)(n->n_outputs + 1) * sizeof *outs);
@@ -295,6 +341,8 @@ static vki_status ex_append(expander *e, const char *prefix, int acc, const int 
 static vki_status ex_loop(expander *e, const ir_node *n, int64_t trips)
 {
     ir_graph *g = e->rd.g;
+    bool on_gpu = (trips & IR_DECIDE_ON_GPU) != 0; /* each iteration kept while the condition holds */
+    trips &= ~IR_DECIDE_ON_GPU;
     const ir_attr *body = ex_graph_attr(n, "body");
     if (!body) return vki_fail(VKI_ERROR_MODEL, "node '%s' (Loop) has no body graph", n->name);
     int64_t first = ir_attr_int(n, LOOP_FIRST_ITERATION, 0);
@@ -303,10 +351,14 @@ static vki_status ex_loop(expander *e, const ir_node *n, int64_t trips)
     int n_scan = n->n_outputs - n_carried;
     if (n_carried < 0 || n_scan < 0 || (n_acc && n_acc != n_scan))
         return vki_fail(VKI_ERROR_MODEL, "node '%s' (Loop) has %d inputs and %d outputs", n->name, n->n_inputs, n->n_outputs);
-    for (int k = 0; k < n_scan; k++)
+    for (int k = 0; k < n_scan; k++) {
         if (trips == 0 && !n_acc && n->outputs[n_carried + k] >= 0)
             return vki_fail(VKI_ERROR_UNSUPPORTED, "node '%s' (Loop) runs 0 times: its scan output %d would be empty with a "
                             "shape only the body knows; not supported", n->name, k);
+        if (on_gpu && (n_acc || n->outputs[n_carried + k] >= 0))
+            return vki_fail(VKI_ERROR_UNSUPPORTED, "node '%s' (Loop): its condition is computed on the GPU from data, so its "
+                            "scan output %d would have a data-dependent length; not supported", n->name, k);
+    }
     size_t n_bind = (size_t)n_carried + 2, n_outs = (size_t)n_carried + 1 + (size_t)n_scan;
     int *bind = malloc(n_bind * sizeof *bind), *outs = malloc(n_outs * sizeof *outs);
     int *scans = malloc(((size_t)n_scan * (size_t)trips + 1) * sizeof *scans);
@@ -344,6 +396,22 @@ static vki_status ex_loop(expander *e, const ir_node *n, int64_t trips)
         bind[1] = cond;
         if (st == VKI_OK) st = ex_subgraph(e, n, label, body, bind, (int)n_bind, outs, (int)n_outs);
         if (st != VKI_OK) break;
+        if (on_gpu) { /* state = cond ? the body's : as it was; cond = cond and the body's */
+            int active, next_cond, in[2];
+            st = ex_scalar(e, ip, cond, &active);
+            for (int k = 0; st == VKI_OK && k < n_carried; k++) {
+                int kept;
+                st = ex_value(e, ip, "kept", &kept);
+                if (st == VKI_OK) st = ex_select(e, active, outs[1 + k], bind[2 + k], kept);
+                bind[2 + k] = kept;
+            }
+            if (st == VKI_OK) st = ex_value(e, ip, "cond", &next_cond);
+            in[0] = active, in[1] = outs[0];
+            if (st == VKI_OK) st = ex_node(e, "And", g->values[next_cond].name, in, 2, &next_cond, 1, NULL, 0);
+            cond = next_cond;
+            done++;
+            continue;
+        }
         /* the body's formal condition input is Identity(cond): a body that passes it through
          * runs every iteration */
         more = i + 1 < trips && !ex_passes_through(g, outs[0], cond);

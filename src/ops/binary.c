@@ -356,8 +356,8 @@ static vki_status dispatch_where(op_ctx *c, const elementwise *e, const shape *s
     int values[4] = {op_in_index(c, e->ins[0]), op_in_index(c, e->ins[1]), op_in_index(c, e->ins[2]), op_out_index(c, 0)};
     /* X, Y and the output as halves, the condition as bool bytes: the 16-bit variant (windows
      * are in words, so windowed passes stay on the 32-bit one) */
-    gpu_storage st = windows ? GPU_W32 : op_half_storage(c, values + 1, 3);
-    gpu_storage stores[4] = {st == GPU_W32 ? GPU_W32 : GPU_BOOL, st, st, st};
+    gpu_storage st = windows ? GPU_W32 : op_move_storage(c, values + 1, 3);
+    gpu_storage stores[4] = {st == GPU_W32 || st == GPU_F64 ? GPU_W32 : GPU_BOOL, st, st, st};
     uint32_t gx, gy;
     op_grid_1d(count, 128, &gx, &gy);
     return op_dispatch_stored(c, op_variant(c, "where", st), spec, 2, &push, sizeof push, values, windows, stores, 4, gx,
@@ -377,12 +377,18 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
     op_window partial_window = windows ? windows[0] : (op_window){0, 0};
     vki_dtype partial_dtype = op_in(c, e->ins[0])->dtype;
     shape partial_shape = shapes[0];
+    /* float64 in double (binary_f64) where the device has shaderFloat64; in windows (tensors
+     * beyond one binding, rare for float64) through fp32 words */
+    bool wide = !windows && partial_dtype == VKI_DTYPE_DOUBLE && op_has_float64(c);
     for (int k = 1; k < n; k++) {
         bool last = k == n - 1;
         int target = op_out_index(c, 0);
         if (!last) {
             plan_value *y = op_out(c, 0);
-            if (temps[k % 2] < 0) VKI_TRY(op_temp(c, out_dtype, shape_numel(y->dims, y->rank), &temps[k % 2]));
+            if (temps[k % 2] < 0) {
+                VKI_TRY(op_temp(c, out_dtype, shape_numel(y->dims, y->rank), &temps[k % 2]));
+                if (wide) op_value(c, temps[k % 2])->storage = GPU_F64;
+            }
             target = temps[k % 2];
         }
         shape pair[2] = {partial_shape, shapes[k]};
@@ -399,6 +405,21 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
         int values[3] = {partial, op_in_index(c, e->ins[k]), target};
         op_window pair_windows[3] = {partial_window, windows ? windows[k] : (op_window){0, 0},
                                      windows ? windows[n] : (op_window){0, 0}};
+        if (wide) {
+            bool b64 = b->dtype == VKI_DTYPE_DOUBLE, out64 = out_dtype == VKI_DTYPE_DOUBLE;
+            spec[2] = OP_DTYPE_F64;
+            spec[3] = b64 ? OP_DTYPE_F64 : op_dtype_code(b->dtype);
+            spec[4] = out64 ? OP_DTYPE_F64 : op_dtype_code(out_dtype);
+            gpu_storage stores[3] = {GPU_F64, b64 ? GPU_F64 : GPU_W32, out64 ? GPU_F64 : GPU_W32};
+            uint32_t gx, gy;
+            op_grid_1d(count, 128, &gx, &gy);
+            VKI_TRY(op_dispatch_stored(c, "binary_f64", spec, clamp ? 9 : 6, &push, sizeof push, values, NULL, stores,
+                                       3, gx, gy, 1));
+            partial = target;
+            partial_dtype = out_dtype;
+            partial_shape = *out_shape;
+            continue;
+        }
         /* halves in, halves out, one binding each: the 16-bit variant (windows are in words) */
         gpu_storage st = !windows && (e->codes[k] < B_EQUAL || e->codes[k] > B_GREATER_EQUAL) && dtype_is_float(out_dtype) ? op_half_storage(c, values, 3) : GPU_W32;
         gpu_storage stores[3] = {st, st, st};
@@ -547,6 +568,14 @@ static vki_status plan_binary(op_ctx *c)
     shape out_shape;
     if (!broadcast_shapes(shapes, n, &out_shape))
         return op_error(c, VKI_ERROR_SHAPE, "the input shapes do not broadcast together (numpy rules)");
+    /* a Where made by src/onnx/expand.c to select by a condition computed on the GPU */
+    if (code == B_WHERE && ir_attr_int(c->node, "vkinfer.select", 0) && !same_shape(&shapes[1], &shapes[2])) {
+        char a[128], b[128];
+        return op_error(c, VKI_ERROR_UNSUPPORTED,
+                        "the values selected by a condition computed on the GPU (an If's two branches, or a Loop's state "
+                        "before and after an iteration) have shapes %s and %s; vkinfer runs both and needs one shape",
+                        shape_str(shapes[1].dims, shapes[1].rank, a, sizeof a), shape_str(shapes[2].dims, shapes[2].rank, b, sizeof b));
+    }
     if (code == B_SWIGLU && !same_shape(&shapes[0], &shapes[1]))
         return op_error(c, VKI_ERROR_SHAPE, "A and B must have one shape (SwiGLU does not broadcast)");
     if (code == B_PRELU && !same_shape(&out_shape, &shapes[0]))
@@ -607,6 +636,32 @@ BINARY(Greater, FLOATS " " INTS) BINARY(GreaterOrEqual, FLOATS " " INTS) BINARY(
 BINARY(Min, FLOATS " " INTS) BINARY(Sum, FLOATS) BINARY(Mean, FLOATS) BINARY(PRelu, FLOATS " " INTS)
 BINARY(Where, FLOATS " " INTS " bool")
 const op_def op_Pow = {"Pow", "", FLOATS " " INTS, "the output has the base's dtype; the exponent may be any number", plan_binary};
+
+vki_status binary_add_strided(op_ctx *c, int a, const int64_t *a_strides, int b, int out, const int64_t *dims, int rank,
+                              gpu_storage st, bool clamp, float lo, float hi)
+{
+    int64_t count = shape_numel(dims, rank);
+    if (rank < 1 || rank > BROADCAST_MAX_RANK || count > UINT32_MAX)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a strided Add of rank %d and %lld elements", rank, (long long)count);
+    broadcast_push push = {(uint32_t)count, 0, {0}, {0}};
+    int64_t stride = 1;
+    for (int j = rank - 1; j >= 0; j--) {
+        push.dims[j] = (uint32_t)dims[j];
+        push.strides[j] = (uint32_t)a_strides[j];
+        push.strides[BROADCAST_MAX_RANK + j] = (uint32_t)stride;
+        stride *= dims[j];
+    }
+    vki_dtype dt = op_value(c, out)->dtype;
+    uint32_t spec[9] = {128, B_ADD, op_dtype_code(dt), op_dtype_code(dt), op_dtype_code(dt), (uint32_t)rank, clamp, 0, 0};
+    memcpy(&spec[7], &lo, sizeof lo);
+    memcpy(&spec[8], &hi, sizeof hi);
+    int values[3] = {a, b, out};
+    gpu_storage stores[3] = {st, st, st};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)count, 128, &gx, &gy);
+    return op_dispatch_stored(c, op_variant(c, "binary", st), spec, clamp ? 9 : 6, &push, sizeof push, values, NULL, stores,
+                              3, gx, gy, 1);
+}
 
 vki_status binary_clip_runtime(op_ctx *c)
 {

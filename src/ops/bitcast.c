@@ -3,7 +3,8 @@
  * uint8 and bool as bytes; int16 and uint16 as 16-bit words), so the output is a view of the
  * input. uint32 is held as int32 words of its bits, so it pairs with them too (its values from
  * the host must be below 2^31; a word read back is exact). Pairs involving 16-bit floats (held
- * as fp32 words on some paths), 64-bit dtypes (held narrowed) and to bool (which holds only 0
+ * as fp32 words on some paths), 64-bit dtypes (float64 is held as its 8 bytes, but int64 and
+ * uint64 narrowed to int32: no 8-byte integer shares its bits) and to bool (which holds only 0
  * and 1) are refused. */
 #include "op.h"
 
@@ -31,9 +32,14 @@ static vki_status plan_bitcast(op_ctx *c)
                         vki_dtype_name(out));
     int from_class = bit_class(x->dtype, false), to_class = bit_class(out, true);
     if (!from_class || from_class != to_class)
-        return op_error(c, VKI_ERROR_UNSUPPORTED, "BitCast from %s to %s is not supported (supported: between float32, "
-                        "int32 and uint32, int16 and uint16, int8 and uint8, and bool to int8 or uint8)",
-                        vki_dtype_name(x->dtype), vki_dtype_name(out));
+        return op_error(c, VKI_ERROR_UNSUPPORTED,
+                        "BitCast from %s to %s is not supported (supported: between float32, "
+                        "int32 and uint32, int16 and uint16, int8 and uint8, and bool to int8 or uint8%s)",
+                        vki_dtype_name(x->dtype), vki_dtype_name(out),
+                        out == VKI_DTYPE_DOUBLE || x->dtype == VKI_DTYPE_DOUBLE
+                            ? "; int64 and uint64 are held narrowed to int32, so float64's bits have "
+                              "no 64-bit integer to go to"
+                            : "");
     VKI_TRY(op_set_output(c, 0, out, x->rank, x->dims));
     return op_output_alias(c, 0, 0);
 }

@@ -4,7 +4,10 @@
  * iteration, src/onnx/expand.c: ir_graph_expand) and plans the expanded graph, so the
  * body's math runs as ordinary GPU dispatches unrolled into the command buffer. A condition or
  * trip count computed from graph inputs keys the plan on those inputs (one plan per distinct
- * value, as for a shape fed by an input); one computed on the GPU from data is refused. */
+ * value, as for a shape fed by an input). A condition computed on the GPU from data is not
+ * read: If runs both branches and Where selects the outputs on the GPU, a Loop runs all M
+ * iterations with each one's state kept only while the condition holds (IR_DECIDE_ON_GPU); a
+ * trip count computed on the GPU is refused. */
 #include "../plan/plan.h"
 
 #include <stdlib.h>
@@ -13,8 +16,9 @@
 /* Unrolled copies of a body, at most. */
 #define CONTROL_MAX_TRIPS 100000
 
-/* Input i's single value, which must be known at plan time. */
-static vki_status control_scalar(op_ctx *c, int i, const char *what, int64_t *out)
+/* Input i's single value when it is known at plan time. A condition (on_gpu non-NULL)
+ * computed on the GPU from data that no small graph input can key sets *on_gpu instead. */
+static vki_status control_scalar(op_ctx *c, int i, const char *what, int64_t *out, bool *on_gpu)
 {
     plan_value *v = op_in(c, i);
     const char *name = c->plan->graph->values[op_in_index(c, i)].name;
@@ -22,9 +26,14 @@ static vki_status control_scalar(op_ctx *c, int i, const char *what, int64_t *ou
     if (shape_numel(v->dims, v->rank) != 1)
         return op_error(c, VKI_ERROR_MODEL, "the %s ('%s') has shape %s; one element expected", what, name,
                         shape_str(v->dims, v->rank, shape, sizeof shape));
+    if (on_gpu) *on_gpu = false;
     if (!v->host) {
         int k = op_keyable_input(c->plan, op_in_index(c, i));
         if (k >= 0) c->plan->wanted_input = k; /* the session plans again, keyed on that input */
+        if (k < 0 && on_gpu && v->dtype == VKI_DTYPE_BOOL) {
+            *on_gpu = true;
+            return VKI_OK;
+        }
         return op_error(c, VKI_ERROR_UNSUPPORTED,
                         "the %s ('%s') is computed on the GPU from data; vkinfer inlines control flow at plan time and "
                         "needs it known then (a constant, or computed from constants and small graph inputs it keys the "
@@ -44,9 +53,10 @@ static vki_status decide(op_ctx *c, int64_t value)
 static vki_status plan_if(op_ctx *c)
 {
     VKI_TRY(op_require_inputs(c, 1, 1));
-    int64_t cond;
-    VKI_TRY(control_scalar(c, 0, "condition", &cond));
-    return decide(c, cond != 0);
+    int64_t cond = 0;
+    bool on_gpu;
+    VKI_TRY(control_scalar(c, 0, "condition", &cond, &on_gpu));
+    return decide(c, on_gpu ? IR_DECIDE_ON_GPU : cond != 0);
 }
 
 static vki_status plan_loop(op_ctx *c)
@@ -56,13 +66,14 @@ static vki_status plan_loop(op_ctx *c)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "a Loop without a trip count M runs until its condition turns false: "
                         "a data-dependent trip count, which vkinfer does not support");
     int64_t trips, cond = 1;
-    VKI_TRY(control_scalar(c, 0, "trip count M", &trips));
-    if (op_has_input(c, 1)) VKI_TRY(control_scalar(c, 1, "condition", &cond));
+    bool on_gpu = false;
+    VKI_TRY(control_scalar(c, 0, "trip count M", &trips, NULL));
+    if (op_has_input(c, 1)) VKI_TRY(control_scalar(c, 1, "condition", &cond, &on_gpu));
     if (!cond || trips < 0) trips = 0;
     if (trips > CONTROL_MAX_TRIPS)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "trip count %lld: vkinfer unrolls loops and allows at most %d iterations",
                         (long long)trips, CONTROL_MAX_TRIPS);
-    return decide(c, trips);
+    return decide(c, on_gpu && trips > 0 ? IR_DECIDE_ON_GPU | trips : trips);
 }
 
 static vki_status plan_scan(op_ctx *c)
@@ -110,11 +121,14 @@ static vki_status plan_scan(op_ctx *c)
 
 #define CF_DTYPES OP_DTYPES_ALL
 const op_def op_If = {"If", "", CF_DTYPES,
-                      "the condition must be known at plan time (the branch is inlined)",
+                      "the branch known at plan time is inlined; with a condition computed on the GPU both branches run "
+                      "and Where selects (their outputs must have one shape; sequence and optional outputs need the "
+                      "condition known at plan time)",
                       plan_if};
 const op_def op_Loop = {"Loop", "", CF_DTYPES,
-                        "unrolled at plan time: the trip count M and each iteration's condition must be known then "
-                        "(no exit on GPU data)",
+                        "unrolled at plan time: the trip count M must be known then; a condition computed on the GPU runs "
+                        "all M iterations, each one's state kept while it holds (no scan outputs and no sequence values "
+                        "then)",
                         plan_loop};
 const op_def op_Scan = {"Scan", "", CF_DTYPES, "unrolled at plan time; Scan-8's sequence_lens is not supported",
                         plan_scan};

@@ -4,6 +4,7 @@
  * group has one input channel; on CPU devices (lavapipe) register-blocked conv2d_cpu* kernels
  * over weights repacked at plan time; the direct N-d kernel (shaders/conv.glsl) for everything
  * else, ConvTranspose included. */
+#include "binary.h"
 #include "matmul.h"
 #include "movement.h"
 #include "op.h"
@@ -518,6 +519,19 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     p.N = n_cols;
     p.nb = 0;
     VKI_TRY(mm_record(c, &p));
+    /* a residual Add of Y's shape that alone reads Y (ResNet's shortcut), and a Relu after it:
+     * applied by the pass that puts Y' into Y's layout instead of passes of their own */
+    int other, add = op_fuse_add_find(c, op_out_index(c, 0), &other);
+    plan_value *o = add >= 0 ? op_value(c, other) : NULL;
+    if (o && !o->host && !o->permuted && !o->view_scale && o->rank == y->rank &&
+        !memcmp(o->dims, y->dims, (size_t)y->rank * sizeof *y->dims) &&
+        (uint64_t)shape_numel(y->dims, y->rank) * storage_size(st) <= op_max_binding_bytes(c)) {
+        op_fuse_claim(c, add, op_out_index(c, 0));
+        float lo = -INFINITY, hi = INFINITY;
+        bool clamp = op_fuse_clamp_value(c, op_fused_output(c, add), &lo, &hi);
+        int64_t dims[3] = {g->batch, g->cout, ohw}, strides[3] = {ohw, g->batch * ohw, 1};
+        return binary_add_strided(c, yt, strides, other, op_out_index(c, 0), dims, 3, st, clamp, lo, hi);
+    }
     return copy_image_major(c, yt, st, g->batch, g->cout, ohw);
 }
 

@@ -86,7 +86,7 @@ static vki_status plan_gather(op_ctx *c)
     int values[3] = {op_in_index(c, 0), op_in_index(c, 1), op_out_index(c, 0)};
     /* float data held as halves is gathered as halves; the indices stay int32 words */
     int data[2] = {values[0], values[2]};
-    gpu_storage st = op_half_storage(c, data, 2), stores[3] = {st, GPU_W32, st};
+    gpu_storage st = op_move_storage(c, data, 2), stores[3] = {st, GPU_W32, st};
     op_grid_1d((uint64_t)count, 128, &gx, &gy);
     return op_dispatch_stored(c, op_variant(c, "gather", st), spec, 1, &push, sizeof push, values, NULL, stores, 3, gx, gy,
                               1);

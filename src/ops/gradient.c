@@ -25,7 +25,7 @@ static vki_status readable(op_ctx *c, const ir_node *n, int v)
     const char *name = c->plan->graph->values[v].name;
     if (!pv->shaped)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "'%s' (read by node '%s', %s) is not computed before the Gradient "
-                        "node: y must be a graph output or feed one", name, n->name, n->op_type);
+                        "node", name, n->name, n->op_type);
     if (pv->dtype != VKI_DTYPE_FLOAT)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "'%s' (node '%s', %s) is %s: only float32 is differentiated", name,
                         n->name, n->op_type, vki_dtype_name(pv->dtype));
@@ -269,6 +269,6 @@ static vki_status plan_gradient(op_ctx *c)
 }
 
 const op_def op_Gradient = {"Gradient", "ai.onnx.preview.training", "float32",
-                            "y must be computed before the node (a graph output or feeding one); differentiates Add, "
+                            "y must be computed before the node in the graph's order (fusion is off in its plans); differentiates Add, "
                             "Sub, Mul, Div, Neg, MatMul, Relu, Sigmoid, Tanh, Exp and Identity",
                             plan_gradient};

@@ -80,10 +80,12 @@ static bool choose_aligned(op_ctx *c, int64_t M, int64_t N, int64_t batches, mm_
 /* VK_NV_cooperative_matrix2's workgroup-scope kernel (matmul_coopmat2_f16): any strides, the
  * driver stages the tiles. Blocks of 128 x 256 on the largest workgroup the device offers where
  * they fill the GPU, 128 x 128 next, then 64 x 128 and 64 x 64 on the smallest; each a multiple
- * of that size's granularity. 64 x 64 blocks take K in steps of 64 where K is long. Measured on
- * the H200 (bench/tile_sweep.py, BERT-base's products at batch 8): [1024,768]x[768,3072] 0.048
+ * of that size's granularity. 64 x 64 blocks take K in steps of 64 where K is long and they are
+ * few. Measured on the H200 (bench/tile_sweep.py): BERT-base's [1024,768]x[768,3072] 0.048
  * -> 0.037 ms with 64 x 128 blocks, [1024,3072]x[3072,768] 0.049 -> 0.042 ms with K steps of
- * 64; the 4096 cube keeps 128 x 256. VKINFER_COOPMAT2_TILE=BMxBNxBKxLOCAL overrides (tuning on
+ * 64; resnet50's batch-32 [128,1152]x[1152,25088] 0.090 -> 0.054 (64 x 128), [512,4608] x
+ * [4608,1568] 0.127 -> 0.101 (K steps of 64), but [256,2304]x[2304,6272] (392 blocks) 0.057
+ * with steps of 32 against 0.068 with 64; the 4096 cube keeps 128 x 256. VKINFER_COOPMAT2_TILE=BMxBNxBKxLOCAL overrides (tuning on
  * a new device). */
 static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t K, int64_t batches, uint32_t aligned,
                             bool bf16, mm_coopmat_kernel *k)
@@ -100,7 +102,7 @@ static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t K, int64_t 
     if ((M + 127) / 128 * ((N + 127) / 128) * batches < COOPMAT_BUSY_GROUPS) {
         bm = 64;
         bn = (M + 63) / 64 * ((N + 127) / 128) * batches >= COOPMAT_BUSY_GROUPS ? 128 : 64;
-        if (bn == 64 && K >= COOPMAT2_LONG_K) bk = 64;
+        if (bn == 64 && K >= COOPMAT2_LONG_K && (M + 63) / 64 * ((N + 63) / 64) * batches < COOPMAT_BUSY_GROUPS) bk = 64;
         local = caps->coopmat2_local[small] >= 128 ? caps->coopmat2_local[small] : 128;
     }
     const char *env = getenv("VKINFER_COOPMAT2_TILE");

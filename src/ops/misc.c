@@ -1,6 +1,7 @@
 /* Small ops that PyTorch exports use: Shrink (shaders/misc_shrink.comp), CastLike (Cast to
  * the second input's dtype, on the unary shader's identity op) and Det (shaders/misc_det.comp,
  * one invocation per matrix), MaxUnpool (shaders/misc_maxunpool.comp). Small constant inputs are folded on the host. */
+#include "binary.h"
 #include "op.h"
 
 #include <math.h>
@@ -79,8 +80,12 @@ static vki_status plan_castlike(op_ctx *c)
         return VKI_OK;
     }
     /* shaders/unary.glsl's identity op (code 0) is Cast */
+    float params[3] = {saturate ? 0.0f : 1.0f, 0, 0};
+    bool done;
+    VKI_TRY(unary_float64(c, 0, params, &done));
+    if (done) return VKI_OK;
     uint32_t spec[4] = {128, 0, op_dtype_code_exact(x->dtype), op_dtype_code_exact(to)};
-    struct { uint32_t count; float a, b, g; } push = {(uint32_t)count, saturate ? 0.0f : 1.0f, 0, 0};
+    struct { uint32_t count; float a, b, g; } push = {(uint32_t)count, params[0], params[1], params[2]};
     return dispatch_1d(c, "unary", spec, 4, &push, sizeof push, count);
 }
 

@@ -83,12 +83,13 @@ static void collapse(strided_copy *s)
 }
 
 /* The storage the copy moves elements in: the output's own when the device can address its
- * width (copy_16, copy_8), else 32-bit words. An input held otherwise (a float32 graph input
- * in the fp16 mode) is converted once, and every input of a Concat lands in one storage. */
+ * width (copy_16, copy_8; float64's 8 bytes are two words, copy_64, on every device), else
+ * 32-bit words. An input held otherwise (a float32 graph input in the fp16 mode) is converted
+ * once, and every input of a Concat lands in one storage. */
 static gpu_storage copy_storage(op_ctx *c, int out)
 {
     gpu_storage s = op_storage(c, op_out_index(c, out));
-    if (s == GPU_W32) return GPU_W32;
+    if (s == GPU_W32 || s == GPU_F64) return s;
     if (storage_size(s) == 2) return op_has_storage16(c) ? s : GPU_W32;
     return op_has_storage8(c) ? s : GPU_W32;
 }

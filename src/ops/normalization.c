@@ -422,26 +422,25 @@ static vki_status plan_layer_norm(op_ctx *c)
 vki_status norm_fuse_add(op_ctx *c, bool *taken)
 {
     *taken = false;
-    int sum = op_out_index(c, 0), n = op_sole_reader_index(c, sum);
-    const ir_node *ln = op_sole_reader(c, sum);
-    if (!ln || strcmp(ln->op_type, "LayerNormalization") || ln->n_inputs < 2 || ln->inputs[0] != sum) return VKI_OK;
-    for (int o = 1; o < ln->n_outputs; o++)
-        if (ln->outputs[o] >= 0) return VKI_OK; /* its statistics are read */
+    int sum = op_out_index(c, 0), scale_v, bias_v;
+    float eps;
+    int64_t axis;
+    int n = op_layer_norm_reader(c, sum, &scale_v, &bias_v, &eps, &axis);
+    if (n < 0) return VKI_OK;
     plan_value *y = op_out(c, 0), *a = op_in(c, 0), *b = op_in(c, 1);
     if (a->permuted || b->permuted || a->rank != y->rank || b->rank != y->rank ||
         memcmp(a->dims, y->dims, sizeof y->dims) || memcmp(b->dims, y->dims, sizeof y->dims))
         return VKI_OK;
-    int64_t axis = ir_attr_int(ln, "axis", -1);
     if (axis < 0) axis += y->rank;
     if (axis < 0 || axis >= y->rank) return VKI_OK; /* the LayerNormalization says what is wrong */
     int64_t len = shape_numel(y->dims + axis, y->rank - (int)axis), count = numel(y);
-    plan_value *scale = op_value(c, ln->inputs[1]), *bias = ln->n_inputs > 2 && ln->inputs[2] >= 0 ? op_value(c, ln->inputs[2]) : NULL;
+    plan_value *scale = op_value(c, scale_v), *bias = bias_v >= 0 ? op_value(c, bias_v) : NULL;
     if (!scale->host || scale->dtype != y->dtype || (bias && (!bias->host || bias->dtype != y->dtype))) return VKI_OK;
     int64_t ns = numel(scale), nb = bias ? numel(bias) : 1;
     if ((ns != len && ns != 1) || (nb != len && nb != 1) || !len || count > INT32_MAX ||
         (uint64_t)count * 4 > op_max_binding_bytes(c))
         return VKI_OK;
-    op_fuse_claim(c, n, sum);
+    op_fuse_claim_input0(c, n);
     int pairs, stats = -1;
     float *data;
     VKI_TRY(pair_temp(c, len, true, &pairs, &data));
@@ -451,8 +450,7 @@ vki_status norm_fuse_add(op_ctx *c, bool *taken)
     }
     row_layout l = contiguous_rows(count / len, len);
     *taken = true;
-    return rows_dispatch_into(c, &l, AFFINE_PER_ELEMENT, pairs, len, ir_attr_float(ln, "epsilon", 1e-5f), false, stats, 1,
-                              sum, op_in_index(c, 1));
+    return rows_dispatch_into(c, &l, AFFINE_PER_ELEMENT, pairs, len, eps, false, stats, 1, sum, op_in_index(c, 1));
 }
 
 /* MeanVarianceNormalization: the kept and the reduced dims, each merged into at most two

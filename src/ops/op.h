@@ -161,6 +161,12 @@ bool op_read_only_by(op_ctx *c, int v, const char *op_type);
 const ir_node *op_sole_reader(op_ctx *c, int v);
 /* Its index (for op_fuse_claim), or -1. */
 int op_sole_reader_index(op_ctx *c, int v);
+/* The node that alone reads value v as the X of a LayerNormalization whose statistics are
+ * unread: the op, or opset < 17's nine nodes that src/plan/fuse.c plans as one. Its index, with
+ * its Scale and B values (B -1 if none), epsilon and axis; -1 otherwise (and with fusion off).
+ * op_fuse_claim_input0 then claims it: it becomes a view of v. */
+int op_layer_norm_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, int64_t *axis);
+void op_fuse_claim_input0(op_ctx *c, int node);
 void op_fuse_claim(op_ctx *c, int node, int v);
 int op_fused_output(const op_ctx *c, int node);
 
@@ -207,6 +213,12 @@ gpu_storage op_storage(op_ctx *c, int value_index);
  * still held packed, and kernels see them through conversions to GPU_W32. */
 bool op_has_storage16(const op_ctx *c);
 bool op_has_storage8(const op_ctx *c);
+/* Whether kernels may compute in double (shaderFloat64). Without it, float64 values (held as
+ * GPU_F64 everywhere) reach kernels through conversions to fp32 words. */
+bool op_has_float64(const op_ctx *c);
+/* The dtype code of float64 held as such, for the *_f64 kernels (DT_F64 in shaders/f64_bits.glsl);
+ * op_dtype_code gives float64 float32's code (the word form the other kernels see). */
+#define OP_DTYPE_F64 24u
 /* The 16-bit float storage (GPU_F16 or GPU_BF16) shared by every value in values[0..n), where
  * the device lets kernels declare 16-bit buffers; GPU_W32 otherwise. In the fp16 mode float32
  * values held as words (graph inputs and outputs) may sit beside GPU_F16 ones: they are
@@ -214,7 +226,12 @@ bool op_has_storage8(const op_ctx *c);
  * `<name>_f16` / `<name>_bf16` variants (shaders/storage.glsl) then runs them on those values
  * as they are held, with no conversion. Values < 0 are skipped. */
 gpu_storage op_half_storage(op_ctx *c, const int *values, int n);
-/* "<base>" for GPU_W32, "<base>_f16", "<base>_bf16": the kernel variant for that storage. */
+/* For kernels that move elements without computing (Gather, GatherND, ReverseSequence, Where):
+ * GPU_F64 where every value in values[0..n) is float64 held as such (their `<name>_f64`
+ * variants move 8-byte elements on every device), else op_half_storage's answer. */
+gpu_storage op_move_storage(op_ctx *c, const int *values, int n);
+/* "<base>" for GPU_W32, "<base>_f16", "<base>_bf16", "<base>_f64": the kernel variant for that
+ * storage. */
 const char *op_variant(op_ctx *c, const char *base, gpu_storage s);
 uint64_t op_max_binding_bytes(const op_ctx *c);
 uint64_t op_binding_alignment(const op_ctx *c);

@@ -35,7 +35,7 @@ static vki_status plan_reverse_sequence(op_ctx *c)
     uint32_t spec[1] = {128}, gx, gy;
     int values[3] = {op_in_index(c, 0), op_in_index(c, 1), op_out_index(c, 0)};
     int data[2] = {values[0], values[2]};
-    gpu_storage st = op_half_storage(c, data, 2), stores[3] = {st, GPU_W32, st};
+    gpu_storage st = op_move_storage(c, data, 2), stores[3] = {st, GPU_W32, st};
     op_grid_1d((uint64_t)count, 128, &gx, &gy);
     return op_dispatch_stored(c, op_variant(c, "reverse_sequence", st), spec, 1, &push, sizeof push, values, NULL, stores, 3,
                               gx, gy, 1);

@@ -73,6 +73,42 @@ static double host_apply(enum unary_code code, double v, const float *a)
     }
 }
 
+/* Whether shaders/unary_f64.comp computes this op in double (on devices with shaderFloat64):
+ * Cast to or from float64, and on float64 the ops that are exact or cheap in double. The
+ * others (transcendentals: GLSL has no double exp, log, sin...) run unary.glsl on fp32 words. */
+static bool float64_in_double(enum unary_code code, vki_dtype in, vki_dtype out)
+{
+    bool in64 = in == VKI_DTYPE_DOUBLE, out64 = out == VKI_DTYPE_DOUBLE;
+    if (code == U_IDENTITY) return in64 != out64 && dtype_gpu_supported(in) && dtype_gpu_supported(out);
+    if (!in64) return false;
+    switch (code) {
+    case U_ISNAN: case U_ISINF: return true;
+    case U_RELU: case U_NEG: case U_ABS: case U_SQRT: case U_RECIPROCAL: case U_CLIP: case U_LEAKYRELU:
+    case U_FLOOR: case U_CEIL: case U_ROUND: case U_SIGN: case U_THRESHOLDED_RELU: return out64;
+    default: return false;
+    }
+}
+
+vki_status unary_float64(op_ctx *c, int code, const float params[3], bool *done)
+{
+    plan_value *x = op_in(c, 0), *y = op_out(c, 0);
+    int64_t count = shape_numel(x->dims, x->rank);
+    *done = false;
+    if (!op_has_float64(c) || !float64_in_double((enum unary_code)code, x->dtype, y->dtype) ||
+        (uint64_t)count * 8 > op_max_binding_bytes(c) || count > UINT32_MAX)
+        return VKI_OK;
+    bool in64 = x->dtype == VKI_DTYPE_DOUBLE, out64 = y->dtype == VKI_DTYPE_DOUBLE;
+    gpu_storage stores[2] = {in64 ? GPU_F64 : GPU_W32, out64 ? GPU_F64 : GPU_W32};
+    uint32_t spec[4] = {128, (uint32_t)code, in64 ? OP_DTYPE_F64 : op_dtype_code_exact(x->dtype),
+                        out64 ? OP_DTYPE_F64 : op_dtype_code_exact(y->dtype)};
+    struct { uint32_t count; float a, b, g; } push = {(uint32_t)count, params[0], params[1], params[2]};
+    int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)count, 128, &gx, &gy);
+    *done = true;
+    return op_dispatch_stored(c, "unary_f64", spec, 4, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1);
+}
+
 static vki_status plan_unary(op_ctx *c)
 {
     const unary_desc *d = find_desc(c->node->op_type);
@@ -198,9 +234,12 @@ static vki_status plan_unary(op_ctx *c)
         }
         return VKI_OK;
     }
+    bool done;
+    VKI_TRY(unary_float64(c, d->code, push_f, &done));
+    if (done) return VKI_OK;
+    int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
     /* float values held as halves run the 16-bit variant as they are; an op that changes the
      * element's meaning (Cast, IsNaN...) reads and writes words */
-    int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
     gpu_storage st = dtype_is_float(out_dtype) && out_dtype == x->dtype ? op_half_storage(c, values, 2) : GPU_W32;
     gpu_storage stores[2] = {st, st};
     uint64_t elem = storage_size(st);

@@ -252,6 +252,10 @@ vki_status plan_fuse_patterns(plan *p, const bool *live)
 {
     count_uses(p, live);
     p->no_fusion = getenv("VKINFER_NO_FUSION") != NULL; /* measure against the graph as it is */
+    /* a Gradient reads forward values by name (not as inputs), which claims would remove */
+    for (int n = 0; n < p->graph->n_nodes && !p->no_fusion; n++)
+        p->no_fusion = live[n] && !strcmp(p->graph->nodes[n].op_type, "Gradient") &&
+                       !strcmp(p->graph->nodes[n].domain, "ai.onnx.preview.training");
     if (p->no_fusion) return VKI_OK;
     matcher m = {p, live};
     bool found = false;

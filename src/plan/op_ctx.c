@@ -215,6 +215,38 @@ const ir_node *op_sole_reader(op_ctx *c, int v)
 
 int op_sole_reader_index(op_ctx *c, int v) { return sole_reader(c->plan, v); }
 
+int op_layer_norm_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, int64_t *axis)
+{
+    plan *p = c->plan;
+    const ir_graph *g = p->graph;
+    if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output || p->uses[v] != 1 ||
+        (p->values[v].shaped && !dtype_is_float(p->values[v].dtype)))
+        return -1;
+    int n = p->reader[v];
+    const ir_node *node = &g->nodes[n];
+    if (p->fused[n]) return -1;
+    if (p->pattern[n] == PATTERN_LAYER_NORM) { /* opset < 17's nine nodes (src/plan/fuse.c) */
+        if (p->pattern_in[(size_t)n * 3] != v) return -1;
+        *scale = p->pattern_in[(size_t)n * 3 + 1];
+        *bias = p->pattern_in[(size_t)n * 3 + 2];
+        *eps = p->pattern_eps[n];
+        *axis = -1;
+        return n;
+    }
+    if (p->pattern[n] != PATTERN_NONE || *node->domain || strcmp(node->op_type, "LayerNormalization") ||
+        node->n_inputs < 2 || node->inputs[0] != v)
+        return -1;
+    for (int o = 1; o < node->n_outputs; o++)
+        if (node->outputs[o] >= 0) return -1; /* its statistics are read */
+    *scale = node->inputs[1];
+    *bias = node->n_inputs > 2 ? node->inputs[2] : -1;
+    *eps = ir_attr_float(node, "epsilon", 1e-5f);
+    *axis = ir_attr_int(node, "axis", -1);
+    return n;
+}
+
+void op_fuse_claim_input0(op_ctx *c, int node) { c->plan->fused[node] = 1; }
+
 /* Whether node n is a Mul or Div of value v by a constant scalar (v first for Div). */
 static bool scales_by_constant(const plan *p, int n, int v)
 {
@@ -649,6 +681,17 @@ gpu_storage op_half_storage(op_ctx *c, const int *values, int n)
     return s;
 }
 
+gpu_storage op_move_storage(op_ctx *c, const int *values, int n)
+{
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+        if (values[i] < 0) continue;
+        if (op_storage(c, values[i]) != GPU_F64) return op_half_storage(c, values, n);
+        any = true;
+    }
+    return any ? GPU_F64 : op_half_storage(c, values, n);
+}
+
 const char *op_variant(op_ctx *c, const char *base, gpu_storage s)
 {
     if (s == GPU_W32) return base;
@@ -660,6 +703,7 @@ const char *op_variant(op_ctx *c, const char *base, gpu_storage s)
 }
 bool op_has_storage16(const op_ctx *c) { return c->plan->vk->caps.storage_16bit; }
 bool op_has_storage8(const op_ctx *c) { return c->plan->vk->caps.storage_8bit; }
+bool op_has_float64(const op_ctx *c) { return c->plan->vk->caps.shader_float64; }
 
 /* Converts numel elements of value `src` (held in storage `from`) into value `dst` (storage
  * `to`) on the GPU, in windows that each fit one binding. shaders/convert.comp writes one
@@ -667,8 +711,10 @@ bool op_has_storage8(const op_ctx *c) { return c->plan->vk->caps.storage_8bit; }
 static vki_status record_convert(op_ctx *c, int src, gpu_storage from, int dst, gpu_storage to, int64_t numel)
 {
     uint64_t align = op_binding_alignment(c), range = op_max_binding_bytes(c);
-    /* whole multiples of the alignment in elements keep both windows aligned */
-    int64_t chunk = (int64_t)(range / 4 / align * align);
+    /* whole multiples of the alignment in elements keep both windows aligned; elements of up
+     * to 4 bytes (8 for float64) fit one binding */
+    uint64_t widest = storage_size(from) > 4 || storage_size(to) > 4 ? 8 : 4;
+    int64_t chunk = (int64_t)(range / widest / align * align);
     if (chunk <= 0) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: the binding limit is below its alignment");
     uint64_t src_bytes = plan_value_bytes(&c->plan->values[plan_root(c->plan, src)]) - c->plan->values[src].view_offset;
     uint64_t dst_bytes = plan_value_bytes(&c->plan->values[plan_root(c->plan, dst)]);

@@ -174,6 +174,10 @@ static vki_status plan_outputs(plan *p)
 }
 
 /* Nodes that some graph output depends on; the rest are dead and skipped. */
+/* A Gradient node (ai.onnx.preview.training) reads the forward value named by its y
+ * attribute and the nodes that compute it, which are not its inputs. */
+static bool is_gradient(const ir_node *node) { return !strcmp(node->domain, "ai.onnx.preview.training") && !strcmp(node->op_type, "Gradient"); }
+
 static vki_status live_nodes(const ir_graph *g, bool *live)
 {
     bool *needed = calloc((size_t)g->n_values + 1, 1);
@@ -187,6 +191,9 @@ static vki_status live_nodes(const ir_graph *g, bool *live)
         if (live[n])
             for (int i = 0; i < node->n_inputs; i++)
                 if (node->inputs[i] >= 0) needed[node->inputs[i]] = true;
+        const char *y = live[n] && is_gradient(node) ? ir_attr_string(node, "y", NULL) : NULL;
+        for (int v = 0; y && v < g->n_values; v++)
+            if (!strcmp(g->values[v].name, y)) needed[v] = true;
     }
     free(needed);
     return VKI_OK;

@@ -95,6 +95,7 @@ vki_status vki_context_device_info(const vki_context *ctx, vki_device_info *out)
     vk_context *vk = (vk_context *)&ctx->vk;
     vk_describe_device(vk, vk->phys, vk->device_index, out);
     out->is_default = 1;
+    out->shader_float64 = vk->caps.shader_float64; /* as VKINFER_DISABLE_FEATURES left it */
     return VKI_OK;
 }
 

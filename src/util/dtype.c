@@ -424,6 +424,7 @@ gpu_storage storage_native(vki_dtype t)
     case VKI_DTYPE_INT8: return GPU_I8;
     case VKI_DTYPE_UINT8: return GPU_U8;
     case VKI_DTYPE_BOOL: return GPU_BOOL;
+    case VKI_DTYPE_DOUBLE: return GPU_F64;
     default: return GPU_W32;
     }
 }
@@ -432,6 +433,7 @@ uint32_t storage_size(gpu_storage s)
 {
     switch (s) {
     case GPU_W32: return 4;
+    case GPU_F64: return 8;
     case GPU_F16: case GPU_BF16: case GPU_I16: case GPU_U16: return 2;
     default: return 1;
     }
@@ -439,7 +441,7 @@ uint32_t storage_size(gpu_storage s)
 
 const char *storage_name(gpu_storage s)
 {
-    static const char *names[] = {"w32", "f16", "bf16", "i16", "u16", "i8", "u8", "bool"};
+    static const char *names[] = {"w32", "f16", "bf16", "i16", "u16", "i8", "u8", "bool", "f64"};
     return (unsigned)s < GPU_STORAGE_COUNT ? names[s] : "?";
 }
 
@@ -450,6 +452,11 @@ bool host_to_storage(vki_dtype t, const void *src, gpu_storage s, void *dst, siz
         return false;
     }
     if (s == GPU_W32) return convert_to_gpu(t, src, dst, count, bad_index);
+    if (s == GPU_F64 && t != VKI_DTYPE_DOUBLE) { /* a float dtype widened for a float64 kernel: exact */
+        double *d = dst;
+        for (size_t i = 0; i < count; i++) d[i] = host_read_f64(t, src, i);
+        return true;
+    }
     if (s == storage_native(t)) { /* the dtype's own bytes: the hot path */
         if (t == VKI_DTYPE_BOOL) { /* any non-zero byte is true; kernels see 0 or 1 */
             const uint8_t *b = src;
@@ -475,6 +482,9 @@ void storage_to_host(vki_dtype t, gpu_storage s, const void *src, void *dst, siz
         convert_from_gpu(t, src, dst, count);
     } else if (s == storage_native(t)) {
         memcpy(dst, src, count * storage_size(s));
+    } else if (s == GPU_F64) {
+        const double *d = src;
+        for (size_t i = 0; i < count; i++) host_write_f64(t, dst, i, d[i]);
     } else { /* halves of a wider float dtype */
         const uint16_t *h = src;
         for (size_t i = 0; i < count; i++)

@@ -57,7 +57,8 @@ const char *shape_str(const int64_t *dims, int rank, char *buf, size_t size);
 
 /* How a value's elements lie in device memory. GPU_W32 is the form every kernel can read: one
  * 32-bit word per element, floats as fp32 bits, integers and bool as int32 (int64 narrowed).
- * The others are a dtype's own bytes, packed (two halves or four bytes to a word). */
+ * The others are a dtype's own bytes, packed (two halves or four bytes to a word); GPU_F64
+ * holds float64 as its 8 bytes (two words, low word first). */
 typedef enum gpu_storage {
     GPU_W32 = 0,
     GPU_F16,
@@ -67,10 +68,12 @@ typedef enum gpu_storage {
     GPU_I8,
     GPU_U8,
     GPU_BOOL,
+    GPU_F64,
     GPU_STORAGE_COUNT
 } gpu_storage;
-/* The storage that holds dtype t in its own width; GPU_W32 for 32- and 64-bit dtypes and for
- * the float8/float4 formats and 4-/2-bit integers (widened, see convert_to_gpu). */
+/* The storage that holds dtype t in its own width (GPU_F64 for float64); GPU_W32 for 32-bit
+ * dtypes, the 64-bit integers (narrowed), the float8/float4 formats and 4-/2-bit integers
+ * (widened, see convert_to_gpu). */
 gpu_storage storage_native(vki_dtype t);
 uint32_t storage_size(gpu_storage s); /* bytes per element */
 const char *storage_name(gpu_storage s);

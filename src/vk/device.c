@@ -397,6 +397,7 @@ static void read_caps(vk_context *vk, VkPhysicalDevice phys, vk_caps *caps)
     caps->storage_16bit = s16.storageBuffer16BitAccess;
     caps->fp16_arithmetic = f16.shaderFloat16;
     caps->storage_8bit = s8.storageBuffer8BitAccess;
+    caps->shader_float64 = f2.features.shaderFloat64;
     bool coopmat_ok = caps->fp16_arithmetic && caps->storage_16bit && caps->subgroup_size == 32;
     caps->cooperative_matrix = coopmat_ok && has_nv_coopmat_f16(vk, phys);
     caps->cooperative_matrix_khr = coopmat_ok && has_khr_coopmat_f16(vk, phys);
@@ -434,6 +435,7 @@ static bool apply_limits_profile(vk_caps *caps, const char *profile)
     if (caps->min_storage_offset_alignment < 256) caps->min_storage_offset_alignment = 256;
     if (l->minStorageBufferOffsetAlignment < 256) l->minStorageBufferOffsetAlignment = 256;
     caps->storage_16bit = caps->storage_8bit = caps->fp16_arithmetic = false;
+    caps->shader_float64 = false; /* not in the profile: float64 is computed in fp32 */
     caps->subgroup_size = 1; /* no subgroup operations: kernels that need them are not chosen */
     caps->subgroup_arithmetic = false;
     coopmat_off(caps);
@@ -463,6 +465,7 @@ vki_status vk_describe_device(vk_context *vk, VkPhysicalDevice phys, uint32_t in
     out->storage_16bit = caps.storage_16bit;
     out->storage_8bit = caps.storage_8bit;
     out->cooperative_matrix = any_coopmat(&caps);
+    out->shader_float64 = caps.shader_float64;
     return VKI_OK;
 }
 
@@ -527,13 +530,14 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     const char *max_binding = getenv("VKINFER_MAX_BINDING_BYTES");
     if (max_binding && strtoull(max_binding, NULL, 10) >= 256 && strtoull(max_binding, NULL, 10) < vk->caps.max_storage_buffer_range)
         vk->caps.max_storage_buffer_range = strtoull(max_binding, NULL, 10);
-    /* VKINFER_DISABLE_FEATURES=storage16,storage8,fp16,coopmat masks features off, so that
+    /* VKINFER_DISABLE_FEATURES=storage16,storage8,fp16,float64,coopmat masks features off, so that
      * tests run the paths of devices without them (packed storage through conversions) */
     const char *disable = getenv("VKINFER_DISABLE_FEATURES");
     if (disable) {
         if (strstr(disable, "storage16")) vk->caps.storage_16bit = false;
         if (strstr(disable, "storage8")) vk->caps.storage_8bit = false;
         if (strstr(disable, "fp16")) vk->caps.fp16_arithmetic = false;
+        if (strstr(disable, "float64")) vk->caps.shader_float64 = false;
         if (strstr(disable, "coopmat"))
             coopmat_off(&vk->caps);
     }
@@ -622,8 +626,11 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
         features = &bf16;
         extensions[n_extensions++] = VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME;
     }
+    VkPhysicalDeviceFeatures core = {0};
+    core.shaderFloat64 = vk->caps.shader_float64; /* the *_f64 kernels */
     VkDeviceCreateInfo dci = {VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.pNext = features;
+    dci.pEnabledFeatures = &core;
     dci.enabledExtensionCount = n_extensions;
     dci.ppEnabledExtensionNames = n_extensions ? extensions : NULL;
     dci.queueCreateInfoCount = 1;

@@ -141,6 +141,7 @@ typedef struct vk_caps {
     uint32_t timestamp_bits; /* valid bits of the compute queue's timestamps, 0 = none */
     float timestamp_period;  /* nanoseconds per tick */
     bool fp16_arithmetic, storage_16bit, storage_8bit;
+    bool shader_float64; /* enabled: the *_f64 kernels compute float64 in double */
     /* VK_NV_cooperative_matrix is enabled and offers fp16 16x16x16 products with fp32
      * accumulation at subgroup scope (shaders/matmul_coopmat_f16.comp's shape); the shaders
      * that use it need shaderFloat16 and 32-wide subgroups too, which this implies */

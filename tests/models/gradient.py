@@ -89,6 +89,10 @@ case("unrelated_x", [("Exp", ("a",), "y")], {"a": (3,), "b": (2, 2)}, ["a", "b"]
 case("intermediate_x", [("Mul", ("a", "b"), "h"), ("Tanh", ("h",), "y")], {"a": (3,), "b": (3,)}, ["h", "b"], "y")
 case("unsupported_op", [("Softmax", ("a",), "t"), ("Mul", ("t", "a"), "y")], {"a": (2, 3)}, ["a"], "y",
      expect_error="cannot differentiate node 'Softmax_0' (Softmax)")
-case("y_not_computed", [("Exp", ("a",), "y")], {"a": (3,)}, ["a"], "y", y_output=False,
-     expect_error="y 'y' is not computed before the Gradient node")
+# y need not be a graph output: the Gradient keeps the nodes that compute it (and fusion off,
+# which would claim the forward values it reads)
+case("y_not_output", [("Mul", ("a", "b"), "h"), ("Add", ("h", "b"), "t"), ("Relu", ("t",), "y")],
+     {"a": (2, 3), "b": (2, 3)}, ["a", "b"], "y", y_output=False)
+case("y_unknown", [("Exp", ("a",), "z")], {"a": (3,)}, ["a"], "y", y_output=False,
+     expect_error="y 'y' names no value of the graph")
 sys.exit(1 if failures else 0)

@@ -1,7 +1,8 @@
 /* The dtypes held in another GPU form (docs/architecture.md, "Dtypes on the GPU") through the
  * public API: a round trip of every value of each small format and of edge values of float64,
  * uint32 and uint64; the range checks that name the tensor (an input and a constant);
- * float64 beyond float32's range; 4-bit data packed in a model file, unpacked by the reader. */
+ * float64 beyond float32's range and precision, in double and in the fp32 fallback; 4-bit data
+ * packed in a model file, unpacked by the reader. */
 #include "vkinfer.h"
 #include "check.h"
 #include "pbwrite.h"
@@ -9,6 +10,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -75,6 +77,119 @@ static void write_cast_model(const char *path, int to, int64_t n)
     pbw_value_info(&graph, 12, "y", to, dims, 1);
     pbw_model(&model, &graph);
     pbw_save(&model, path);
+}
+
+/* A Cast node of `in` to dtype `to`. */
+static void add_cast_node(pbw *graph, const char *in, const char *out, int to)
+{
+    pbw node = {0}, attr = {0};
+    pbw_str(&node, 1, in);
+    pbw_str(&node, 2, out);
+    pbw_str(&node, 4, "Cast");
+    pbw_str(&attr, 1, "to");
+    pbw_int(&attr, 3, (uint64_t)to);
+    pbw_int(&attr, 20, 2); /* AttributeProto.INT */
+    pbw_msg(&node, 5, &attr);
+    pbw_msg(graph, 1, &node);
+}
+
+/* float64 arithmetic and data movement, x float64[5]: sum = x + c (c a float64 constant of one
+ * element), product = x * x, narrow = Cast(x, float32), through_int = Cast(Cast(x, int32),
+ * float64), gathered = Gather(x, [4, 1]), chosen = Where([1, 0, 1, 0, 1], x, sum). */
+static void write_f64_math_model(const char *path, double c)
+{
+    pbw graph = {0}, model = {0}, where = {0};
+    int64_t dims[1] = {5}, two[1] = {2};
+    pbw_node2(&graph, "Add", "x", "c", "sum");
+    pbw_node2(&graph, "Mul", "x", "x", "product");
+    add_cast_node(&graph, "x", "narrow", VKI_DTYPE_FLOAT);
+    add_cast_node(&graph, "x", "i", VKI_DTYPE_INT32);
+    add_cast_node(&graph, "i", "through_int", VKI_DTYPE_DOUBLE);
+    pbw_node2(&graph, "Gather", "x", "idx", "gathered");
+    pbw_str(&where, 1, "cond");
+    pbw_str(&where, 1, "x");
+    pbw_str(&where, 1, "sum");
+    pbw_str(&where, 2, "chosen");
+    pbw_str(&where, 4, "Where");
+    pbw_msg(&graph, 1, &where);
+    const int64_t idx[2] = {4, 1};
+    const uint8_t cond[5] = {1, 0, 1, 0, 1};
+    pbw_initializer(&graph, "c", VKI_DTYPE_DOUBLE, 1, &c, sizeof c);
+    pbw_initializer(&graph, "idx", VKI_DTYPE_INT64, 2, idx, sizeof idx);
+    pbw_initializer(&graph, "cond", VKI_DTYPE_BOOL, 5, cond, sizeof cond);
+    pbw_value_info(&graph, 11, "x", VKI_DTYPE_DOUBLE, dims, 1);
+    pbw_value_info(&graph, 12, "sum", VKI_DTYPE_DOUBLE, dims, 1);
+    pbw_value_info(&graph, 12, "product", VKI_DTYPE_DOUBLE, dims, 1);
+    pbw_value_info(&graph, 12, "narrow", VKI_DTYPE_FLOAT, dims, 1);
+    pbw_value_info(&graph, 12, "through_int", VKI_DTYPE_DOUBLE, dims, 1);
+    pbw_value_info(&graph, 12, "gathered", VKI_DTYPE_DOUBLE, two, 1);
+    pbw_value_info(&graph, 12, "chosen", VKI_DTYPE_DOUBLE, dims, 1);
+    pbw_model(&model, &graph);
+    pbw_save(&model, path);
+}
+
+/* Runs write_f64_math_model's model on x in a context of its own, with
+ * VKINFER_DISABLE_FEATURES=float64 when `fallback`; the results are those of double arithmetic
+ * where the context has shaderFloat64, else those of the documented fp32 fallback. */
+static void f64_math(const char *path, bool fallback)
+{
+    const double x[5] = {1.0, 1e100, -3e-100, 16777217.0, 0.1}, c = 1e-12;
+    const char *mode = fallback ? "without shaderFloat64" : "in double";
+    if (fallback) setenv("VKINFER_DISABLE_FEATURES", "float64", 1);
+    vki_context *ctx = NULL;
+    vki_status st = vki_context_create(NULL, &ctx);
+    if (fallback) unsetenv("VKINFER_DISABLE_FEATURES");
+    vki_device_info device;
+    if (st == VKI_OK) st = vki_context_device_info(ctx, &device);
+    /* lavapipe and the H200 have shaderFloat64; VKINFER_LIMITS=android-baseline-2022 does not */
+    bool in_double = st == VKI_OK && device.shader_float64;
+    CHECK(!fallback || !in_double, "VKINFER_DISABLE_FEATURES=float64 left shaderFloat64 on");
+    if (!fallback && !in_double) mode = "without shaderFloat64 (the device lacks it)";
+    vki_model *m = NULL;
+    vki_session *s = NULL;
+    write_f64_math_model(path, c);
+    if (st == VKI_OK) st = vki_model_load(ctx, path, &m);
+    if (st == VKI_OK) st = vki_session_create(m, &s);
+    int64_t dims[1] = {5};
+    if (st == VKI_OK) st = vki_session_set_input(s, "x", VKI_DTYPE_DOUBLE, dims, 1, x, sizeof x);
+    if (st == VKI_OK) st = vki_session_run(s);
+    const double *sum = NULL, *product = NULL, *through_int = NULL, *gathered = NULL, *chosen = NULL;
+    const float *narrow = NULL;
+    const void **outs[6] = {(const void **)&sum, (const void **)&product, (const void **)&narrow,
+                            (const void **)&through_int, (const void **)&gathered, (const void **)&chosen};
+    for (int k = 0; k < 6 && st == VKI_OK; k++) {
+        vki_tensor_info info;
+        size_t bytes;
+        st = vki_session_get_output(s, k, &info, outs[k], &bytes);
+    }
+    CHECK(st == VKI_OK, "float64 math %s: %s", mode, vki_last_error());
+    if (st == VKI_OK) {
+        /* Cast to float32 rounds once, as C does, on every device */
+        bool narrow_ok = true;
+        for (int i = 0; i < 5; i++) narrow_ok = narrow_ok && !memcmp(&narrow[i], &(float){(float)x[i]}, 4);
+        CHECK(narrow_ok, "float64 Cast to float32 %s: %g %g %g %g %g", mode, narrow[0], narrow[1], narrow[2], narrow[3],
+              narrow[4]);
+        /* Gather and Where move the 8 bytes unchanged on every device */
+        CHECK(!memcmp(&gathered[0], &x[4], 8) && !memcmp(&gathered[1], &x[1], 8) && !memcmp(&chosen[0], &x[0], 8) &&
+              !memcmp(&chosen[1], &sum[1], 8) && !memcmp(&chosen[2], &x[2], 8) && !memcmp(&chosen[3], &sum[3], 8),
+              "float64 Gather/Where %s: %.17g %.17g, %.17g %.17g %.17g", mode, gathered[0], gathered[1], chosen[0], chosen[1],
+              chosen[2]);
+        if (in_double) { /* double arithmetic: beyond float32's range and precision, as C computes it */
+            bool ok = true;
+            for (int i = 0; i < 5; i++) ok = ok && sum[i] == x[i] + c && product[i] == x[i] * x[i];
+            CHECK(ok && sum[0] != 1.0, "float64 Add/Mul in double: sum %.17g %.17g %.17g, product %.17g %.17g %.17g",
+                  sum[0], sum[1], sum[2], product[0], product[1], product[2]);
+            CHECK(through_int[0] == 1.0 && through_int[3] == 16777217.0 && through_int[4] == 0.0,
+                  "float64 Cast through int32 in double: %.17g %.17g %.17g", through_int[0], through_int[3], through_int[4]);
+        } else { /* the documented fp32 fallback: float32's precision, +-inf beyond its range */
+            CHECK(sum[0] == 1.0 && isinf(sum[1]) && sum[1] > 0 && product[2] == 0.0 && through_int[3] == 16777216.0,
+                  "float64 fp32 fallback: sum %.17g %.17g, product %.17g, through int32 %.17g", sum[0], sum[1], product[2],
+                  through_int[3]);
+        }
+    }
+    vki_session_destroy(s);
+    vki_model_destroy(m);
+    vki_context_destroy(ctx);
 }
 
 /* Runs a model without inputs; its output 0 must be `want` (n bytes). */
@@ -199,15 +314,19 @@ int main(void)
     const uint64_t u64[] = {0, 7, 1u << 20, 2147483647u};
     round_trip(ctx, path, VKI_DTYPE_UINT64, u64, 4);
 
-    /* float64 beyond float32: +-inf (documented), rounded to float32 within range */
+    /* float64 is held as its 8 bytes: data movement keeps values beyond float32's range and
+     * precision on every device */
     {
         write_concat_model(path, VKI_DTYPE_DOUBLE, 3);
         const double x[3] = {1e300, -1e300, 0.1};
         const double *y = NULL;
         vki_status st = run_one(ctx, path, VKI_DTYPE_DOUBLE, x, sizeof x, (const void **)&y);
-        CHECK(st == VKI_OK && y && isinf(y[0]) && y[0] > 0 && isinf(y[1]) && y[1] < 0 && y[2] == (double)0.1f,
-              "float64 beyond float32: %s", st == VKI_OK ? "wrong values" : vki_last_error());
+        CHECK(st == VKI_OK && y && !memcmp(y, x, sizeof x) && !memcmp(y + 3, x, sizeof x),
+              "float64 Concat: %s", st == VKI_OK ? "wrong values" : vki_last_error());
     }
+    /* float64 Add, Mul and Cast in double (lavapipe has shaderFloat64), and the fp32 fallback */
+    f64_math(path, false);
+    f64_math(path, true);
     /* uint64 and uint32 inputs above 2^31-1: an error naming the input, index and value */
     {
         write_concat_model(path, VKI_DTYPE_UINT64, 2);
