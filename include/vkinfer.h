@@ -175,12 +175,23 @@ VKI_API vki_status vki_context_device_info(const vki_context *ctx, vki_device_in
 
 typedef struct vki_model vki_model;
 
+/* What a graph input or output holds. A sequence is a list of tensors of one dtype (each
+ * its own shape); an optional is none or a tensor (or a sequence). For these, the dtype,
+ * rank and dims of vki_tensor_info describe the element tensor. */
+typedef enum vki_value_kind {
+    VKI_VALUE_TENSOR = 0,
+    VKI_VALUE_SEQUENCE = 1,         /* set with vki_session_set_sequence_input */
+    VKI_VALUE_OPTIONAL = 2,         /* an optional tensor: unset (or vki_session_set_input_none) is none */
+    VKI_VALUE_OPTIONAL_SEQUENCE = 3 /* an optional sequence of tensors: likewise */
+} vki_value_kind;
+
 typedef struct vki_tensor_info {
     const char *name;
     vki_dtype dtype;
     int32_t rank;
     int64_t dims[VKI_MAX_RANK];          /* -1 where the model leaves a dimension symbolic */
     const char *dim_names[VKI_MAX_RANK]; /* the symbol ("batch") or NULL */
+    int32_t kind;                        /* vki_value_kind (model inputs and outputs; else 0) */
 } vki_tensor_info;
 
 /* Reads an ONNX file (memory-mapped; weights are not copied until uploaded). External data
@@ -266,6 +277,21 @@ VKI_API vki_status vki_session_set_input(vki_session *session, const char *name,
                                  const int64_t *dims, int32_t rank, const void *data,
                                  size_t bytes);
 
+/* Sequences and optionals (vki_value_kind; see docs/architecture.md). Sequence lengths and
+ * element shapes are part of the plan's key, like input shapes: the model's sequence ops are
+ * decided at plan time.
+ *
+ * Sets a sequence input (VKI_VALUE_SEQUENCE, or VKI_VALUE_OPTIONAL_SEQUENCE: then no longer
+ * none) from `count` tensors (0 for an empty sequence), each of `dtype` (the input's element
+ * dtype): tensor k has rank ranks[k], dims dims[k * VKI_MAX_RANK ...] (which must fit the
+ * declared element shape) and data[k] of bytes[k] bytes, copied. */
+VKI_API vki_status vki_session_set_sequence_input(vki_session *session, const char *name, uint32_t count,
+                                                  vki_dtype dtype, const int32_t *ranks, const int64_t *dims,
+                                                  const void *const *data, const size_t *bytes);
+/* Makes an optional input (VKI_VALUE_OPTIONAL, VKI_VALUE_OPTIONAL_SEQUENCE) none, as it is
+ * until set. An optional tensor is set with vki_session_set_input. Other inputs: an error. */
+VKI_API vki_status vki_session_set_input_none(vki_session *session, const char *name);
+
 /* Runs the model. The first run with a set of input shapes plans (shape inference,
  * constant folding, kernel choice, memory planning, command recording); plans are kept per
  * input shapes, so later runs with known shapes only upload, submit and download. Ops whose
@@ -278,12 +304,23 @@ VKI_API vki_status vki_session_run(vki_session *session);
 VKI_API vki_status vki_session_get_output(vki_session *session, uint32_t index, vki_tensor_info *info,
                                   const void **data, size_t *bytes);
 
+/* The tensors output `index` of the last run holds: 1 for a tensor, a sequence's length, -1
+ * for an optional that is none (an optional holding a tensor: 1; a sequence: its length). */
+VKI_API vki_status vki_session_get_output_count(vki_session *session, uint32_t index, int32_t *count);
+/* Tensor `element` (< the count above) of output `index` of the last run, as
+ * vki_session_get_output gives a tensor output (which is element 0; vki_session_get_output
+ * refuses sequences and optionals that are none). */
+VKI_API vki_status vki_session_get_output_element(vki_session *session, uint32_t index, uint32_t element,
+                                                  vki_tensor_info *info, const void **data, size_t *bytes);
+
 /* Makes (or finds) the plan for the inputs as they are set or bound now, without running it,
  * so that vki_session_output_info can report each output's shape before a run (to create
  * device tensors for them). vki_session_run plans by itself; this is only for knowing first. */
 VKI_API vki_status vki_session_prepare(vki_session *session);
 /* dtype and shape of output `index` for the inputs as last prepared or run (name too). Fails
- * when the shapes depend on sizes computed from the data and no run has found them yet. */
+ * when the shapes depend on sizes computed from the data and no run has found them yet. For a
+ * sequence or optional output only name, kind and dtype are set (rank 0): its tensors are
+ * read after a run with vki_session_get_output_count and vki_session_get_output_element. */
 VKI_API vki_status vki_session_output_info(const vki_session *session, uint32_t index, vki_tensor_info *out);
 
 /* ---- Device tensors: data that stays on the GPU between runs ----------------------------- */

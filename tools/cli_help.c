@@ -66,6 +66,8 @@ static const struct {
      "  --device SPEC             device index or name substring (see `vkinfer devices`)\n"
      "  --precision fp32|fp16     fp16: the fp16 execution mode (float32 weights and activations held\n"
      "                            as float16 on the GPU, fp32 accumulation; inputs, outputs float32)\n"
+     "Sequence inputs are refused (set them with the C or Python API); an optional input not given is\n"
+     "none. Sequence and optional outputs are summarised tensor by tensor, not written to --output-dir.\n"
      "\n"
      "example:\n"
      "  vkinfer run resnet18.onnx --input input=x.npy --output-dir out    # writes out/<output>.npy\n"

@@ -53,6 +53,10 @@ static void print_shape_json(const vki_tensor_info *t)
 
 typedef vki_status (*tensor_getter)(const vki_model_report *, uint32_t, vki_tensor_info *);
 
+/* vki_value_kind */
+static const char *const KINDS[4] = {"tensor", "sequence", "optional", "optional_sequence"};
+static const char *const KIND_PREFIX[4] = {"", "sequence of ", "optional ", "optional sequence of "};
+
 static int print_tensors(const vki_model_report *r, uint32_t n, tensor_getter get, bool json)
 {
     for (uint32_t i = 0; i < n; i++) {
@@ -65,9 +69,10 @@ static int print_tensors(const vki_model_report *r, uint32_t n, tensor_getter ge
             cli_fprint_json_string(stdout, vki_dtype_name(t.dtype));
             printf(", \"shape\": ");
             print_shape_json(&t);
+            if (t.kind) printf(", \"kind\": \"%s\"", KINDS[t.kind & 3]); /* only for sequences and optionals */
             printf("}");
         } else {
-            printf("  %s: %s ", t.name, vki_dtype_name(t.dtype));
+            printf("  %s: %s%s ", t.name, KIND_PREFIX[t.kind & 3], vki_dtype_name(t.dtype));
             print_shape_text(&t);
             printf("\n");
         }

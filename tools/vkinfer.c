@@ -293,7 +293,8 @@ static void print_expected_inputs(const vki_model *m)
         char shape[512];
         if (vki_model_input_info(m, i, &t) != VKI_OK) continue;
         format_shape(&t, shape, sizeof shape);
-        fprintf(stderr, "  %s: %s %s\n", t.name, vki_dtype_name(t.dtype), shape);
+        static const char *const kinds[4] = {"", "sequence of ", "optional ", "optional sequence of "};
+        fprintf(stderr, "  %s: %s%s %s\n", t.name, kinds[t.kind & 3], vki_dtype_name(t.dtype), shape);
     }
 }
 
@@ -441,6 +442,13 @@ static int set_inputs(vki_model *m, vki_session *s, const run_options *o, bool q
         const input_arg *given = NULL;
         for (int a = 0; a < o->n_inputs; a++)
             if (!strcmp(o->inputs[a].name, t.name)) given = &o->inputs[a];
+        if (t.kind == VKI_VALUE_SEQUENCE || (t.kind == VKI_VALUE_OPTIONAL_SEQUENCE && given))
+            return input_error(m, "input '%s' is a sequence of tensors: `vkinfer run` and `bench` take tensor inputs "
+                               "only (set sequences with the C or Python API)", t.name);
+        if (t.kind == VKI_VALUE_OPTIONAL_SEQUENCE || (t.kind == VKI_VALUE_OPTIONAL && !given)) {
+            if (!quiet) printf("input %s: none (an optional input not given)\n", t.name);
+            continue; /* an optional input left unset is none */
+        }
         npy_array arr;
         if (given) {
             char err[1024];
@@ -595,6 +603,32 @@ static void output_file_name(const char *name, uint32_t index, char *buf, size_t
     strcat(buf, ".npy");
 }
 
+/* A sequence or optional output: its tensors' summaries (not written by --output-dir). */
+static int print_list_output(vki_session *s, uint32_t index, const vki_tensor_info *declared)
+{
+    int32_t count;
+    if (vki_session_get_output_count(s, index, &count) != VKI_OK) return lib_error("reading outputs");
+    if (count < 0) {
+        printf("output %s: none\n", declared->name);
+        return 0;
+    }
+    bool seq = declared->kind == VKI_VALUE_SEQUENCE || declared->kind == VKI_VALUE_OPTIONAL_SEQUENCE;
+    if (seq) printf("output %s: a sequence of %d tensor%s (not written by --output-dir)\n", declared->name, count, count == 1 ? "" : "s");
+    for (int32_t k = 0; k < count; k++) {
+        vki_tensor_info info;
+        const void *data;
+        size_t bytes;
+        if (vki_session_get_output_element(s, index, (uint32_t)k, &info, &data, &bytes) != VKI_OK)
+            return lib_error("reading outputs");
+        char shape[512];
+        format_dims(info.dims, info.rank, shape, sizeof shape);
+        if (seq) printf("  [%d]: %s %s\n", k, vki_dtype_name(info.dtype), shape);
+        else printf("output %s: %s %s (not written by --output-dir)\n", info.name, vki_dtype_name(info.dtype), shape);
+        print_summary(&info, data, bytes);
+    }
+    return 0;
+}
+
 static int write_outputs(vki_model *m, vki_session *s, const char *dir)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
@@ -609,6 +643,10 @@ static int write_outputs(vki_model *m, vki_session *s, const char *dir)
         vki_tensor_info info;
         const void *data;
         size_t bytes;
+        if (vki_model_output_info(m, i, &info) == VKI_OK && info.kind != VKI_VALUE_TENSOR) {
+            snprintf(names[i], sizeof names[i], "output_%u.npy", i); /* no file: sequences and optionals */
+            continue;
+        }
         if (vki_session_get_output(s, i, &info, &data, &bytes) != VKI_OK) {
             rc = lib_error("reading outputs");
             break;
@@ -719,6 +757,10 @@ static int cmd_run(int argc, char **argv)
         vki_tensor_info info;
         const void *data;
         size_t bytes;
+        if (vki_model_output_info(l.model, i, &info) == VKI_OK && info.kind != VKI_VALUE_TENSOR) {
+            rc = print_list_output(l.session, i, &info);
+            continue;
+        }
         if (vki_session_get_output(l.session, i, &info, &data, &bytes) != VKI_OK) {
             rc = lib_error("reading outputs");
             break;

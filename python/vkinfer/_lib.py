@@ -47,6 +47,7 @@ class TensorInfo(ctypes.Structure):
         ("rank", ctypes.c_int32),
         ("dims", ctypes.c_int64 * MAX_RANK),
         ("dim_names", ctypes.c_char_p * MAX_RANK),
+        ("kind", ctypes.c_int32),  # vki_value_kind
     ]
 
 
@@ -99,6 +100,8 @@ class SessionOptions(ctypes.Structure):
     _fields_ = [("precision", ctypes.c_int)]  # vki_precision
 
 
+VALUE_KINDS = {0: "tensor", 1: "sequence", 2: "optional", 3: "optional_sequence"}  # vki_value_kind
+
 PRECISION_DEFAULT = 0
 PRECISION_FP16 = 1
 
@@ -138,6 +141,12 @@ PROTOTYPES = {
     "vki_session_destroy": (None, [_p]),
     "vki_session_set_input": (_st, [_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int64),
                                     ctypes.c_int32, _p, ctypes.c_size_t]),
+    "vki_session_set_sequence_input": (_st, [_p, ctypes.c_char_p, _u32, ctypes.c_int, ctypes.POINTER(ctypes.c_int32),
+                                             ctypes.POINTER(ctypes.c_int64), _pp, ctypes.POINTER(ctypes.c_size_t)]),
+    "vki_session_set_input_none": (_st, [_p, ctypes.c_char_p]),
+    "vki_session_get_output_count": (_st, [_p, _u32, ctypes.POINTER(ctypes.c_int32)]),
+    "vki_session_get_output_element": (_st, [_p, _u32, _u32, ctypes.POINTER(TensorInfo), _pp,
+                                             ctypes.POINTER(ctypes.c_size_t)]),
     "vki_session_run": (_st, [_p]),
     "vki_session_get_output": (_st, [_p, _u32, ctypes.POINTER(TensorInfo), _pp, ctypes.POINTER(ctypes.c_size_t)]),
     "vki_session_stats_get": (_st, [_p, ctypes.POINTER(SessionStats)]),

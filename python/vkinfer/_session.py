@@ -6,15 +6,26 @@ from collections import namedtuple
 import numpy as np
 
 from . import _dtypes
-from ._lib import (ContextOptions, DeviceInfo, DispatchProfile, ModelOpUse, ModelSummary, OpInfo,
+from ._lib import (MAX_RANK, ContextOptions, DeviceInfo, DispatchProfile, ModelOpUse, ModelSummary, OpInfo,
                    PRECISION_DEFAULT, PRECISION_FP16, SessionOptions, SessionStats, TensorInfo,
-                   VkinferError, check, lib, text)
+                   VALUE_KINDS, VkinferError, check, lib, text)
 
-TensorSpec = namedtuple("TensorSpec", "name shape dtype")
+
+class TensorSpec(namedtuple("TensorSpec", "name shape dtype")):
+    kind = "tensor"
+
+    def __repr__(self):
+        base = super().__repr__()
+        return base if self.kind == "tensor" else base[:-1] + f", kind={self.kind!r})"
+
+
 TensorSpec.__doc__ = """An input or output as the model declares it. shape: a tuple of ints, with
 the symbol's name (a str, e.g. "batch") for a symbolic dimension and None for an unnamed one; None
 for the whole shape when the model declares none. dtype: the library's name ("float32",
-"bfloat16"...); TensorSpec.numpy_dtype is the dtype run() returns."""
+"bfloat16"...); TensorSpec.numpy_dtype is the dtype run() returns. .kind (an attribute, not a
+tuple field): "tensor", "sequence"
+(a list of tensors of that dtype, each of that shape), "optional" (a tensor or None) or
+"optional_sequence" (a list or None); shape and dtype are then the elements'."""
 TensorSpec.numpy_dtype = property(lambda t: _dtypes.numpy_dtype(_DTYPE_CODES[t.dtype]))
 
 _DTYPE_CODES = {}  # "float32" -> 1, filled from vki_dtype_name
@@ -41,10 +52,12 @@ def dtype_size(code):
 def _spec(info):
     name, dtype = text(info.name), dtype_name(info.dtype)
     _DTYPE_CODES[dtype] = info.dtype
-    if info.rank < 0:
-        return TensorSpec(name, None, dtype)
-    shape = tuple(int(info.dims[d]) if info.dims[d] >= 0 else text(info.dim_names[d]) for d in range(info.rank))
-    return TensorSpec(name, shape, dtype)
+    shape = None
+    if info.rank >= 0:
+        shape = tuple(int(info.dims[d]) if info.dims[d] >= 0 else text(info.dim_names[d]) for d in range(info.rank))
+    spec = TensorSpec(name, shape, dtype)
+    spec.kind = VALUE_KINDS.get(info.kind, "tensor")  # an attribute: specs still compare as (name, shape, dtype)
+    return spec
 
 
 def _device_dict(d):
@@ -279,7 +292,11 @@ class Session:
         int is not); bfloat16 inputs take float arrays (see docs/python.md); a Tensor (of this
         session's Context) is read on the GPU. Returns {output name: NumPy array} (arrays own
         their memory), or with outputs_on_device=True {output name: Tensor}, written on the GPU
-        (new device tensors each run), only those in output_names if given."""
+        (new device tensors each run), only those in output_names if given.
+        Sequences and optionals (TensorSpec.kind): a sequence input takes a list of arrays, an
+        optional one an array (or a list: optional_sequence) or None, and may be left out (None);
+        a sequence output is a list of arrays, an optional one None when it is none. They cannot
+        be Tensors (outputs_on_device refuses them)."""
         L = lib()
         self._check_open()
         unknown = set(inputs) - set(self._codes)
@@ -288,10 +305,17 @@ class Session:
                                + ", ".join(f"{s.name}: {s.dtype} {list(s.shape) if s.shape else '?'}"
                                            for s in self.inputs), 1)
         for spec in self.inputs:
-            if spec.name not in inputs:
+            optional = spec.kind in ("optional", "optional_sequence")
+            if spec.name not in inputs and not optional:
                 raise VkinferError(f"input {spec.name!r} was not given ({spec.dtype} "
                                    f"{list(spec.shape) if spec.shape else 'any shape'})", 1)
-            value = inputs[spec.name]
+            value = inputs.get(spec.name)
+            if value is None and optional:
+                check(L.vki_session_set_input_none(self._session, spec.name.encode()))
+                continue
+            if spec.kind in ("sequence", "optional_sequence"):
+                self._set_sequence(spec, value)
+                continue
             if isinstance(value, Tensor):
                 if value.context is not self.context:
                     raise VkinferError(f"input {spec.name!r}: the Tensor belongs to another Context (make the sessions "
@@ -304,6 +328,10 @@ class Session:
                                           a.ctypes.data_as(ctypes.c_void_p), a.nbytes))
         info = TensorInfo()
         if outputs_on_device:
+            lists = [o for o in self.outputs if o.kind != "tensor"]
+            if lists:
+                raise VkinferError(f"output {lists[0].name!r} is a {lists[0].kind.replace('_', ' ')}: outputs_on_device "
+                                   f"takes tensor outputs only", 5)
             check(L.vki_session_prepare(self._session))
             tensors = {}
             try:
@@ -320,16 +348,47 @@ class Session:
             return {n: t for n, t in tensors.items() if output_names is None or n in output_names}
         check(L.vki_session_run(self._session))
         out = {}
-        data, nbytes = ctypes.c_void_p(), ctypes.c_size_t()
-        for i in range(len(self.outputs)):
-            check(L.vki_session_get_output(self._session, i, ctypes.byref(info), ctypes.byref(data),
-                                           ctypes.byref(nbytes)))
-            name = text(info.name)
-            if output_names is not None and name not in output_names:
+        data, nbytes, count = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_int32()
+        for i, spec in enumerate(self.outputs):
+            if output_names is not None and spec.name not in output_names:
                 continue
-            raw = ctypes.string_at(data, nbytes.value) if nbytes.value else b""
-            out[name] = _dtypes.from_host_bytes(raw, info.dtype, tuple(info.dims[d] for d in range(info.rank)))
+            if spec.kind == "tensor":
+                check(L.vki_session_get_output(self._session, i, ctypes.byref(info), ctypes.byref(data),
+                                               ctypes.byref(nbytes)))
+                raw = ctypes.string_at(data, nbytes.value) if nbytes.value else b""
+                out[spec.name] = _dtypes.from_host_bytes(raw, info.dtype, tuple(info.dims[d] for d in range(info.rank)))
+                continue
+            check(L.vki_session_get_output_count(self._session, i, ctypes.byref(count)))
+            arrays = []
+            for k in range(max(count.value, 0)):
+                check(L.vki_session_get_output_element(self._session, i, k, ctypes.byref(info), ctypes.byref(data),
+                                                       ctypes.byref(nbytes)))
+                raw = ctypes.string_at(data, nbytes.value) if nbytes.value else b""
+                arrays.append(_dtypes.from_host_bytes(raw, info.dtype, tuple(info.dims[d] for d in range(info.rank))))
+            if count.value < 0:
+                out[spec.name] = None
+            elif spec.kind in ("sequence", "optional_sequence"):
+                out[spec.name] = arrays
+            else:
+                out[spec.name] = arrays[0]
         return out
+
+    def _set_sequence(self, spec, value):
+        """vki_session_set_sequence_input from a list of arrays."""
+        if isinstance(value, (Tensor, np.ndarray)) or not hasattr(value, "__iter__"):
+            raise VkinferError(f"input {spec.name!r} is a sequence: give a list of arrays", 1)
+        code = self._codes[spec.name]
+        arrays = [_dtypes.to_host_bytes(spec.name, v, code) for v in value]
+        n = len(arrays)
+        ranks = (ctypes.c_int32 * max(n, 1))(*[a.ndim for a in arrays])
+        dims = (ctypes.c_int64 * (max(n, 1) * MAX_RANK))()
+        for k, a in enumerate(arrays):
+            for d, extent in enumerate(a.shape):
+                dims[k * MAX_RANK + d] = extent
+        data = (ctypes.c_void_p * max(n, 1))(*[a.ctypes.data_as(ctypes.c_void_p) for a in arrays])
+        sizes = (ctypes.c_size_t * max(n, 1))(*[a.nbytes for a in arrays])
+        check(lib().vki_session_set_sequence_input(self._session, spec.name.encode(), n, code, ranks, dims, data,
+                                                   sizes))
 
     def __call__(self, **inputs):
         """s(x=array) is s.run({"x": array})."""

@@ -53,6 +53,10 @@ typedef struct ir_node {
 
 enum ir_value_kind { VALUE_INTERMEDIATE = 0, VALUE_INPUT, VALUE_INITIALIZER };
 
+/* The declared type of a graph input or output (public numbers: vki_value_kind). dtype, rank
+ * and dims describe the tensor, or a sequence's or optional's element tensor. */
+enum ir_type_kind { IR_TENSOR = 0, IR_SEQUENCE = 1, IR_OPTIONAL = 2, IR_OPTIONAL_SEQUENCE = 3 };
+
 typedef struct ir_value {
     const char *name;
     enum ir_value_kind kind;
@@ -63,6 +67,7 @@ typedef struct ir_value {
     const char *dim_names[VKI_MAX_RANK];
     ir_tensor init; /* VALUE_INITIALIZER: its data */
     int producer;   /* node index, -1 for inputs, initializers and constants */
+    uint8_t type_kind; /* enum ir_type_kind, as declared (graph inputs and outputs) */
 } ir_value;
 
 typedef struct ir_graph {
@@ -93,9 +98,9 @@ void ir_graph_free(ir_graph *g);
 /* Frees an expanded graph (and the expanded graphs it was made from). */
 void ir_graph_free_expanded(ir_graph *g);
 
-/* Expands the control-flow nodes (If, Loop, Scan) of `src` that have a decision into plain
- * nodes: decision[n] is If's branch (1 then, 0 else), Loop's trip count or Scan's sequence
- * length; INT64_MIN leaves node n as it is. Value indices of `src` keep their meaning (graph
+/* Expands the control-flow nodes (If, Loop, Scan, SequenceMap) of `src` that have a decision into plain
+ * nodes: decision[n] is If's branch (1 then, 0 else), Loop's trip count, Scan's sequence
+ * length, or SequenceMap's length N | mask << 32 (bit j of mask: input j is a sequence); INT64_MIN leaves node n as it is. Value indices of `src` keep their meaning (graph
  * inputs, outputs and initializers are unchanged); new values are intermediates. Takes
  * ownership of `src` when it is itself expanded. Defined in src/onnx/expand.c. */
 vki_status ir_graph_expand(ir_graph *src, const int64_t *decision, ir_graph **out);

@@ -586,6 +586,49 @@ static vki_status ex_scan(expander *e, const ir_node *n, int64_t decision)
     return st;
 }
 
+/* SequenceMap: the body once per element, decision = N | mask << 32 (bit j: input j is a
+ * sequence, bound to its element i by SequenceAt; other inputs bound as they are); output k
+ * is SequenceConstruct of the body's output k of every instance. */
+static vki_status ex_sequence_map(expander *e, const ir_node *n, int64_t decision)
+{
+    ir_graph *g = e->rd.g;
+    int64_t len = decision & 0xffffffff, mask = decision >> 32;
+    const ir_attr *body = ex_graph_attr(n, "body");
+    if (!body) return vki_fail(VKI_ERROR_MODEL, "node '%s' (SequenceMap) has no body graph", n->name);
+    size_t n_out = (size_t)n->n_outputs;
+    int *bind = malloc(((size_t)n->n_inputs + 1) * sizeof *bind), *outs = malloc((n_out + 1) * sizeof *outs);
+    int *elems = malloc((n_out * (size_t)len + 1) * sizeof *elems);
+    vki_status st = bind && outs && elems ? VKI_OK : reader_oom();
+    for (int64_t i = 0; st == VKI_OK && i < len; i++) {
+        char label[32];
+        snprintf(label, sizeof label, "%lld", (long long)i);
+        char *ip = ex_prefix(e, n, label);
+        if (!ip) {
+            st = reader_oom();
+            break;
+        }
+        int pos = -1;
+        for (int j = 0; st == VKI_OK && j < n->n_inputs; j++) {
+            bind[j] = n->inputs[j];
+            if (!(mask >> j & 1)) continue;
+            if (pos < 0) st = ex_const_i64(e, ip, "position", &i, 1, 0, &pos);
+            if (st == VKI_OK) st = ex_value(e, ip, "element", &bind[j]);
+            int in[2] = {n->inputs[j], pos};
+            if (st == VKI_OK) st = ex_node(e, "SequenceAt", g->values[bind[j]].name, in, 2, &bind[j], 1, NULL, 0);
+        }
+        if (st == VKI_OK) st = ex_subgraph(e, n, label, body, bind, n->n_inputs, outs, (int)n_out);
+        for (size_t k = 0; st == VKI_OK && k < n_out; k++) elems[k * (size_t)len + (size_t)i] = outs[k];
+    }
+    for (size_t k = 0; st == VKI_OK && k < n_out; k++)
+        if (n->outputs[k] >= 0)
+            st = ex_node(e, "SequenceConstruct", g->values[n->outputs[k]].name, &elems[k * (size_t)len], (int)len,
+                         &n->outputs[k], 1, NULL, 0);
+    free(bind);
+    free(outs);
+    free(elems);
+    return st;
+}
+
 vki_status ir_graph_expand(ir_graph *src, const int64_t *decision, ir_graph **out)
 {
     *out = NULL;
@@ -625,6 +668,8 @@ vki_status ir_graph_expand(ir_graph *src, const int64_t *decision, ir_graph **ou
             st = ex_loop(&e, node, decision[n]);
         } else if (!strcmp(node->op_type, "Scan")) {
             st = ex_scan(&e, node, decision[n]);
+        } else if (!strcmp(node->op_type, "SequenceMap")) {
+            st = ex_sequence_map(&e, node, decision[n]);
         } else {
             st = vki_fail(VKI_ERROR_MODEL, "internal: node '%s' (%s) is not a control-flow node", node->name, node->op_type);
         }

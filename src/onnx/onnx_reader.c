@@ -320,6 +320,75 @@ vki_status onnx_tensor_file_load(const char *path, ir_tensor *t, vki_arena *aren
     return parse_tensor(buf, n > 0 ? (size_t)n : 0, t, arena, NULL);
 }
 
+/* A SequenceProto's tensors (tensor_values, field 3). */
+static vki_status parse_sequence(const uint8_t *p, size_t len, ir_tensor **out, int *count, vki_arena *arena)
+{
+    pb_reader r = pb_init(p, len);
+    pb_field f;
+    int n = 0;
+    while (pb_next(&r, &f)) {
+        if (f.wire != PB_LEN) continue;
+        if (f.number == 3) n++;
+        if (f.number >= 4 && f.number <= 7)
+            return vki_fail(VKI_ERROR_UNSUPPORTED, "a sequence of sparse tensors, sequences, maps or optionals");
+    }
+    if (r.error) return reader_bad("truncated SequenceProto");
+    ir_tensor *t = arena_alloc(arena, ((size_t)n + 1) * sizeof *t);
+    if (!t) return reader_oom();
+    r = pb_init(p, len);
+    int k = 0;
+    while (pb_next(&r, &f))
+        if (f.wire == PB_LEN && f.number == 3) VKI_TRY(parse_tensor(f.data, f.len, &t[k++], arena, NULL));
+    *out = t;
+    *count = n;
+    return VKI_OK;
+}
+
+vki_status onnx_value_file_load(const char *path, int kind, ir_tensor **tensors, int *count, vki_arena *arena)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return vki_fail(VKI_ERROR_IO, "cannot open '%s': %s", path, strerror(errno));
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = n > 0 ? arena_alloc(arena, (size_t)n) : NULL;
+    if (n > 0 && (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)) {
+        fclose(f);
+        return vki_fail(VKI_ERROR_IO, "cannot read '%s'", path);
+    }
+    fclose(f);
+    size_t len = n > 0 ? (size_t)n : 0;
+    if (kind == IR_TENSOR) {
+        ir_tensor *t = arena_alloc(arena, sizeof *t);
+        if (!t) return reader_oom();
+        *tensors = t;
+        *count = 1;
+        return parse_tensor(buf, len, t, arena, NULL);
+    }
+    if (kind == IR_SEQUENCE) return parse_sequence(buf, len, tensors, count, arena);
+    /* OptionalProto: tensor_value 3, sequence_value 5; neither: none */
+    pb_reader r = pb_init(buf, len);
+    pb_field fl;
+    *count = -1;
+    *tensors = NULL;
+    while (pb_next(&r, &fl)) {
+        if (fl.wire != PB_LEN) continue;
+        if (fl.number == 3 && kind == IR_OPTIONAL) {
+            ir_tensor *t = arena_alloc(arena, sizeof *t);
+            if (!t) return reader_oom();
+            *tensors = t;
+            *count = 1;
+            VKI_TRY(parse_tensor(fl.data, fl.len, t, arena, NULL));
+        } else if (fl.number == 5 && kind == IR_OPTIONAL_SEQUENCE) {
+            VKI_TRY(parse_sequence(fl.data, fl.len, tensors, count, arena));
+        } else if (fl.number >= 3 && fl.number <= 7) {
+            return vki_fail(VKI_ERROR_UNSUPPORTED, "'%s' holds a value of another kind than the model declares", path);
+        }
+    }
+    if (r.error) return reader_bad("truncated OptionalProto");
+    return VKI_OK;
+}
+
 /* ---- values ---- */
 
 static uint64_t hash_name(const char *s)
@@ -381,7 +450,74 @@ vki_status add_value(reader *rd, const char *name, int *index)
     return VKI_OK;
 }
 
-/* ValueInfoProto: name, and the tensor type's elem_type and shape. */
+/* TypeProto.Tensor: elem_type and shape into info. */
+static vki_status parse_tensor_type(reader *rd, const pb_field *tf, const char *name, ir_value *info)
+{
+    pb_reader er = pb_init(tf->data, tf->len);
+    pb_field ef;
+    while (pb_next(&er, &ef)) {
+        if (ef.number == 1 && ef.wire == PB_VARINT) info->dtype = (vki_dtype)ef.u;
+        if (ef.number == 2 && ef.wire == PB_LEN) {
+            info->rank = 0;
+            pb_reader sr = pb_init(ef.data, ef.len);
+            pb_field sf;
+            while (pb_next(&sr, &sf)) {
+                if (sf.number != 1 || sf.wire != PB_LEN) continue;
+                if (info->rank >= VKI_MAX_RANK)
+                    return vki_fail(VKI_ERROR_UNSUPPORTED, "value '%s' has more than %d dimensions", name ? name : "",
+                                    VKI_MAX_RANK);
+                int d = info->rank++;
+                info->dims[d] = -1;
+                pb_reader dr = pb_init(sf.data, sf.len);
+                pb_field df;
+                while (pb_next(&dr, &df)) {
+                    if (df.number == 1 && df.wire == PB_VARINT) info->dims[d] = (int64_t)df.u;
+                    if (df.number == 2 && df.wire == PB_LEN && !(info->dim_names[d] = dup_str(&rd->g->arena, &df)))
+                        return reader_oom();
+                }
+                if (dr.error) return reader_bad("tensor shape dimension");
+                if (info->dims[d] < -1) return reader_bad("negative dimension");
+            }
+            if (sr.error) return reader_bad("tensor shape");
+        }
+    }
+    if (er.error) return reader_bad("tensor type");
+    return VKI_OK;
+}
+
+/* TypeProto: a tensor, a sequence of tensors, an optional tensor or an optional sequence of
+ * tensors (info->type_kind); anything else (maps, sparse tensors, nested sequences) marks
+ * info->dtype VKI_DTYPE_UNDEFINED - 1. depth: sequence/optional wrappers seen so far. */
+static vki_status parse_type(reader *rd, const uint8_t *data, size_t len, const char *name, ir_value *info, int depth)
+{
+    pb_reader tr = pb_init(data, len);
+    pb_field tf;
+    while (pb_next(&tr, &tf)) {
+        if (tf.wire != PB_LEN) continue;
+        if (tf.number == 1) {
+            VKI_TRY(parse_tensor_type(rd, &tf, name, info));
+        } else if (tf.number == 4 || tf.number == 9) { /* Sequence / Optional { elem_type = 1 } */
+            bool seq = tf.number == 4;
+            bool ok = depth == 0 || (depth == 1 && seq && info->type_kind == IR_OPTIONAL);
+            if (!ok) {
+                info->dtype = VKI_DTYPE_UNDEFINED - 1;
+                continue;
+            }
+            info->type_kind = seq ? (info->type_kind == IR_OPTIONAL ? IR_OPTIONAL_SEQUENCE : IR_SEQUENCE) : IR_OPTIONAL;
+            pb_reader er = pb_init(tf.data, tf.len);
+            pb_field ef;
+            while (pb_next(&er, &ef))
+                if (ef.number == 1 && ef.wire == PB_LEN) VKI_TRY(parse_type(rd, ef.data, ef.len, name, info, depth + 1));
+            if (er.error) return reader_bad("sequence or optional type");
+        } else if (tf.number == 5 || tf.number == 8) {
+            info->dtype = VKI_DTYPE_UNDEFINED - 1; /* marks a type vkinfer does not hold */
+        }
+    }
+    if (tr.error) return reader_bad("type");
+    return VKI_OK;
+}
+
+/* ValueInfoProto: name, and its type (parse_type). */
 vki_status parse_value_info(reader *rd, const pb_field *vf, const char **name, ir_value *info)
 {
     memset(info, 0, sizeof *info);
@@ -393,46 +529,7 @@ vki_status parse_value_info(reader *rd, const pb_field *vf, const char **name, i
         if (f.number == 1 && f.wire == PB_LEN) {
             if (!(*name = dup_str(&rd->g->arena, &f))) return reader_oom();
         } else if (f.number == 2 && f.wire == PB_LEN) {
-            pb_reader tr = pb_init(f.data, f.len);
-            pb_field tf;
-            while (pb_next(&tr, &tf)) {
-                if (tf.wire != PB_LEN) continue;
-                if (tf.number != 1) {
-                    if (tf.number == 4 || tf.number == 5 || tf.number == 9 || tf.number == 8)
-                        info->dtype = VKI_DTYPE_UNDEFINED - 1; /* marks a non-tensor type */
-                    continue;
-                }
-                pb_reader er = pb_init(tf.data, tf.len);
-                pb_field ef;
-                while (pb_next(&er, &ef)) {
-                    if (ef.number == 1 && ef.wire == PB_VARINT) info->dtype = (vki_dtype)ef.u;
-                    if (ef.number == 2 && ef.wire == PB_LEN) {
-                        info->rank = 0;
-                        pb_reader sr = pb_init(ef.data, ef.len);
-                        pb_field sf;
-                        while (pb_next(&sr, &sf)) {
-                            if (sf.number != 1 || sf.wire != PB_LEN) continue;
-                            if (info->rank >= VKI_MAX_RANK)
-                                return vki_fail(VKI_ERROR_UNSUPPORTED, "value '%s' has more than %d dimensions",
-                                                *name ? *name : "", VKI_MAX_RANK);
-                            int d = info->rank++;
-                            info->dims[d] = -1;
-                            pb_reader dr = pb_init(sf.data, sf.len);
-                            pb_field df;
-                            while (pb_next(&dr, &df)) {
-                                if (df.number == 1 && df.wire == PB_VARINT) info->dims[d] = (int64_t)df.u;
-                                if (df.number == 2 && df.wire == PB_LEN && !(info->dim_names[d] = dup_str(&rd->g->arena, &df)))
-                                    return reader_oom();
-                            }
-                            if (dr.error) return reader_bad("tensor shape dimension");
-                            if (info->dims[d] < -1) return reader_bad("negative dimension");
-                        }
-                        if (sr.error) return reader_bad("tensor shape");
-                    }
-                }
-                if (er.error) return reader_bad("tensor type");
-            }
-            if (tr.error) return reader_bad("type");
+            VKI_TRY(parse_type(rd, f.data, f.len, *name, info, 0));
         }
     }
     if (r.error) return reader_bad("ValueInfoProto");
@@ -684,10 +781,12 @@ static vki_status parse_graph(reader *rd, const uint8_t *p, size_t len)
             return vki_fail(VKI_ERROR_MODEL, "graph input '%s' is declared twice", name);
         }
         if ((int)info.dtype == (int)VKI_DTYPE_UNDEFINED - 1)
-            return vki_fail(VKI_ERROR_UNSUPPORTED, "graph input '%s' is a sequence, map or optional; only tensors are supported", name);
+            return vki_fail(VKI_ERROR_UNSUPPORTED, "graph input '%s' is a map, a sparse tensor or a nested sequence; vkinfer "
+                            "holds tensors, sequences of tensors and optional tensors or sequences", name);
         VKI_TRY(add_value(rd, name, &v));
         ir_value *val = &g->values[v];
         val->kind = VALUE_INPUT;
+        val->type_kind = info.type_kind;
         val->dtype = info.dtype;
         val->rank = info.rank;
         memcpy(val->dims, info.dims, sizeof info.dims);
@@ -710,9 +809,11 @@ static vki_status parse_graph(reader *rd, const uint8_t *p, size_t len)
         int v = find_value(rd, name);
         if (v < 0) return vki_fail(VKI_ERROR_MODEL, "graph output '%s' is not produced by any node, input or initializer", name);
         if ((int)info.dtype == (int)VKI_DTYPE_UNDEFINED - 1)
-            return vki_fail(VKI_ERROR_UNSUPPORTED, "graph output '%s' is a sequence, map or optional; only tensors are supported", name);
+            return vki_fail(VKI_ERROR_UNSUPPORTED, "graph output '%s' is a map, a sparse tensor or a nested sequence; vkinfer "
+                            "holds tensors, sequences of tensors and optional tensors or sequences", name);
         ir_value *val = &g->values[v];
         val->is_output = true;
+        if (val->kind == VALUE_INTERMEDIATE) val->type_kind = info.type_kind;
         if (val->dtype == VKI_DTYPE_UNDEFINED) val->dtype = info.dtype;
         if (val->rank < 0 && info.rank >= 0 && val->kind == VALUE_INTERMEDIATE) {
             val->rank = info.rank;

@@ -24,5 +24,9 @@ void onnx_model_free(onnx_model *m);
 /* Parses a serialized TensorProto (as in ONNX test data files). Data is copied into arena. */
 vki_status onnx_tensor_parse(const uint8_t *p, size_t len, ir_tensor *t, vki_arena *arena);
 vki_status onnx_tensor_file_load(const char *path, ir_tensor *t, vki_arena *arena);
+/* Reads a test data file holding a value of `kind` (enum ir_type_kind): a TensorProto, a
+ * SequenceProto of tensors or an OptionalProto of a tensor or sequence. *tensors[0..*count)
+ * (in arena); *count -1 for an optional that is none. */
+vki_status onnx_value_file_load(const char *path, int kind, ir_tensor **tensors, int *count, vki_arena *arena);
 
 #endif

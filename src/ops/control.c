@@ -122,12 +122,13 @@ static vki_status plan_scan(op_ctx *c)
 #define CF_DTYPES OP_DTYPES_ALL
 const op_def op_If = {"If", "", CF_DTYPES,
                       "the branch known at plan time is inlined; with a condition computed on the GPU both branches run "
-                      "and Where selects (their outputs must have one shape); sequence and optional outputs are not "
-                      "supported",
+                      "and Where selects (their outputs must have one shape; sequence and optional outputs need the "
+                      "condition known at plan time)",
                       plan_if};
 const op_def op_Loop = {"Loop", "", CF_DTYPES,
                         "unrolled at plan time: the trip count M must be known then; a condition computed on the GPU runs "
-                        "all M iterations, each one's state kept while it holds (no scan outputs then); no sequence values",
+                        "all M iterations, each one's state kept while it holds (no scan outputs and no sequence values "
+                        "then)",
                         plan_loop};
 const op_def op_Scan = {"Scan", "", CF_DTYPES, "unrolled at plan time; Scan-8's sequence_lens is not supported",
                         plan_scan};

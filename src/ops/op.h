@@ -30,6 +30,12 @@ typedef struct plan_value {
      * applies as its alpha; 0 when not scaled */
     float view_scale;
     gpu_storage storage; /* how its elements lie in device memory (a view: its root's) */
+    /* a sequence or optional (src/ops/sequence.c): a plan-time list of other values, with no
+     * storage of its own. PV_SEQUENCE: items[0..n_items) are its elements (tensor values, dtype
+     * theirs); PV_OPTIONAL: none (n_items 0) or items[0], a tensor or a sequence */
+    uint8_t kind;
+    int n_items;
+    int *items;
     /* memory planning */
     bool on_gpu;       /* needs device storage */
     int first_use, last_use; /* dispatch indices */
@@ -37,6 +43,8 @@ typedef struct plan_value {
     int block;         /* PLAN_BUF_SHARED: the weight cache's block */
     uint64_t offset, bytes;
 } plan_value;
+
+enum plan_value_kind { PV_TENSOR = 0, PV_SEQUENCE, PV_OPTIONAL };
 
 enum { PLAN_BUF_NONE = 0, PLAN_BUF_WEIGHTS, PLAN_BUF_ARENA, PLAN_BUF_SHARED /* the session's weight cache */ };
 

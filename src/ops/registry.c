@@ -44,6 +44,10 @@
     X(RMSNormalization) X(RotaryEmbedding) X(Attention) X(RNN) X(GRU) X(LSTM)              \
     /* linear_attention.c, attention.c */ X(LinearAttention) X(FlexAttention)              \
     /* control.c */ X(If) X(Loop) X(Scan)                                                  \
+    /* sequence.c */                                                                       \
+    X(SequenceEmpty) X(SequenceConstruct) X(SequenceInsert) X(SequenceErase) X(SequenceAt) \
+    X(SequenceLength) X(SplitToSequence) X(ConcatFromSequence) X(SequenceMap) X(Optional)  \
+    X(OptionalHasElement) X(OptionalGetElement)                                            \
     /* signal.c */                                                                         \
     X(DFT) X(STFT) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(MelWeightMatrix)     \
     /* pad.c, affine_grid.c, col2im.c */ X(CenterCropPad) X(AffineGrid) X(Col2Im)              \

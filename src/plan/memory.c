@@ -43,11 +43,11 @@ vki_status plan_memory(plan *p)
 {
     const ir_graph *g = p->graph;
     int end = p->n_dispatches + 1;
-    for (int i = 0; i < g->n_inputs; i++) touch(p, g->inputs[i], 0);
+    for (int k = 0; k < p->n_io_in; k++) touch(p, p->io_in[k], 0);
     for (int d = 0; d < p->n_dispatches; d++)
         for (int b = 0; b < p->dispatches[d].n_bind; b++) touch(p, p->dispatches[d].bind[b], d + 1);
-    for (int i = 0; i < g->n_outputs && !p->probe; i++) /* outputs known at plan time are returned from the host */
-        if (!p->values[plan_root(p, g->outputs[i])].host) touch(p, g->outputs[i], end);
+    for (int k = 0; k < p->n_io_out && !p->probe; k++) /* outputs known at plan time are returned from the host */
+        if (!p->values[plan_root(p, p->io_out[k])].host) touch(p, p->io_out[k], end);
 
     /* constants: packed one after another */
     int *order = malloc(((size_t)p->n_values + 1) * sizeof *order);

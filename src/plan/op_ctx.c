@@ -44,6 +44,11 @@ vki_status op_error(op_ctx *c, vki_status status, const char *fmt, ...)
         char shape[256];
         if (!v) o += (size_t)snprintf(desc + o, sizeof desc - o, "%s-", i ? ", " : "");
         else if (!v->shaped) o += (size_t)snprintf(desc + o, sizeof desc - o, "%s?", i ? ", " : "");
+        else if (v->kind == PV_SEQUENCE)
+            o += (size_t)snprintf(desc + o, sizeof desc - o, "%ssequence of %d %s", i ? ", " : "", v->n_items,
+                                  vki_dtype_name(v->dtype));
+        else if (v->kind == PV_OPTIONAL)
+            o += (size_t)snprintf(desc + o, sizeof desc - o, "%soptional (%s)", i ? ", " : "", v->n_items ? "set" : "none");
         else o += (size_t)snprintf(desc + o, sizeof desc - o, "%s%s%s", i ? ", " : "", vki_dtype_name(v->dtype),
                                    shape_str(v->dims, v->rank, shape, sizeof shape));
     }
@@ -445,7 +450,7 @@ int op_keyable_input(const plan *p, int v)
         int u = stack[--top];
         const ir_value *iv = &g->values[u];
         const plan_value *pv = &p->values[u];
-        if (pv->host) continue;
+        if (pv->host || pv->kind != PV_TENSOR) continue;
         if (iv->kind == VALUE_INPUT) {
             int64_t numel = shape_numel(pv->dims, pv->rank);
             if ((dtype_is_int(pv->dtype) && numel <= 1024) || numel <= 8)

@@ -20,7 +20,97 @@ int plan_root(const plan *p, int v)
     return v;
 }
 
-static vki_status init_values(plan *p, const int *ranks, const int64_t *dims)
+vki_status plan_reserve_values(plan *p, int extra)
+{
+    if (p->n_values + extra <= p->cap_values) return VKI_OK;
+    if (extra > (1 << 24) || p->n_values > (1 << 26)) return vki_fail(VKI_ERROR_UNSUPPORTED, "more than 2^26 values in one plan");
+    int cap = p->cap_values * 2 > p->n_values + extra ? p->cap_values * 2 : p->n_values + extra;
+    plan_value *values = realloc(p->values, (size_t)cap * sizeof *values);
+    if (values) p->values = values;
+    int *converted = realloc(p->converted, (size_t)cap * GPU_STORAGE_COUNT * sizeof *converted);
+    if (converted) p->converted = converted;
+    int *out_copy = realloc(p->out_copy, (size_t)cap * sizeof *out_copy);
+    if (out_copy) p->out_copy = out_copy;
+    int *owner = realloc(p->temp_owner, (size_t)cap * sizeof *owner);
+    if (owner) p->temp_owner = owner;
+    if (!values || !converted || !out_copy || !owner) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    memset(p->values + p->cap_values, 0, (size_t)(cap - p->cap_values) * sizeof *values);
+    for (int v = p->cap_values; v < cap; v++) {
+        p->values[v].alias_of = -1;
+        p->values[v].first_use = p->values[v].last_use = -1;
+        p->out_copy[v] = -1;
+        p->temp_owner[v] = 0;
+        for (int k = 0; k < GPU_STORAGE_COUNT; k++) p->converted[(size_t)v * GPU_STORAGE_COUNT + k] = -1;
+    }
+    p->cap_values = cap;
+    return VKI_OK;
+}
+
+/* A new value past the graph's (an element of a sequence or optional graph input). */
+static int new_value(plan *p)
+{
+    int v = p->n_values++;
+    memset(&p->values[v], 0, sizeof p->values[v]);
+    p->values[v].alias_of = -1;
+    p->values[v].first_use = p->values[v].last_use = -1;
+    p->temp_owner[v] = -1;
+    return v;
+}
+
+/* The tensors of graph inputs (struct plan: io_in): a sequence or optional input becomes a
+ * value listing new element values, each a tensor copied from the host. */
+static vki_status plan_inputs(plan *p, const int *counts, int n_io)
+{
+    const ir_graph *g = p->graph;
+    p->io_in = calloc((size_t)n_io + 1, sizeof *p->io_in);
+    p->in_first = calloc((size_t)g->n_inputs + 1, sizeof *p->in_first);
+    p->in_count = calloc((size_t)g->n_inputs + 1, sizeof *p->in_count);
+    if (!p->io_in || !p->in_first || !p->in_count) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    int k = 0;
+    for (int i = 0; i < g->n_inputs; i++) {
+        int v = g->inputs[i], n = counts ? counts[i] : 1;
+        const ir_value *iv = &g->values[v];
+        plan_value *pv = &p->values[v];
+        p->in_first[i] = k;
+        p->in_count[i] = n;
+        if (iv->type_kind == IR_TENSOR) {
+            if (n != 1) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "input '%s' is a tensor, given as %d", iv->name, n);
+            p->io_in[k++] = v;
+            continue;
+        }
+        bool seq = iv->type_kind == IR_SEQUENCE || iv->type_kind == IR_OPTIONAL_SEQUENCE;
+        pv->dtype = iv->dtype;
+        pv->shaped = true;
+        int holder = v; /* the value listing the elements */
+        if (iv->type_kind == IR_OPTIONAL || iv->type_kind == IR_OPTIONAL_SEQUENCE) {
+            pv->kind = PV_OPTIONAL;
+            if (n < 0) continue; /* none */
+            pv->n_items = 1;
+            pv->items = arena_alloc(&p->arena, sizeof(int));
+            if (!pv->items) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+            if (!seq) {
+                pv->items[0] = new_value(p);
+                p->io_in[k++] = pv->items[0];
+                continue;
+            }
+            holder = pv->items[0] = new_value(p);
+            p->values[holder].dtype = iv->dtype;
+            p->values[holder].shaped = true;
+        } else if (n < 0) {
+            return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "input '%s' is a sequence; it cannot be none", iv->name);
+        }
+        plan_value *h = &p->values[holder];
+        h->kind = PV_SEQUENCE;
+        h->n_items = n;
+        h->items = arena_alloc(&p->arena, ((size_t)n + 1) * sizeof(int));
+        if (!h->items) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+        for (int e = 0; e < n; e++) p->io_in[k++] = h->items[e] = new_value(p);
+    }
+    p->n_io_in = k;
+    return VKI_OK;
+}
+
+static vki_status init_values(plan *p, const int *counts, int n_io, const int *ranks, const int64_t *dims)
 {
     const ir_graph *g = p->graph;
     for (int v = 0; v < p->cap_values; v++) {
@@ -40,20 +130,45 @@ static vki_status init_values(plan *p, const int *ranks, const int64_t *dims)
             pv->shaped = true;
         }
     }
-    for (int i = 0; i < g->n_inputs; i++) {
-        plan_value *pv = &p->values[g->inputs[i]];
-        pv->dtype = g->values[g->inputs[i]].dtype;
-        pv->storage = plan_storage_for(p, g->inputs[i], pv->dtype);
-        pv->rank = ranks[i];
-        memcpy(pv->dims, dims + (size_t)i * VKI_MAX_RANK, sizeof pv->dims);
-        /* shapes declared by the file (planning at session creation) are bounded like the ones
-         * set at run time, so that no op's size arithmetic can overflow */
-        if (shape_numel(pv->dims, pv->rank) > (int64_t)1 << 40) {
-            char shape[256];
-            return vki_fail(VKI_ERROR_SHAPE, "input '%s' has shape %s: more than 2^40 elements", g->values[g->inputs[i]].name,
-                            shape_str(pv->dims, pv->rank, shape, sizeof shape));
+    VKI_TRY(plan_inputs(p, counts, n_io));
+    for (int i = 0; i < g->n_inputs; i++)
+        for (int e = 0; e < p->in_count[i]; e++) {
+            int k = p->in_first[i] + e, v = p->io_in[k];
+            plan_value *pv = &p->values[v];
+            pv->dtype = g->values[g->inputs[i]].dtype; /* an element's: the session checked it */
+            pv->storage = v < g->n_values ? plan_storage_for(p, v, pv->dtype) : storage_native(pv->dtype);
+            pv->rank = ranks[k];
+            memcpy(pv->dims, dims + (size_t)k * VKI_MAX_RANK, sizeof pv->dims);
+            /* shapes declared by the file (planning at session creation) are bounded like the
+             * ones set at run time, so that no op's size arithmetic can overflow */
+            if (shape_numel(pv->dims, pv->rank) > (int64_t)1 << 40) {
+                char shape[256];
+                return vki_fail(VKI_ERROR_SHAPE, "input '%s' has shape %s: more than 2^40 elements",
+                                g->values[g->inputs[i]].name, shape_str(pv->dims, pv->rank, shape, sizeof shape));
+            }
+            pv->shaped = true;
         }
-        pv->shaped = true;
+    return VKI_OK;
+}
+
+/* The tensors of graph outputs (struct plan: io_out). */
+static vki_status plan_outputs(plan *p)
+{
+    const ir_graph *g = p->graph;
+    int total = 0;
+    p->out_first = calloc((size_t)g->n_outputs + 1, sizeof *p->out_first);
+    p->out_count = calloc((size_t)g->n_outputs + 1, sizeof *p->out_count);
+    if (!p->out_first || !p->out_count) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (int i = 0; i < g->n_outputs; i++) {
+        VKI_TRY(seq_flatten(p, g->outputs[i], NULL, &p->out_count[i]));
+        total += p->out_count[i] > 0 ? p->out_count[i] : 0;
+    }
+    p->io_out = calloc((size_t)total + 1, sizeof *p->io_out);
+    if (!p->io_out) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (int i = 0; i < g->n_outputs; i++) {
+        p->out_first[i] = p->n_io_out;
+        VKI_TRY(seq_flatten(p, g->outputs[i], p->io_out + p->n_io_out, &p->out_count[i]));
+        p->n_io_out += p->out_count[i] > 0 ? p->out_count[i] : 0;
     }
     return VKI_OK;
 }
@@ -221,7 +336,8 @@ static vki_status plan_node(plan *p, int n)
      * optional: refuse a node without it here rather than in each op (a hostile or broken file) */
     bool scan8 = !strcmp(node->op_type, "Scan") && g->opset < 9 && !*node->domain; /* input 0: sequence_lens */
     bool no_inputs = !strcmp(node->op_type, "Constant") || !strcmp(node->op_type, "RandomUniform") ||
-                     !strcmp(node->op_type, "RandomNormal");
+                     !strcmp(node->op_type, "RandomNormal") || !strcmp(node->op_type, "SequenceEmpty") ||
+                     !strcmp(node->op_type, "Optional") || !strcmp(node->op_type, "OptionalHasElement");
     if (!no_inputs && !scan8 && (node->n_inputs == 0 || node->inputs[0] < 0))
         return op_error(&c, VKI_ERROR_MODEL, "input 0 is missing");
     for (int i = 0; i < node->n_inputs; i++)
@@ -229,6 +345,12 @@ static vki_status plan_node(plan *p, int n)
             return op_error(&c, VKI_ERROR_SHAPE, "input %d ('%s') has no known shape", i, g->values[node->inputs[i]].name);
     int first_dispatch = p->n_dispatches;
     p->current_node = n;
+    bool done = false;
+    VKI_TRY(seq_plan_node(&c, &done));
+    if (done) {
+        p->aliased_nodes++;
+        return VKI_OK;
+    }
     if (p->fused[n]) { /* its producer's kernel applied it: the output is that value */
         int slot = p->fused[n] - 1;
         plan_value *x = &p->values[node->inputs[slot]];
@@ -285,7 +407,7 @@ static bool reads_unshaped(const plan *p, int n)
  * become decidable in the next round). */
 #define PLAN_MAX_EXPANSIONS 256
 
-static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims, const void *const *data,
+static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *counts, const int *ranks, const int64_t *dims, const void *const *data,
                        const size_t *bytes, const bool *keyed, const int64_t *sizes, int n_sizes, bool profiling,
                        bool fp16_mode, weight_cache *cache, int *wanted_input, plan **out, ir_graph *owned, int round,
                        double t0)
@@ -307,26 +429,38 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks
     if (p->n_sizes) memcpy(p->sizes, sizes, (size_t)p->n_sizes * sizeof *sizes);
     p->wanted_input = -1;
     *wanted_input = -1;
+    /* flat[i]: graph input i's first tensor in ranks, dims, data and bytes */
+    int *flat = calloc((size_t)g->n_inputs + 1, sizeof *flat), n_io = 0;
+    if (!flat) {
+        ir_graph_free_expanded(owned);
+        free(p);
+        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    for (int i = 0; i < g->n_inputs; i++) {
+        flat[i] = n_io;
+        n_io += !counts ? 1 : counts[i] > 0 ? counts[i] : 0;
+    }
     for (int i = 0; i < g->n_inputs; i++)
-        if (keyed[i]) p->key_bytes += bytes[i];
+        if (keyed[i]) p->key_bytes += bytes[flat[i]];
     p->key_values = malloc(p->key_bytes + 1);
     if (!p->key_values) {
         ir_graph_free_expanded(owned);
+        free(flat);
         free(p);
         return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
     for (size_t i = 0, o = 0; i < (size_t)g->n_inputs; i++)
         if (keyed[i]) {
-            memcpy(p->key_values + o, data[i], bytes[i]);
-            o += bytes[i];
+            memcpy(p->key_values + o, data[flat[i]], bytes[flat[i]]);
+            o += bytes[flat[i]];
         }
-    p->cap_values = g->n_values + 8 * g->n_nodes + 64;
+    p->cap_values = g->n_values + 8 * g->n_nodes + 64 + 2 * n_io + g->n_inputs; /* + inputs' elements and lists */
     p->values = calloc((size_t)p->cap_values, sizeof *p->values);
     p->converted = malloc((size_t)p->cap_values * GPU_STORAGE_COUNT * sizeof *p->converted);
     p->out_copy = malloc((size_t)p->cap_values * sizeof *p->out_copy);
     p->temp_owner = calloc((size_t)p->cap_values, sizeof(int));
     p->n_values = g->n_values;
-    p->input_dims = calloc((size_t)g->n_inputs * VKI_MAX_RANK + 1, sizeof(int64_t));
+    p->input_dims = calloc((size_t)n_io * VKI_MAX_RANK + 1, sizeof(int64_t));
     bool *live = calloc((size_t)g->n_nodes + 1, 1);
     p->decision = malloc(((size_t)g->n_nodes + 1) * sizeof *p->decision);
     vki_status st = VKI_OK;
@@ -338,16 +472,17 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks
         for (int k = 0; k < GPU_STORAGE_COUNT; k++) p->converted[(size_t)v * GPU_STORAGE_COUNT + k] = -1;
     }
     if (st == VKI_OK) {
-        memcpy(p->input_dims, dims, (size_t)g->n_inputs * VKI_MAX_RANK * sizeof(int64_t));
-        st = init_values(p, ranks, dims);
+        memcpy(p->input_dims, dims, (size_t)n_io * VKI_MAX_RANK * sizeof(int64_t));
+        st = init_values(p, counts, n_io, ranks, dims);
         for (size_t i = 0, o = 0; st == VKI_OK && i < (size_t)g->n_inputs; i++)
             if (keyed[i]) { /* a keyed input is a constant of this plan */
                 plan_value *pv = &p->values[g->inputs[i]];
                 pv->host = p->key_values + o;
-                pv->host_bytes = bytes[i];
-                o += bytes[i];
+                pv->host_bytes = bytes[flat[i]];
+                o += bytes[flat[i]];
             }
     }
+    free(flat);
     if (st == VKI_OK) st = live_nodes(g, live);
     if (st == VKI_OK) {
         p->uses = calloc((size_t)g->n_values + 1, sizeof *p->uses);
@@ -378,10 +513,11 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks
         if (st == VKI_OK) {
             p->owned_graph = NULL; /* the expanded graph holds it now */
             plan_destroy(p);
-            return plan_build(vk, expanded, ranks, dims, data, bytes, keyed, sizes, n_sizes, profiling, fp16_mode, cache,
+            return plan_build(vk, expanded, counts, ranks, dims, data, bytes, keyed, sizes, n_sizes, profiling, fp16_mode, cache,
                               wanted_input, out, expanded, round + 1, t0);
         }
     }
+    if (st == VKI_OK && !p->probe) st = plan_outputs(p);
     if (st == VKI_OK) st = plan_memory(p);
     if (st == VKI_OK) st = plan_record(p);
     if (st != VKI_OK) {
@@ -397,12 +533,12 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *ranks
 
 /* Planning records into command buffers of the context's pool and creates pipelines: one
  * thread at a time per context (vk_context.plan_lock). */
-vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims, const void *const *data,
+vki_status plan_create(vk_context *vk, const ir_graph *g, const int *counts, const int *ranks, const int64_t *dims, const void *const *data,
                        const size_t *bytes, const bool *keyed, const int64_t *sizes, int n_sizes, bool profiling,
                        bool fp16_mode, weight_cache *cache, int *wanted_input, plan **out)
 {
     pthread_mutex_lock(&vk->plan_lock);
-    vki_status st = plan_build(vk, g, ranks, dims, data, bytes, keyed, sizes, n_sizes, profiling, fp16_mode, cache, wanted_input,
+    vki_status st = plan_build(vk, g, counts, ranks, dims, data, bytes, keyed, sizes, n_sizes, profiling, fp16_mode, cache, wanted_input,
                                out, NULL, 0, now_ms());
     pthread_mutex_unlock(&vk->plan_lock);
     return st;
@@ -439,6 +575,12 @@ void plan_destroy(plan *p)
     free(p->input_offsets);
     free(p->output_offsets);
     free(p->input_dims);
+    free(p->io_in);
+    free(p->in_first);
+    free(p->in_count);
+    free(p->io_out);
+    free(p->out_first);
+    free(p->out_count);
     free(p->key_values);
     free(p->uses);
     free(p->reader);

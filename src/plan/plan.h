@@ -47,8 +47,14 @@ struct plan {
     /* device memory */
     vk_buffer weights, intermediates, upload, download;
     uint64_t weight_bytes, arena_bytes, unshared_bytes;
-    uint64_t *input_offsets;  /* in the upload buffer, per graph input */
-    uint64_t *output_offsets; /* in the download buffer, per graph output */
+    /* graph inputs and outputs as the tensors copied between host and device: a tensor is one,
+     * a sequence its elements, an optional none or what it holds. Graph input i is
+     * io_in[in_first[i] .. + in_count[i]) (in_count -1: an optional that is none); likewise
+     * outputs. For a graph of tensors io_in is graph->inputs and io_out graph->outputs. */
+    int *io_in, *in_first, *in_count, n_io_in;
+    int *io_out, *out_first, *out_count, n_io_out;
+    uint64_t *input_offsets;  /* in the upload buffer, per io_in entry */
+    uint64_t *output_offsets; /* in the download buffer, per io_out entry */
     VkDescriptorPool pool;
     VkBufferView *views;      /* of the texel-buffer bindings, made with the descriptor sets */
     int n_views;
@@ -60,7 +66,7 @@ struct plan {
     bool profiling;
     VkQueryPool queries; /* n_dispatches + 1 timestamps when profiling */
     /* key and stats */
-    int64_t *input_dims; /* graph->n_inputs * VKI_MAX_RANK */
+    int64_t *input_dims; /* n_io_in * VKI_MAX_RANK */
     /* inputs whose values the plan was made for (shape operands fed by graph inputs) */
     const bool *keyed;
     uint8_t *key_values; /* their data, concatenated */
@@ -116,14 +122,17 @@ vki_status plan_fuse_patterns(plan *p, const bool *live);
  * node's tensor, of one element); its value in *out. */
 bool plan_const_scalar(const plan *p, int v, double *out);
 
-/* Builds a plan for the given input shapes (ranks[i], dims[i*VKI_MAX_RANK...]) and
+/* Builds a plan for the given input shapes (ranks[k], dims[k*VKI_MAX_RANK...]) and
  * data-dependent sizes sizes[0..n_sizes) (see struct plan; a probe plan when a node needs one
  * more). Inputs with
  * keyed[i] are treated as constants holding data[i] (an op needs their values at plan time:
  * Reshape's shape, Slice's starts... fed by a graph input). When an op needs the value of
  * an input that is not keyed yet, planning fails and *wanted_input names it, so the caller
- * can key it and plan again. */
-vki_status plan_create(vk_context *vk, const ir_graph *g, const int *ranks, const int64_t *dims,
+ * can key it and plan again. counts[i] (NULL: all 1) is what graph input i holds: 1 for a
+ * tensor, a sequence's length, -1 for an optional that is none (an optional tensor: 1, an
+ * optional sequence: its length); ranks, dims, data and bytes are per tensor, the inputs'
+ * tensors one after another (keyed stays per graph input). */
+vki_status plan_create(vk_context *vk, const ir_graph *g, const int *counts, const int *ranks, const int64_t *dims,
                        const void *const *data, const size_t *bytes, const bool *keyed,
                        const int64_t *sizes, int n_sizes,
                        bool profiling, bool fp16_mode, weight_cache *cache, int *wanted_input, plan **out);
@@ -142,10 +151,23 @@ vki_status plan_memory(plan *p);
 /* Device buffers, weight upload, descriptor sets and the command buffer (src/plan/record.c). */
 vki_status plan_record(plan *p);
 
-/* Records cmd_in and cmd_out (allocated from `pool` on first use): inputs copied from in_src[i]
+/* Records cmd_in and cmd_out (allocated from `pool` on first use): inputs copied from in_src[k]
+ * (per io_in entry)
  * (a device tensor's buffer) or, where VK_NULL_HANDLE, from the upload buffer; outputs copied
- * to out_dst[i] or the download buffer. */
+ * to out_dst[k] (per io_out entry) or the download buffer. */
 vki_status plan_record_io(plan *p, VkCommandPool pool, const VkBuffer *in_src, const VkBuffer *out_dst);
+
+/* Sequences and optionals (src/ops/sequence.c). Called by the planner for each node before
+ * its op: a node reading a sequence or optional must be one that takes them (else an error
+ * naming it); Identity of one copies it, and *done says the node needs nothing more. */
+vki_status seq_plan_node(op_ctx *c, bool *done);
+/* The tensors graph output value v holds (a tensor: itself; a sequence: its elements; an
+ * optional: none or what it holds) appended to list (may be NULL to count); *count: how many,
+ * -1 for an optional that is none. */
+vki_status seq_flatten(plan *p, int v, int *list, int *count);
+
+/* Room for `extra` more values (plan_value pointers taken before may move). */
+vki_status plan_reserve_values(plan *p, int extra);
 
 /* The storage root of a value (follows aliases). */
 int plan_root(const plan *p, int v);

@@ -314,7 +314,6 @@ static vki_status record_commands(plan *p, const VkDescriptorSet *sets)
 vki_status plan_record_io(plan *p, VkCommandPool pool, const VkBuffer *in_src, const VkBuffer *out_dst)
 {
     vk_context *vk = p->vk;
-    const ir_graph *g = p->graph;
     if (!p->cmd_in) {
         VkCommandBuffer cmds[2];
         VkCommandBufferAllocateInfo ai = {VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 2};
@@ -328,8 +327,8 @@ vki_status plan_record_io(plan *p, VkCommandPool pool, const VkBuffer *in_src, c
     vk->f.vkResetCommandBuffer(p->cmd_in, 0);
     vk->f.vkBeginCommandBuffer(p->cmd_in, &bi);
     vk_transfer_barrier(vk, p->cmd_in); /* a device tensor written by an earlier run or copy */
-    for (int i = 0; i < g->n_inputs; i++) {
-        plan_value *pv = &p->values[g->inputs[i]];
+    for (int i = 0; i < p->n_io_in; i++) {
+        plan_value *pv = &p->values[p->io_in[i]];
         uint64_t bytes = (uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage);
         if (!bytes || pv->buffer != PLAN_BUF_ARENA) continue;
         VkBufferCopy copy = {in_src[i] ? 0 : p->input_offsets[i], pv->offset, bytes};
@@ -338,10 +337,10 @@ vki_status plan_record_io(plan *p, VkCommandPool pool, const VkBuffer *in_src, c
     VkResult r = vk->f.vkEndCommandBuffer(p->cmd_in);
     vk->f.vkResetCommandBuffer(p->cmd_out, 0);
     if (r == VK_SUCCESS) r = vk->f.vkBeginCommandBuffer(p->cmd_out, &bi);
-    for (int i = 0; r == VK_SUCCESS && i < g->n_outputs && !p->probe; i++) {
+    for (int i = 0; r == VK_SUCCESS && i < p->n_io_out && !p->probe; i++) {
         /* the output's own elements: a view may start inside its root */
-        const plan_value *ov = &p->values[g->outputs[i]];
-        plan_value *pv = &p->values[plan_root(p, g->outputs[i])];
+        const plan_value *ov = &p->values[p->io_out[i]];
+        plan_value *pv = &p->values[plan_root(p, p->io_out[i])];
         uint64_t bytes = (uint64_t)shape_numel(ov->dims, ov->rank) * storage_size(pv->storage);
         if (!bytes || pv->host) continue;
         VkBufferCopy copy = {pv->offset + ov->view_offset, out_dst[i] ? 0 : p->output_offsets[i], bytes};
@@ -359,7 +358,6 @@ vki_status plan_record_io(plan *p, VkCommandPool pool, const VkBuffer *in_src, c
 vki_status plan_record(plan *p)
 {
     vk_context *vk = p->vk;
-    const ir_graph *g = p->graph;
     vki_status st = upload_constants(p, &p->weights, p->weight_bytes, plan_local_constant);
     if (st == VKI_ERROR_OUT_OF_MEMORY)
         return vki_fail_prefix(st, "the weights (%llu bytes): ", (unsigned long long)p->weight_bytes);
@@ -368,17 +366,17 @@ vki_status plan_record(plan *p)
     st = vk_buffer_create(vk, p->arena_bytes, VK_BUFFER_DEVICE, &p->intermediates);
     if (st != VKI_OK)
         return vki_fail_prefix(st, "the intermediates of a plan (%llu bytes): ", (unsigned long long)p->arena_bytes);
-    p->input_offsets = calloc((size_t)g->n_inputs + 1, sizeof(uint64_t));
-    p->output_offsets = calloc((size_t)g->n_outputs + 1, sizeof(uint64_t));
+    p->input_offsets = calloc((size_t)p->n_io_in + 1, sizeof(uint64_t));
+    p->output_offsets = calloc((size_t)p->n_io_out + 1, sizeof(uint64_t));
     if (!p->input_offsets || !p->output_offsets) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     uint64_t up = 0, down = 0;
-    for (int i = 0; i < g->n_inputs; i++) {
-        const plan_value *pv = &p->values[g->inputs[i]];
+    for (int i = 0; i < p->n_io_in; i++) {
+        const plan_value *pv = &p->values[p->io_in[i]];
         p->input_offsets[i] = up;
         up += ((uint64_t)shape_numel(pv->dims, pv->rank) * storage_size(pv->storage) + 15) / 16 * 16;
     }
-    for (int i = 0; i < g->n_outputs && !p->probe; i++) {
-        const plan_value *ov = &p->values[g->outputs[i]], *pv = &p->values[plan_root(p, g->outputs[i])];
+    for (int i = 0; i < p->n_io_out && !p->probe; i++) {
+        const plan_value *ov = &p->values[p->io_out[i]], *pv = &p->values[plan_root(p, p->io_out[i])];
         p->output_offsets[i] = down;
         down += ((uint64_t)shape_numel(ov->dims, ov->rank) * storage_size(pv->storage) + 15) / 16 * 16;
     }

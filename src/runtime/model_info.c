@@ -94,6 +94,7 @@ static void describe(const ir_value *v, vki_tensor_info *out)
         out->dims[d] = v->dims[d];
         out->dim_names[d] = v->dim_names[d];
     }
+    out->kind = v->type_kind;
 }
 
 vki_status vki_model_report_input(const vki_model_report *r, uint32_t index, vki_tensor_info *out)

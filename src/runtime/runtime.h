@@ -37,6 +37,10 @@ typedef struct session_input {
     int rank;
     int64_t dims[VKI_MAX_RANK];
     bool set;
+    /* what the input holds (plan_create's counts): 1 for a tensor; a sequence's length, its
+     * elements in elems[0..count); -1 for an optional that is none */
+    int count;
+    struct session_input *elems;
 } session_input;
 
 struct vki_session {
@@ -51,8 +55,9 @@ struct vki_session {
     int n_sizes;
     plan *last; /* the plan of the last run */
     plan *prepared; /* the plan of the last vki_session_prepare or run */
-    void **outputs; /* host buffers in each output's dtype */
+    void **outputs; /* host buffers in each output tensor's dtype, per io_out entry of the last plan */
     size_t *output_bytes;
+    int n_output_buffers;
     double last_run_ms;
     bool profiling;
     bool fp16_mode; /* VKI_PRECISION_FP16 */
@@ -63,5 +68,11 @@ struct vki_session {
     double *dispatch_ms; /* per dispatch of the last run's plan, when profiling */
     int n_dispatch_ms;
 };
+
+/* A call that changes a session holds it (one thread at a time; src/runtime/session.c). */
+vki_status session_enter(vki_session *s, const char *fn);
+vki_status session_leave(vki_session *s, vki_status st);
+/* "'name' dtype[dims]" of a graph input, for messages. */
+void input_signature(const ir_value *v, char *buf, size_t size);
 
 #endif

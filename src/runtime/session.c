@@ -71,6 +71,7 @@ static void describe_value(const ir_value *v, vki_tensor_info *out)
         out->dim_names[d] = v->dim_names[d];
     }
     if (v->rank < 0) out->rank = -1;
+    out->kind = v->type_kind;
 }
 
 vki_status vki_model_input_info(const vki_model *m, uint32_t i, vki_tensor_info *out)
@@ -110,6 +111,7 @@ vki_status vki_session_create_with_options(vki_model *m, const vki_session_optio
         s->keyed = calloc((size_t)g->n_inputs + 1, sizeof *s->keyed);
         s->outputs = calloc((size_t)g->n_outputs + 1, sizeof *s->outputs);
         s->output_bytes = calloc((size_t)g->n_outputs + 1, sizeof *s->output_bytes);
+        s->n_output_buffers = g->n_outputs;
         s->bound_outputs = calloc((size_t)g->n_outputs + 1, sizeof *s->bound_outputs);
         s->binding_generation = 1;
     }
@@ -130,9 +132,14 @@ vki_status vki_session_create_with_options(vki_model *m, const vki_session_optio
     /* inputs with fully declared shapes: plan now, so that what cannot run (an op's dtype,
      * shape or attribute) fails here, before any data, naming the node */
     bool all_static = true;
+    for (int i = 0; i < g->n_inputs; i++) { /* optionals start as none; sequences are not set yet */
+        uint8_t kind = g->values[g->inputs[i]].type_kind;
+        s->inputs[i].count = kind == IR_TENSOR ? 1 : kind == IR_SEQUENCE ? 0 : -1;
+        s->inputs[i].set = kind == IR_OPTIONAL || kind == IR_OPTIONAL_SEQUENCE;
+    }
     for (int i = 0; i < g->n_inputs && all_static; i++) {
         const ir_value *v = &g->values[g->inputs[i]];
-        all_static = v->rank >= 0;
+        all_static = v->rank >= 0 && v->type_kind == IR_TENSOR;
         for (int d = 0; all_static && d < v->rank; d++) all_static = v->dims[d] >= 0;
     }
     if (all_static && g->n_inputs <= 256) {
@@ -161,8 +168,12 @@ void vki_session_destroy(vki_session *s)
     if (s->model && s->io_pool) s->model->ctx->vk.f.vkDestroyCommandPool(s->model->ctx->vk.device, s->io_pool, NULL);
     if (s->model) {
         const ir_graph *g = &s->model->onnx.graph;
-        for (int i = 0; s->inputs && i < g->n_inputs; i++) free(s->inputs[i].data);
-        for (int i = 0; s->outputs && i < g->n_outputs; i++) free(s->outputs[i]);
+        for (int i = 0; s->inputs && i < g->n_inputs; i++) {
+            free(s->inputs[i].data);
+            for (int e = 0; s->inputs[i].elems && e < s->inputs[i].count; e++) free(s->inputs[i].elems[e].data);
+            free(s->inputs[i].elems);
+        }
+        for (int i = 0; s->outputs && i < s->n_output_buffers; i++) free(s->outputs[i]);
     }
     free(s->inputs);
     free(s->keyed);
@@ -173,10 +184,11 @@ void vki_session_destroy(vki_session *s)
     free(s);
 }
 
-static void input_signature(const ir_value *v, char *buf, size_t size)
+void input_signature(const ir_value *v, char *buf, size_t size)
 {
     char shape[256];
-    size_t o = (size_t)snprintf(buf, size, "'%s' %s", v->name, vki_dtype_name(v->dtype));
+    static const char *const kinds[] = {"", "sequence of ", "optional ", "optional sequence of "};
+    size_t o = (size_t)snprintf(buf, size, "'%s' %s%s", v->name, kinds[v->type_kind & 3], vki_dtype_name(v->dtype));
     if (v->rank < 0) {
         snprintf(buf + o, size - o, " (any shape)");
         return;
@@ -187,7 +199,7 @@ static void input_signature(const ir_value *v, char *buf, size_t size)
 
 /* One session is one thread's at a time (include/vkinfer.h, "Threads"): a call that changes
  * it while another thread is inside one is refused rather than left to corrupt it. */
-static vki_status session_enter(vki_session *s, const char *fn)
+vki_status session_enter(vki_session *s, const char *fn)
 {
     if (atomic_exchange(&s->busy, 1))
         return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "%s: the session is in use by another thread (a session is one "
@@ -195,124 +207,10 @@ static vki_status session_enter(vki_session *s, const char *fn)
     return VKI_OK;
 }
 
-static vki_status session_leave(vki_session *s, vki_status st)
+vki_status session_leave(vki_session *s, vki_status st)
 {
     atomic_store(&s->busy, 0);
     return st;
-}
-
-static vki_status set_input(vki_session *s, const char *name, vki_dtype dtype, const int64_t *dims, int32_t rank,
-                            const void *data, size_t bytes);
-
-vki_status vki_session_set_input(vki_session *s, const char *name, vki_dtype dtype, const int64_t *dims, int32_t rank,
-                                 const void *data, size_t bytes)
-{
-    if (!s) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_set_input: NULL argument");
-    VKI_TRY(session_enter(s, "vki_session_set_input"));
-    return session_leave(s, set_input(s, name, dtype, dims, rank, data, bytes));
-}
-
-/* The index of input `name` if dtype and dims fit it (else a message listing what it takes). */
-static vki_status check_input(vki_session *s, const char *name, vki_dtype dtype, const int64_t *dims, int32_t rank,
-                              int *index)
-{
-    const ir_graph *g = &s->model->onnx.graph;
-    int idx = -1;
-    for (int i = 0; i < g->n_inputs; i++)
-        if (!strcmp(g->values[g->inputs[i]].name, name)) idx = i;
-    char sig[512];
-    if (idx < 0) {
-        char list[2048] = "";
-        for (int i = 0; i < g->n_inputs; i++) {
-            size_t l = strlen(list);
-            input_signature(&g->values[g->inputs[i]], sig, sizeof sig);
-            snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", sig);
-        }
-        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "the model has no input '%s'; it expects: %s", name, list);
-    }
-    const ir_value *v = &g->values[g->inputs[idx]];
-    input_signature(v, sig, sizeof sig);
-    if (dtype != v->dtype)
-        return vki_fail(VKI_ERROR_SHAPE, "input '%s' is %s, the model expects %s", name, vki_dtype_name(dtype), sig);
-    if (rank < 0 || rank > VKI_MAX_RANK) return vki_fail(VKI_ERROR_SHAPE, "input '%s' has rank %d; vkinfer supports 0..%d", name, rank, VKI_MAX_RANK);
-    char got[256];
-    shape_str(dims, rank, got, sizeof got);
-    if (v->rank >= 0) {
-        bool ok = v->rank == rank;
-        for (int d = 0; ok && d < rank; d++) ok = v->dims[d] < 0 || v->dims[d] == dims[d];
-        if (!ok) return vki_fail(VKI_ERROR_SHAPE, "input '%s' has shape %s, the model expects %s", name, got, sig);
-    }
-    int64_t numel = 1;
-    for (int d = 0; d < rank; d++) {
-        if (dims[d] < 0) return vki_fail(VKI_ERROR_SHAPE, "input '%s' has a negative dimension in %s", name, got);
-        if (dims[d] > 0 && numel > ((int64_t)1 << 40) / dims[d])
-            return vki_fail(VKI_ERROR_SHAPE, "input '%s' of shape %s has more than 2^40 elements", name, got);
-        numel *= dims[d];
-    }
-    *index = idx;
-    return VKI_OK;
-}
-
-static vki_status set_input(vki_session *s, const char *name, vki_dtype dtype, const int64_t *dims, int32_t rank,
-                            const void *data, size_t bytes)
-{
-    if (!s || !name || (rank > 0 && !dims) || (bytes && !data))
-        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_set_input: NULL argument");
-    int idx;
-    VKI_TRY(check_input(s, name, dtype, dims, rank, &idx));
-    char got[256];
-    shape_str(dims, rank, got, sizeof got);
-    size_t need = (size_t)shape_numel(dims, rank) * vki_dtype_size(dtype);
-    if (bytes != need)
-        return vki_fail(VKI_ERROR_SHAPE, "input '%s' of shape %s and dtype %s needs %zu bytes, %zu given", name, got,
-                        vki_dtype_name(dtype), need, bytes);
-    session_input *in = &s->inputs[idx];
-    if (in->bytes != bytes || !in->data) {
-        void *copy = malloc(bytes ? bytes : 1);
-        if (!copy) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory for input '%s'", name);
-        free(in->data);
-        in->data = copy;
-    }
-    if (bytes) memcpy(in->data, data, bytes);
-    in->bytes = bytes;
-    in->rank = rank;
-    memset(in->dims, 0, sizeof in->dims);
-    if (rank) memcpy(in->dims, dims, (size_t)rank * sizeof *dims);
-    in->set = true;
-    if (in->bound) { /* from the host again */
-        in->bound = NULL;
-        s->binding_generation++;
-    }
-    return VKI_OK;
-}
-
-static vki_status bind_input(vki_session *s, const char *name, vki_tensor *t)
-{
-    if (!name || !t) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_bind_input: NULL argument");
-    if (t->ctx != s->model->ctx)
-        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_bind_input: tensor for '%s' belongs to another context", name);
-    int idx;
-    VKI_TRY(check_input(s, name, t->dtype, t->dims, t->rank, &idx));
-    if (s->keyed[idx])
-        return vki_fail(VKI_ERROR_UNSUPPORTED, "input '%s' is read at plan time (a shape or other value an op needs "
-                        "before it runs): set it from the host with vki_session_set_input, not as a device tensor", name);
-    session_input *in = &s->inputs[idx];
-    free(in->data);
-    in->data = NULL;
-    in->bytes = 0;
-    in->rank = t->rank;
-    memcpy(in->dims, t->dims, sizeof in->dims);
-    in->set = true;
-    in->bound = t;
-    s->binding_generation++;
-    return VKI_OK;
-}
-
-vki_status vki_session_bind_input(vki_session *s, const char *name, vki_tensor *t)
-{
-    if (!s) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_bind_input: NULL session");
-    VKI_TRY(session_enter(s, "vki_session_bind_input"));
-    return session_leave(s, bind_input(s, name, t));
 }
 
 vki_status vki_session_bind_output(vki_session *s, uint32_t index, vki_tensor *t)
@@ -324,6 +222,9 @@ vki_status vki_session_bind_output(vki_session *s, uint32_t index, vki_tensor *t
     const ir_value *v = &g->values[g->outputs[index]];
     if (t && t->ctx != s->model->ctx)
         return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_bind_output: tensor for '%s' belongs to another context", v->name);
+    if (t && v->type_kind != IR_TENSOR)
+        return vki_fail(VKI_ERROR_UNSUPPORTED, "vki_session_bind_output: output '%s' is a sequence or optional; only tensor "
+                        "outputs can be bound", v->name);
     if (t && v->dtype != VKI_DTYPE_UNDEFINED && t->dtype != v->dtype)
         return vki_fail(VKI_ERROR_SHAPE, "vki_session_bind_output: output '%s' is %s, the tensor %s", v->name,
                         vki_dtype_name(v->dtype), vki_dtype_name(t->dtype));
@@ -336,24 +237,47 @@ vki_status vki_session_bind_output(vki_session *s, uint32_t index, vki_tensor *t
 /* The plan for the inputs' current shapes (and keyed values), made if needed. `eager`: plan
  * before any data is set (from declared shapes); if a plan needs an input's values, stop
  * with *out = NULL and no error: the first run plans then. */
+/* The tensor e of input i (a sequence's element, or the input itself). */
+static const session_input *input_tensor(const vki_session *s, int i, int e)
+{
+    return s->inputs[i].elems ? &s->inputs[i].elems[e] : &s->inputs[i];
+}
+
+/* The number of tensors the inputs hold now. */
+static int input_tensor_count(const vki_session *s)
+{
+    const ir_graph *g = &s->model->onnx.graph;
+    int n = 0;
+    for (int i = 0; i < g->n_inputs; i++) n += s->inputs[i].count > 0 ? s->inputs[i].count : 0;
+    return n;
+}
+
 static vki_status find_plan(vki_session *s, bool eager, plan **out)
 {
     const ir_graph *g = &s->model->onnx.graph;
-    int ranks[256];
-    int64_t *dims = calloc((size_t)g->n_inputs * VKI_MAX_RANK + 1, sizeof *dims);
-    if (!dims) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
-    if (g->n_inputs > 256) {
+    if (g->n_inputs > 256) return vki_fail(VKI_ERROR_UNSUPPORTED, "models with more than 256 inputs are not supported");
+    int n_io = input_tensor_count(s), counts[256];
+    int *ranks = calloc((size_t)n_io + 1, sizeof *ranks);
+    int64_t *dims = calloc((size_t)n_io * VKI_MAX_RANK + 1, sizeof *dims);
+    if (!dims || !ranks) {
         free(dims);
-        return vki_fail(VKI_ERROR_UNSUPPORTED, "models with more than 256 inputs are not supported");
+        free(ranks);
+        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
-    for (int i = 0; i < g->n_inputs; i++) {
-        ranks[i] = s->inputs[i].rank;
-        memcpy(dims + (size_t)i * VKI_MAX_RANK, s->inputs[i].dims, sizeof s->inputs[i].dims);
+    for (int i = 0, k = 0; i < g->n_inputs; i++) {
+        counts[i] = s->inputs[i].count;
+        for (int e = 0; e < s->inputs[i].count; e++, k++) {
+            const session_input *t = input_tensor(s, i, e);
+            ranks[k] = t->rank;
+            memcpy(dims + (size_t)k * VKI_MAX_RANK, t->dims, sizeof t->dims);
+        }
     }
-    size_t key = (size_t)g->n_inputs * VKI_MAX_RANK * sizeof *dims;
+    size_t key = (size_t)n_io * VKI_MAX_RANK * sizeof *dims;
     for (int k = 0; k < s->n_plans; k++) {
         plan *c = s->plans[k];
-        if (memcmp(c->input_dims, dims, key)) continue;
+        if (c->n_io_in != n_io || memcmp(c->in_count, counts, (size_t)g->n_inputs * sizeof *counts) ||
+            memcmp(c->input_dims, dims, key))
+            continue;
         if (c->n_sizes != s->n_sizes || memcmp(c->sizes, s->sizes, (size_t)s->n_sizes * sizeof *s->sizes)) continue;
         bool same = true; /* keyed inputs must hold the values the plan was made for */
         for (size_t i = 0, o = 0; same && i < (size_t)g->n_inputs; i++)
@@ -363,23 +287,25 @@ static vki_status find_plan(vki_session *s, bool eager, plan **out)
             }
         if (same) {
             free(dims);
+            free(ranks);
             *out = c;
             return VKI_OK;
         }
     }
-    const void **data = calloc((size_t)g->n_inputs + 1, sizeof *data);
-    size_t *bytes = calloc((size_t)g->n_inputs + 1, sizeof *bytes);
+    const void **data = calloc((size_t)n_io + 1, sizeof *data);
+    size_t *bytes = calloc((size_t)n_io + 1, sizeof *bytes);
     vki_status st = data && bytes ? VKI_OK : vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
-    for (int i = 0; st == VKI_OK && i < g->n_inputs; i++) {
-        data[i] = s->inputs[i].data;
-        bytes[i] = s->inputs[i].bytes;
-    }
+    for (int i = 0, k = 0; st == VKI_OK && i < g->n_inputs; i++)
+        for (int e = 0; e < s->inputs[i].count; e++, k++) {
+            data[k] = input_tensor(s, i, e)->data;
+            bytes[k] = input_tensor(s, i, e)->bytes;
+        }
     plan *p = NULL;
     /* an op that needs the value of a graph input (a shape fed as an input) keys the session
      * on that input's values, and planning starts again: at most once per input */
     for (int attempt = 0; st == VKI_OK && attempt <= g->n_inputs; attempt++) {
         int wanted = -1;
-        st = plan_create(&s->model->ctx->vk, g, ranks, dims, data, bytes, s->keyed, s->sizes, s->n_sizes, s->profiling,
+        st = plan_create(&s->model->ctx->vk, g, counts, ranks, dims, data, bytes, s->keyed, s->sizes, s->n_sizes, s->profiling,
                          s->fp16_mode, &s->weights, &wanted, &p);
         if (st == VKI_ERROR_OUT_OF_MEMORY) st = vki_fail_prefix(st, "model '%s': ", s->model->name);
         if (st == VKI_OK || wanted < 0 || s->keyed[wanted]) break;
@@ -395,6 +321,7 @@ static vki_status find_plan(vki_session *s, bool eager, plan **out)
             free(data);
             free(bytes);
             free(dims);
+            free(ranks);
             *out = NULL;
             return VKI_OK;
         }
@@ -407,6 +334,7 @@ static vki_status find_plan(vki_session *s, bool eager, plan **out)
     free(data);
     free(bytes);
     free(dims);
+    free(ranks);
     if (st != VKI_OK) return st;
     if (eager && p->probe) { /* sizes computed from data: the first run plans */
         plan_destroy(p);
@@ -522,6 +450,7 @@ vki_status vki_session_output_info(const vki_session *s, uint32_t index, vki_ten
     out->dtype = pv->dtype;
     out->rank = pv->rank;
     memcpy(out->dims, pv->dims, sizeof out->dims);
+    out->kind = g->values[g->outputs[index]].type_kind;
     return VKI_OK;
 }
 
@@ -592,8 +521,11 @@ static vki_status session_run_once(vki_session *s, bool *resized)
      * also be read by this run */
     for (int i = 0; i < g->n_outputs && !p->probe; i++) {
         const vki_tensor *t = s->bound_outputs[i];
-        const plan_value *pv = &p->values[g->outputs[i]];
         if (!t) continue;
+        if (p->out_count[i] != 1 || p->values[g->outputs[i]].kind != PV_TENSOR)
+            return vki_fail(VKI_ERROR_UNSUPPORTED, "output '%s' is a sequence or optional: it cannot be bound to a device tensor",
+                            g->values[g->outputs[i]].name);
+        const plan_value *pv = &p->values[g->outputs[i]];
         char want[256], got[256];
         if (t->dtype != pv->dtype || t->rank != pv->rank || memcmp(t->dims, pv->dims, (size_t)pv->rank * sizeof *pv->dims))
             return vki_fail(VKI_ERROR_SHAPE, "output '%s' is %s%s, the device tensor bound to it %s%s", g->values[g->outputs[i]].name,
@@ -610,43 +542,68 @@ static vki_status session_run_once(vki_session *s, bool *resized)
                                 g->values[g->outputs[i]].name);
     }
     if (p->io_generation != s->binding_generation) { /* bindings changed: re-record the copies */
-        VkBuffer in_src[256], *out_dst = calloc((size_t)g->n_outputs + 1, sizeof *out_dst);
-        if (!out_dst) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
-        for (int i = 0; i < g->n_inputs; i++) in_src[i] = s->inputs[i].bound ? s->inputs[i].bound->buffer.buffer : VK_NULL_HANDLE;
-        for (int i = 0; i < g->n_outputs; i++) out_dst[i] = s->bound_outputs[i] ? s->bound_outputs[i]->buffer.buffer : VK_NULL_HANDLE;
+        VkBuffer *in_src = calloc((size_t)p->n_io_in + 1, sizeof *in_src);
+        VkBuffer *out_dst = calloc((size_t)p->n_io_out + 1, sizeof *out_dst);
+        if (!in_src || !out_dst) {
+            free(in_src);
+            free(out_dst);
+            return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+        }
+        for (int i = 0; i < g->n_inputs; i++)
+            if (s->inputs[i].bound) in_src[p->in_first[i]] = s->inputs[i].bound->buffer.buffer;
+        for (int i = 0; i < g->n_outputs && !p->probe; i++)
+            if (s->bound_outputs[i]) out_dst[p->out_first[i]] = s->bound_outputs[i]->buffer.buffer;
         st = plan_record_io(p, s->io_pool, in_src, out_dst);
+        free(in_src);
         free(out_dst);
         if (st != VKI_OK) return st;
         p->io_generation = s->binding_generation;
     }
     double t0 = now_ms();
-    for (int i = 0; i < g->n_inputs; i++) {
-        const plan_value *pv = &p->values[g->inputs[i]];
-        if (pv->buffer != PLAN_BUF_ARENA || s->inputs[i].bound) continue;
-        size_t count = (size_t)shape_numel(pv->dims, pv->rank), bad = 0;
-        if (!host_to_storage_parallel(pv->dtype, s->inputs[i].data, pv->storage,
-                                      (uint8_t *)p->upload.mapped + p->input_offsets[i], count, &bad)) {
-            char why[256];
-            dtype_range_message(pv->dtype, s->inputs[i].data, bad, why, sizeof why);
-            return vki_fail(VKI_ERROR_UNSUPPORTED, "input '%s' %s", g->values[g->inputs[i]].name, why);
+    for (int i = 0; i < g->n_inputs; i++)
+        for (int e = 0; e < s->inputs[i].count; e++) {
+            int k = p->in_first[i] + e;
+            const plan_value *pv = &p->values[p->io_in[k]];
+            const session_input *in = input_tensor(s, i, e);
+            if (pv->buffer != PLAN_BUF_ARENA || in->bound) continue;
+            size_t count = (size_t)shape_numel(pv->dims, pv->rank), bad = 0;
+            if (!host_to_storage_parallel(pv->dtype, in->data, pv->storage, (uint8_t *)p->upload.mapped + p->input_offsets[k],
+                                          count, &bad)) {
+                char why[256];
+                dtype_range_message(pv->dtype, in->data, bad, why, sizeof why);
+                return vki_fail(VKI_ERROR_UNSUPPORTED, "input '%s' %s", g->values[g->inputs[i]].name, why);
+            }
         }
-    }
     vk_buffer_flush(vk, &p->upload);
     VKI_TRY(submit_segments(s, p, resized));
     if (*resized) return vk_check_validation(vk);
     vk_buffer_invalidate(vk, &p->download);
-    for (int i = 0; i < g->n_outputs; i++) {
-        const plan_value *pv = &p->values[g->outputs[i]];
-        const plan_value *root = &p->values[plan_root(p, g->outputs[i])];
-        if (s->bound_outputs[i]) { /* written on the GPU; a constant output is written now */
-            if (root->host) VKI_TRY(vki_tensor_write(s->bound_outputs[i], root->host, root->host_bytes));
+    if (p->n_io_out > s->n_output_buffers) {
+        void **outs = realloc(s->outputs, ((size_t)p->n_io_out + 1) * sizeof *outs);
+        if (outs) s->outputs = outs;
+        size_t *ob = realloc(s->output_bytes, ((size_t)p->n_io_out + 1) * sizeof *ob);
+        if (ob) s->output_bytes = ob;
+        if (!outs || !ob) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+        for (int k = s->n_output_buffers; k < p->n_io_out; k++) {
+            s->outputs[k] = NULL;
+            s->output_bytes[k] = 0;
+        }
+        s->n_output_buffers = p->n_io_out;
+    }
+    for (int i = 0; i < p->n_io_out; i++) {
+        const plan_value *pv = &p->values[p->io_out[i]];
+        const plan_value *root = &p->values[plan_root(p, p->io_out[i])];
+        int o = 0; /* the graph output it belongs to */
+        while (o + 1 < g->n_outputs && p->out_first[o + 1] <= i) o++;
+        if (s->bound_outputs[o]) { /* written on the GPU; a constant output is written now */
+            if (root->host) VKI_TRY(vki_tensor_write(s->bound_outputs[o], root->host, root->host_bytes));
             continue;
         }
         size_t count = (size_t)shape_numel(pv->dims, pv->rank);
         size_t bytes = count * vki_dtype_size(pv->dtype);
         if (s->output_bytes[i] != bytes || !s->outputs[i]) {
             void *buf = malloc(bytes ? bytes : 1);
-            if (!buf) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory for output '%s'", g->values[g->outputs[i]].name);
+            if (!buf) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory for output '%s'", g->values[g->outputs[o]].name);
             free(s->outputs[i]);
             s->outputs[i] = buf;
             s->output_bytes[i] = bytes;
@@ -674,25 +631,71 @@ vki_status vki_session_get_output(vki_session *s, uint32_t index, vki_tensor_inf
     return session_leave(s, get_output(s, index, info, data, bytes));
 }
 
-static vki_status get_output(vki_session *s, uint32_t index, vki_tensor_info *info, const void **data, size_t *bytes)
+static vki_status get_element(vki_session *s, uint32_t index, int element, vki_tensor_info *info, const void **data,
+                              size_t *bytes)
 {
     if (!s->last) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_get_output: no run yet");
     const ir_graph *g = &s->model->onnx.graph;
+    const plan *p = s->last;
     if (index >= (uint32_t)g->n_outputs) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "output %u out of range (%d outputs)", index, g->n_outputs);
-    const plan_value *pv = &s->last->values[g->outputs[index]];
+    const char *name = g->values[g->outputs[index]].name;
+    int count = p->out_count[index];
+    if (element < 0) { /* vki_session_get_output: a tensor, or an optional holding one */
+        if (count < 0)
+            return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "output '%s' is an optional that is none in this run "
+                            "(vki_session_get_output_count gives -1)", name);
+        const plan_value *ov = &p->values[g->outputs[index]];
+        if (ov->kind == PV_SEQUENCE || (ov->kind == PV_OPTIONAL && p->values[ov->items[0]].kind == PV_SEQUENCE))
+            return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "output '%s' is a sequence of %d tensors: read them with "
+                            "vki_session_get_output_element", name, count);
+        element = 0;
+    }
+    if (element >= count)
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "output '%s' holds %d tensor(s); element %d is out of range", name,
+                        count < 0 ? 0 : count, element);
+    int k = p->out_first[index] + element;
+    const plan_value *pv = &p->values[p->io_out[k]];
     if (s->bound_outputs[index])
         return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "output '%s' is bound to a device tensor: the run wrote it there "
-                        "(vki_tensor_read brings it to the host)", g->values[g->outputs[index]].name);
+                        "(vki_tensor_read brings it to the host)", name);
     if (info) {
         memset(info, 0, sizeof *info);
-        info->name = g->values[g->outputs[index]].name;
+        info->name = name;
         info->dtype = pv->dtype;
         info->rank = pv->rank;
         memcpy(info->dims, pv->dims, sizeof info->dims);
+        info->kind = g->values[g->outputs[index]].type_kind;
     }
-    if (data) *data = s->outputs[index];
-    if (bytes) *bytes = s->output_bytes[index];
+    if (data) *data = s->outputs[k];
+    if (bytes) *bytes = s->output_bytes[k];
     return VKI_OK;
+}
+
+static vki_status get_output(vki_session *s, uint32_t index, vki_tensor_info *info, const void **data, size_t *bytes)
+{
+    return get_element(s, index, -1, info, data, bytes);
+}
+
+vki_status vki_session_get_output_element(vki_session *s, uint32_t index, uint32_t element, vki_tensor_info *info,
+                                          const void **data, size_t *bytes)
+{
+    if (!s) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_get_output_element: no run yet");
+    if (element > 100000) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_get_output_element: element %u out of range", element);
+    VKI_TRY(session_enter(s, "vki_session_get_output_element"));
+    return session_leave(s, get_element(s, index, (int)element, info, data, bytes));
+}
+
+vki_status vki_session_get_output_count(vki_session *s, uint32_t index, int32_t *count)
+{
+    if (!s || !count) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_get_output_count: NULL argument");
+    VKI_TRY(session_enter(s, "vki_session_get_output_count"));
+    vki_status st = VKI_OK;
+    const ir_graph *g = &s->model->onnx.graph;
+    if (!s->last) st = vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_session_get_output_count: no run yet");
+    else if (index >= (uint32_t)g->n_outputs)
+        st = vki_fail(VKI_ERROR_INVALID_ARGUMENT, "output %u out of range (%d outputs)", index, g->n_outputs);
+    else *count = s->last->out_count[index];
+    return session_leave(s, st);
 }
 
 vki_status vki_session_stats_get(const vki_session *s, vki_session_stats *out)

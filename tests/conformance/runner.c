@@ -72,7 +72,6 @@ static int run_test(vki_context *ctx, const char *dir, char *why, size_t why_siz
     int ok = 1, sets = 0;
     for (int set = 0; ok; set++) {
         vki_arena arena = {0};
-        ir_tensor t;
         snprintf(path, sizeof path, "%s/test_data_set_%d/input_0.pb", dir, set);
         FILE *probe = fopen(path, "rb");
         snprintf(path, sizeof path, "%s/test_data_set_%d/output_0.pb", dir, set);
@@ -85,14 +84,43 @@ static int run_test(vki_context *ctx, const char *dir, char *why, size_t why_siz
             vki_tensor_info info;
             vki_model_input_info(model, i, &info);
             snprintf(path, sizeof path, "%s/test_data_set_%d/input_%u.pb", dir, set, i);
-            if (onnx_tensor_file_load(path, &t, &arena) != VKI_OK) {
+            ir_tensor *ts;
+            int count;
+            if (onnx_value_file_load(path, info.kind, &ts, &count, &arena) != VKI_OK) {
                 snprintf(why, why_size, "reading %s: %s", path, vki_last_error());
                 ok = 0;
                 break;
             }
             /* ONNX 1.12's test data stores bfloat16 tensors as uint16 bit patterns */
-            if (t.dtype == VKI_DTYPE_UINT16 && info.dtype == VKI_DTYPE_BFLOAT16) t.dtype = VKI_DTYPE_BFLOAT16;
-            if (vki_session_set_input(s, info.name, t.dtype, t.dims, t.rank, t.data, t.bytes) != VKI_OK) {
+            for (int k = 0; k < count; k++)
+                if (ts[k].dtype == VKI_DTYPE_UINT16 && info.dtype == VKI_DTYPE_BFLOAT16) ts[k].dtype = VKI_DTYPE_BFLOAT16;
+            vki_status st;
+            if (count < 0) {
+                st = vki_session_set_input_none(s, info.name);
+            } else if (info.kind == VKI_VALUE_SEQUENCE || info.kind == VKI_VALUE_OPTIONAL_SEQUENCE) {
+                int32_t *ranks = calloc((size_t)count + 1, sizeof *ranks);
+                int64_t *dims = calloc((size_t)count * VKI_MAX_RANK + 1, sizeof *dims);
+                const void **data = calloc((size_t)count + 1, sizeof *data);
+                size_t *bytes = calloc((size_t)count + 1, sizeof *bytes);
+                for (int k = 0; ranks && dims && data && bytes && k < count; k++) {
+                    ranks[k] = ts[k].rank;
+                    memcpy(dims + (size_t)k * VKI_MAX_RANK, ts[k].dims, sizeof ts[k].dims);
+                    data[k] = ts[k].data;
+                    bytes[k] = ts[k].bytes;
+                }
+                /* an empty sequence's element dtype is the model's */
+                vki_dtype dtype = count ? ts[0].dtype : info.dtype;
+                st = ranks && dims && data && bytes
+                         ? vki_session_set_sequence_input(s, info.name, (uint32_t)count, dtype, ranks, dims, data, bytes)
+                         : VKI_ERROR_OUT_OF_MEMORY;
+                free(ranks);
+                free(dims);
+                free(data);
+                free(bytes);
+            } else {
+                st = vki_session_set_input(s, info.name, ts[0].dtype, ts[0].dims, ts[0].rank, ts[0].data, ts[0].bytes);
+            }
+            if (st != VKI_OK) {
                 snprintf(why, why_size, "input %s: %s", info.name, vki_last_error());
                 ok = 0;
             }
@@ -104,20 +132,36 @@ static int run_test(vki_context *ctx, const char *dir, char *why, size_t why_siz
         for (uint32_t i = 0; ok && i < vki_model_output_count(model); i++) {
             snprintf(path, sizeof path, "%s/test_data_set_%d/output_%u.pb", dir, set, i);
             vki_tensor_info info;
-            const void *data;
-            size_t bytes;
-            if (onnx_tensor_file_load(path, &t, &arena) != VKI_OK) {
+            vki_model_output_info(model, i, &info);
+            const char *name = info.name;
+            ir_tensor *ts;
+            int want, got;
+            if (onnx_value_file_load(path, info.kind, &ts, &want, &arena) != VKI_OK) {
                 snprintf(why, why_size, "reading %s: %s", path, vki_last_error());
                 ok = 0;
-            } else if (vki_session_get_output(s, i, &info, &data, &bytes) != VKI_OK) {
+            } else if (vki_session_get_output_count(s, i, &got) != VKI_OK) {
                 snprintf(why, why_size, "output %u: %s", i, vki_last_error());
                 ok = 0;
-            } else {
+            } else if (got != want) { /* element by element below; here the counts (-1: none) */
+                snprintf(why, why_size, "set %d output '%s' holds %d tensor(s) (-1: none), expected %d", set, name, got, want);
+                ok = 0;
+            }
+            for (int k = 0; ok && k < want; k++) {
+                const void *data;
+                size_t bytes;
+                if (vki_session_get_output_element(s, i, (uint32_t)k, &info, &data, &bytes) != VKI_OK) {
+                    snprintf(why, why_size, "output %u: %s", i, vki_last_error());
+                    ok = 0;
+                    break;
+                }
                 char detail[1024];
                 /* ONNX 1.12's test data stores bfloat16 tensors as uint16 bit patterns */
-                if (t.dtype == VKI_DTYPE_UINT16 && info.dtype == VKI_DTYPE_BFLOAT16) t.dtype = VKI_DTYPE_BFLOAT16;
-                if (!compare(&t, info.dtype, info.dims, info.rank, data, detail, sizeof detail)) {
-                    snprintf(why, why_size, "set %d output '%s': %s", set, info.name, detail);
+                if (ts[k].dtype == VKI_DTYPE_UINT16 && info.dtype == VKI_DTYPE_BFLOAT16) ts[k].dtype = VKI_DTYPE_BFLOAT16;
+                if (!compare(&ts[k], info.dtype, info.dims, info.rank, data, detail, sizeof detail)) {
+                    if (want == 1 && info.kind == VKI_VALUE_TENSOR)
+                        snprintf(why, why_size, "set %d output '%s': %s", set, name, detail);
+                    else
+                        snprintf(why, why_size, "set %d output '%s' element %d: %s", set, name, k, detail);
                     ok = 0;
                 }
             }

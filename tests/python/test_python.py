@@ -268,6 +268,42 @@ def test_sessions(vkinfer):
               isinstance(e, vkinfer.VkinferError) and "vki_session_create_with_options" in str(e), e)
 
 
+def test_sequences(vkinfer):
+    # a sequence input through SequenceAt and ConcatFromSequence, an optional one, a sequence output
+    seq_t = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, ["n"])
+    opt_t = helper.make_value_info("o", helper.make_optional_type_proto(
+        helper.make_tensor_type_proto(TensorProto.FLOAT, ["m"])))
+    g = helper.make_graph([helper.make_node("SequenceAt", ["s", "pos"], ["at"]),
+                           helper.make_node("ConcatFromSequence", ["s"], ["cat"], axis=0),
+                           helper.make_node("OptionalHasElement", ["o"], ["has"]),
+                           helper.make_node("SplitToSequence", ["cat"], ["parts"], axis=0)],
+                          "seq", [seq_t, opt_t],
+                          [helper.make_tensor_value_info("at", TensorProto.FLOAT, ["k"]),
+                           helper.make_tensor_value_info("cat", TensorProto.FLOAT, ["t"]),
+                           helper.make_tensor_value_info("has", TensorProto.BOOL, []),
+                           helper.make_tensor_sequence_value_info("parts", TensorProto.FLOAT, ["u"])],
+                          [helper.make_tensor("pos", TensorProto.INT64, [], [-1])])
+    path = save(g, "seq.onnx", opset=17)
+    with vkinfer.Session(path) as s:
+        check("sequence and optional inputs: kind", [i.kind for i in s.inputs] == ["sequence", "optional"]
+              and s.inputs[0] == ("s", ("n",), "float32") and "kind='sequence'" in repr(s.inputs[0]), s.inputs)
+        check("sequence output: kind", s.outputs[3].kind == "sequence", s.outputs)
+        a, b = np.array([1, 2], np.float32), np.array([3, 4, 5], np.float32)
+        out = s.run({"s": [a, b]})
+        check("SequenceAt(-1), ConcatFromSequence; an omitted optional is none",
+              np.array_equal(out["at"], b) and np.array_equal(out["cat"], np.concatenate([a, b])) and not out["has"], out)
+        check("sequence output: a list of arrays", isinstance(out["parts"], list) and len(out["parts"]) == 5
+              and all(np.array_equal(p, [v]) for p, v in zip(out["parts"], [1, 2, 3, 4, 5])), out["parts"])
+        out = s.run({"s": [b], "o": np.zeros(2, np.float32)})
+        check("optional set", bool(out["has"]) and np.array_equal(out["at"], b), out)
+        e = raises(lambda: s.run({"s": a}), vkinfer.VkinferError)
+        check("an array for a sequence input: error", e is not None and "list of arrays" in str(e), e)
+        e = raises(lambda: s.run({"s": []}), vkinfer.VkinferError)
+        check("an empty sequence: the node's error", e is not None and "SequenceAt" in str(e), e)
+        e = raises(lambda: s.run({"s": [a]}, outputs_on_device=True), vkinfer.VkinferError)
+        check("outputs_on_device refuses a sequence output", e is not None and "'parts'" in str(e), e)
+
+
 def test_torch(vkinfer):
     try:
         import torch
@@ -362,6 +398,7 @@ def main():
         test_api(vkinfer, libpath)
         test_struct_layout(vkinfer)
         test_sessions(vkinfer)
+        test_sequences(vkinfer)
         test_torch(vkinfer)
         test_pip_install(libpath)
     print(f"{results['passed']} passed, {results['failed']} failed")

@@ -119,7 +119,7 @@ static inline void pbw_save(pbw *w, const char *path)
 }
 
 /* ModelProto around a graph, opset 13. */
-static void pbw_model(pbw *model, pbw *graph)
+static inline void pbw_model(pbw *model, pbw *graph)
 {
     pbw opset = {0};
     pbw_int(model, 1, 8);
