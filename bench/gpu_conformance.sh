@@ -21,12 +21,16 @@ fi
 grep -E '^[a-z]' tests/conformance/passing.txt | while read -r t; do echo "$D112/$t $t"; done >> "$OUT/cases.txt"
 grep -E '^[a-z]' tests/conformance/onnx123_passing.txt | while read -r t; do echo "$D123/node/$t onnx123/$t"; done >> "$OUT/cases.txt"
 : > "$OUT/fails.txt"
-# each line "DIR NAME" appended to: sh -c CMD BUILD OUT, so $0 BUILD, $1 OUT, $2 DIR, $3 NAME
-xargs -P "$(nproc)" -L 1 sh -c '"$0/tests/conformance_runner" "$2" --name "$3" --listed 1 > /dev/null 2>&1 || echo "$3" >> "$1/fails.txt"' \
+# each line "DIR NAME" appended to: sh -c CMD BUILD OUT, so $0 BUILD, $1 OUT, $2 DIR, $3 NAME.
+# Every result is written as it comes (results.txt: "pass NAME" / "fail NAME"), so a run cut
+# short by a time limit still counts what it did; one test may take 120 s at most.
+: > "$OUT/results.txt"
+xargs -P "$(nproc)" -L 1 sh -c 'if timeout 120 "$0/tests/conformance_runner" "$2" --name "$3" --listed 1 > /dev/null 2>&1; then echo "pass $3"; else echo "fail $3"; echo "$3" >> "$1/fails.txt"; fi >> "$1/results.txt"' \
     "$BUILD" "$OUT" < "$OUT/cases.txt" || true
 for suite in node pytorch-converted pytorch-operator simple onnx123; do
     total=$(awk '{print $2}' "$OUT/cases.txt" | grep -c "^$suite/")
-    fail=$(grep -c "^$suite/" "$OUT/fails.txt")
-    echo "$suite: $((total - fail)) of $total listed tests pass"
+    ran=$(grep -c " $suite/" "$OUT/results.txt")
+    pass=$(grep -c "^pass $suite/" "$OUT/results.txt")
+    echo "$suite: $pass of $total listed tests pass ($ran ran)"
 done
 head -20 "$OUT/fails.txt"
