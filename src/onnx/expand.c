@@ -397,7 +397,7 @@ static vki_status ex_loop(expander *e, const ir_node *n, int64_t trips)
         if (st == VKI_OK) st = ex_subgraph(e, n, label, body, bind, (int)n_bind, outs, (int)n_outs);
         if (st != VKI_OK) break;
         if (on_gpu) { /* state = cond ? the body's : as it was; cond = cond and the body's */
-            int active, next_cond, in[2];
+            int active = -1, next_cond = -1, in[2];
             st = ex_scalar(e, ip, cond, &active);
             for (int k = 0; st == VKI_OK && k < n_carried; k++) {
                 int kept;
