@@ -121,7 +121,7 @@ static vki_status plan_label_encoder(op_ctx *c)
     plan_value *x = op_in(c, 0);
     double *keys = NULL, *values = NULL;
     int n_keys = 0, n_values = 0;
-    vki_dtype key_dtype, value_dtype;
+    vki_dtype key_dtype = VKI_DTYPE_FLOAT, value_dtype = VKI_DTYPE_FLOAT;
     vki_status st = label_list(c, "keys", &keys, &n_keys, &key_dtype);
     if (st == VKI_OK) st = label_list(c, "values", &values, &n_values, &value_dtype);
     bool float_keys = dtype_is_float(key_dtype);
