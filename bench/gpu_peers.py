@@ -17,11 +17,9 @@ on the GPU machine) and LeRobot's own policies (not installable there)."""
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import torch
@@ -31,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "models"))
 sys.path.insert(0, HERE)
 from torch_export import export_onnx, randomize_batchnorm  # noqa: E402
+from compare import timed as median_ms  # noqa: E402  (median of timed runs after warm-up)
 
 DEFAULT = ("mobilenet_v2_b1,resnet18_b1,resnet50_b1,resnet50_b32,efficientnet_b0_b1,convnext_tiny_b1,vit_b_16_b1,"
            "bert_b1,bert_b8,policy_transformer_b1,policy_unet_b1,policy_mlp_b1")
@@ -51,17 +50,6 @@ def build(name):
     import torchvision
     model = randomize_batchnorm(getattr(torchvision.models, base)(weights=None))
     return model, torch.randn(batch, 3, 224, 224)
-
-
-def median_ms(fn, runs, warmup):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def as_tuple(x):

@@ -304,20 +304,30 @@ vki_status onnx_tensor_parse(const uint8_t *p, size_t len, ir_tensor *t, vki_are
     return parse_tensor(p, len, t, arena, NULL);
 }
 
-vki_status onnx_tensor_file_load(const char *path, ir_tensor *t, vki_arena *arena)
+/* A whole file into the arena. */
+static vki_status read_file(const char *path, vki_arena *arena, uint8_t **buf, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return vki_fail(VKI_ERROR_IO, "cannot open '%s': %s", path, strerror(errno));
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
-    uint8_t *buf = n > 0 ? arena_alloc(arena, (size_t)n) : NULL;
-    if (n > 0 && (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)) {
+    *buf = n > 0 ? arena_alloc(arena, (size_t)n) : NULL;
+    if (n > 0 && (!*buf || fread(*buf, 1, (size_t)n, f) != (size_t)n)) {
         fclose(f);
         return vki_fail(VKI_ERROR_IO, "cannot read '%s'", path);
     }
     fclose(f);
-    return parse_tensor(buf, n > 0 ? (size_t)n : 0, t, arena, NULL);
+    *len = n > 0 ? (size_t)n : 0;
+    return VKI_OK;
+}
+
+vki_status onnx_tensor_file_load(const char *path, ir_tensor *t, vki_arena *arena)
+{
+    uint8_t *buf;
+    size_t len;
+    VKI_TRY(read_file(path, arena, &buf, &len));
+    return parse_tensor(buf, len, t, arena, NULL);
 }
 
 /* A SequenceProto's tensors (tensor_values, field 3). */
@@ -346,18 +356,9 @@ static vki_status parse_sequence(const uint8_t *p, size_t len, ir_tensor **out, 
 
 vki_status onnx_value_file_load(const char *path, int kind, ir_tensor **tensors, int *count, vki_arena *arena)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return vki_fail(VKI_ERROR_IO, "cannot open '%s': %s", path, strerror(errno));
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = n > 0 ? arena_alloc(arena, (size_t)n) : NULL;
-    if (n > 0 && (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)) {
-        fclose(f);
-        return vki_fail(VKI_ERROR_IO, "cannot read '%s'", path);
-    }
-    fclose(f);
-    size_t len = n > 0 ? (size_t)n : 0;
+    uint8_t *buf;
+    size_t len;
+    VKI_TRY(read_file(path, arena, &buf, &len));
     if (kind == IR_TENSOR) {
         ir_tensor *t = arena_alloc(arena, sizeof *t);
         if (!t) return reader_oom();
