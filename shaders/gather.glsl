@@ -7,7 +7,9 @@ layout(local_size_x_id = 0) in;
 layout(std430, binding = 0) readonly buffer Data { ELEM x[]; };
 layout(std430, binding = 1) readonly buffer Indices { int indices[]; };
 layout(std430, binding = 2) writeonly buffer Out { ELEM y[]; };
-layout(push_constant) uniform Push { uint count; uint n_idx; int axis_dim; uint inner; } pc;
+// A table larger than one binding (src/ops/gather.c, outer == 1) is gathered in windows of
+// rows [row0, row0 + rows): each dispatch writes only the outputs whose index falls in its rows.
+layout(push_constant) uniform Push { uint count; uint n_idx; int axis_dim; uint inner; int row0; int rows; } pc;
 
 void main()
 {
@@ -19,6 +21,7 @@ void main()
     uint o = t / pc.n_idx;
     int idx = indices[j];
     if (idx < 0) idx += pc.axis_dim;
-    idx = clamp(idx, 0, pc.axis_dim - 1);
+    idx = clamp(idx, 0, pc.axis_dim - 1) - pc.row0;
+    if (idx < 0 || idx >= pc.rows) return;
     STORE(y, i, LOAD(x, (o * uint(pc.axis_dim) + uint(idx)) * pc.inner + r));
 }

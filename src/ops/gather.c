@@ -80,16 +80,32 @@ static vki_status plan_gather(op_ctx *c)
         if (op_output_offset_view(c, 0, 0, (idx < 0 ? idx + axis_dim : idx) * inner)) return VKI_OK;
     }
     VKI_TRY(gpu_sizes_fit(c));
-    struct { uint32_t count, n_idx; int32_t axis_dim; uint32_t inner; } push = {
-        (uint32_t)count, (uint32_t)n_idx, (int32_t)axis_dim, (uint32_t)inner};
+    struct { uint32_t count, n_idx; int32_t axis_dim; uint32_t inner; int32_t row0, rows; } push = {
+        (uint32_t)count, (uint32_t)n_idx, (int32_t)axis_dim, (uint32_t)inner, 0, (int32_t)axis_dim};
     uint32_t spec[1] = {128}, gx, gy;
     int values[3] = {op_in_index(c, 0), op_in_index(c, 1), op_out_index(c, 0)};
     /* float data held as halves is gathered as halves; the indices stay int32 words */
     int data[2] = {values[0], values[2]};
     gpu_storage st = op_move_storage(c, data, 2), stores[3] = {st, GPU_W32, st};
     op_grid_1d((uint64_t)count, 128, &gx, &gy);
-    return op_dispatch_stored(c, op_variant(c, "gather", st), spec, 1, &push, sizeof push, values, NULL, stores, 3, gx, gy,
-                              1);
+    const char *shader = op_variant(c, "gather", st);
+    uint64_t range = op_max_binding_bytes(c), row = (uint64_t)inner * storage_size(st);
+    if ((uint64_t)shape_numel(x->dims, x->rank) * storage_size(st) <= range)
+        return op_dispatch_stored(c, shader, spec, 1, &push, sizeof push, values, NULL, stores, 3, gx, gy, 1);
+    /* a table larger than one binding (an embedding): windows of its rows, each dispatch writing
+     * the outputs whose index falls in its rows; Y and the indices are bound whole */
+    uint64_t row_bytes[3] = {row, 0, 0};
+    int64_t chunk = outer == 1 ? op_batch_chunk(c, axis_dim, row_bytes, 3) : 0;
+    if (chunk <= 0)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "the data is larger than the device's maxStorageBufferRange (%llu bytes); "
+                        "Gather splits a table only along the gathered axis 0 (axis %d here)", (unsigned long long)range, axis);
+    for (int64_t start = 0; start < axis_dim; start += chunk) {
+        push.row0 = (int32_t)start;
+        push.rows = (int32_t)(axis_dim - start < chunk ? axis_dim - start : chunk);
+        op_window win[3] = {{(uint64_t)start * row, (uint64_t)push.rows * row}, {0, 0}, {0, 0}};
+        VKI_TRY(op_dispatch_stored(c, shader, spec, 1, &push, sizeof push, values, win, stores, 3, gx, gy, 1));
+    }
+    return VKI_OK;
 }
 
 static vki_status plan_gather_elements(op_ctx *c)

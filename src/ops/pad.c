@@ -127,8 +127,35 @@ static vki_status pad_record(op_ctx *c, const int64_t *begin, const int64_t *end
     uint32_t spec[3] = {128, (uint32_t)(r ? r : 1), mode}, gx, gy;
     if (!r) push.out_dims[0] = push.in_dims[0] = 1;
     int values[3] = {op_in_index(c, 0), value_from_buffer ? op_in_index(c, 2) : op_in_index(c, 0), op_out_index(c, 0)};
-    op_grid_1d((uint64_t)count, 128, &gx, &gy);
-    return op_dispatch(c, "pad", spec, 3, &push, sizeof push, values, 3, gx, gy, 1);
+    uint64_t range = op_max_binding_bytes(c);
+    int64_t in_count = shape_numel(x->dims, r);
+    if (((uint64_t)in_count * 4 <= range && (uint64_t)count * 4 <= range) || r < 2) {
+        op_grid_1d((uint64_t)count, 128, &gx, &gy);
+        return op_dispatch(c, "pad", spec, 3, &push, sizeof push, values, 3, gx, gy, 1);
+    }
+    /* larger than one binding: windows of whole slices along axis 0, where axis 0 is not padded
+     * (the images of a batch, the channels of one) */
+    if (begin[0] != 0 || dims[0] != x->dims[0])
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "X or Y is larger than the device's maxStorageBufferRange (%llu bytes) and "
+                        "axis 0 is padded: Pad splits its work only along an unpadded axis 0", (unsigned long long)range);
+    uint64_t in_row = (uint64_t)(in_count / x->dims[0]) * 4, out_row = (uint64_t)(count / dims[0]) * 4;
+    uint64_t row_bytes[3] = {in_row, value_from_buffer ? 0 : in_row, out_row}; /* binding 1 repeats X without a value buffer */
+    int64_t chunk = op_batch_chunk(c, dims[0], row_bytes, 3);
+    if (chunk <= 0)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "one slice along axis 0 (%llu bytes) is larger than the device's "
+                        "maxStorageBufferRange (%llu bytes); Pad splits its work only along axis 0",
+                        (unsigned long long)(in_row > out_row ? in_row : out_row), (unsigned long long)range);
+    for (int64_t start = 0; start < dims[0]; start += chunk) {
+        int64_t n = dims[0] - start < chunk ? dims[0] - start : chunk;
+        push.in_dims[0] = push.out_dims[0] = (int32_t)n;
+        push.count = (uint32_t)(n * (int64_t)(out_row / 4));
+        op_window win[3] = {{(uint64_t)start * in_row, (uint64_t)n * in_row},
+                            {(uint64_t)start * row_bytes[1], (uint64_t)n * row_bytes[1]},
+                            {(uint64_t)start * out_row, (uint64_t)n * out_row}};
+        op_grid_1d(push.count, 128, &gx, &gy);
+        VKI_TRY(op_dispatch_windowed(c, "pad", spec, 3, &push, sizeof push, values, win, 3, gx, gy, 1));
+    }
+    return VKI_OK;
 }
 
 /* CenterCropPad: each axis cropped or zero-padded to its target about its centre (a crop

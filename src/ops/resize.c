@@ -361,9 +361,16 @@ static vki_status record_passes(op_ctx *c, const plan_value *x, const resize_par
         const axis_taps *a = &taps[d];
         int64_t outer = shape_numel(dims, d), inner = shape_numel(dims + d + 1, x->rank - d - 1);
         int64_t in_count = shape_numel(dims, x->rank), count = outer * y->dims[d] * inner;
-        if ((uint64_t)in_count * 4 > max_bytes || (uint64_t)count * 4 > max_bytes || count > UINT32_MAX)
-            return op_error(c, VKI_ERROR_UNSUPPORTED, "tensors larger than one storage binding (%llu bytes) are not "
-                            "supported by Resize", (unsigned long long)max_bytes);
+        if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
+        /* larger than one binding: windows of whole rows of the axes before d (the images of a
+         * batch, the channels of one), so this pass cannot be along axis 0 */
+        bool windowed = (uint64_t)in_count * 4 > max_bytes || (uint64_t)count * 4 > max_bytes;
+        uint64_t row_bytes[3] = {(uint64_t)(dims[d] * inner) * 4, 0, (uint64_t)(y->dims[d] * inner) * 4};
+        int64_t chunk = windowed && outer > 1 ? op_batch_chunk(c, outer, row_bytes, 3) : outer;
+        if (windowed && chunk <= 0)
+            return op_error(c, VKI_ERROR_UNSUPPORTED, "tensors larger than one storage binding (%llu bytes) whose pass along "
+                            "axis %d cannot split into windows of the axes before it; Resize splits its work only there",
+                            (unsigned long long)max_bytes, d);
         bool last = k == n_pass - 1;
         vki_dtype dst_dtype = last ? y->dtype : mid_dtype;
         int dst = op_out_index(c, 0);
@@ -384,8 +391,15 @@ static vki_status record_passes(op_ctx *c, const plan_value *x, const resize_par
                   p->extrapolation};
         int values[3] = {src, table, dst};
         uint32_t gx, gy;
-        op_grid_1d((uint64_t)count, 128, &gx, &gy);
-        VKI_TRY(op_dispatch(c, "resize_axis", spec, 4, &push, sizeof push, values, 3, gx, gy, 1));
+        for (int64_t start = 0; start < outer; start += chunk) {
+            int64_t n = outer - start < chunk ? outer - start : chunk;
+            push.count = (uint32_t)(n * y->dims[d] * inner);
+            op_window win[3] = {{(uint64_t)start * row_bytes[0], (uint64_t)n * row_bytes[0]}, {0, 0},
+                                {(uint64_t)start * row_bytes[2], (uint64_t)n * row_bytes[2]}};
+            op_grid_1d(push.count, 128, &gx, &gy);
+            VKI_TRY(op_dispatch_windowed(c, "resize_axis", spec, 4, &push, sizeof push, values, windowed ? win : NULL, 3, gx,
+                                         gy, 1));
+        }
         dims[d] = y->dims[d];
         src = dst;
         src_dtype = dst_dtype;
