@@ -157,10 +157,6 @@ int op_fuse_add_find(op_ctx *c, int v, int *other);
 /* Whether one node alone reads value v (once), is an `op_type` node of the default domain,
  * v is a float value that is not a graph output, and fusion is on (VKINFER_NO_FUSION unset). */
 bool op_read_only_by(op_ctx *c, int v, const char *op_type);
-/* The node that alone reads value v, as op_read_only_by decides it; NULL if none. */
-const ir_node *op_sole_reader(op_ctx *c, int v);
-/* Its index (for op_fuse_claim), or -1. */
-int op_sole_reader_index(op_ctx *c, int v);
 /* The node that alone reads value v as the X of a LayerNormalization whose statistics are
  * unread: the op, or opset < 17's nine nodes that src/plan/fuse.c plans as one. Its index, with
  * its Scale and B values (B -1 if none), epsilon and axis; -1 otherwise (and with fusion off).

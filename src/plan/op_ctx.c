@@ -190,41 +190,39 @@ vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)
     return VKI_OK;
 }
 
+/* The node that alone reads value v, once (as itself or as a pattern of src/plan/fuse.c),
+ * where v is a float value that is not a graph output, fusion is on and that node is not
+ * claimed yet: its index; -1 otherwise. */
+static int claimable_reader(const plan *p, int v)
+{
+    const ir_graph *g = p->graph;
+    if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output || p->uses[v] != 1 ||
+        (p->values[v].shaped && !dtype_is_float(p->values[v].dtype)))
+        return -1;
+    int n = p->reader[v];
+    return p->fused[n] ? -1 : n;
+}
+
 /* The node that alone reads value v, once, where v is a float value that is not a graph
  * output and that node is planned as itself (no part of a pattern of src/plan/fuse.c): its
  * index; -1 otherwise. v is unshaped when it is the output of a node claimed just now
  * (op_fused_output), whose dtype is the claiming kernel's. */
 static int sole_reader(const plan *p, int v)
 {
+    int n = claimable_reader(p, v);
     const ir_graph *g = p->graph;
-    if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output || p->uses[v] != 1 ||
-        (p->values[v].shaped && !dtype_is_float(p->values[v].dtype)))
-        return -1;
-    int n = p->reader[v];
-    if (p->pattern[n] != PATTERN_NONE || p->fused[n] || *g->nodes[n].domain || g->nodes[n].n_outputs < 1 ||
+    if (n < 0 || p->pattern[n] != PATTERN_NONE || *g->nodes[n].domain || g->nodes[n].n_outputs < 1 ||
         g->nodes[n].outputs[0] < 0)
         return -1;
     return n;
 }
 
-const ir_node *op_sole_reader(op_ctx *c, int v)
-{
-    int n = sole_reader(c->plan, v);
-    return n >= 0 ? &c->plan->graph->nodes[n] : NULL;
-}
-
-int op_sole_reader_index(op_ctx *c, int v) { return sole_reader(c->plan, v); }
-
 int op_layer_norm_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, int64_t *axis)
 {
     plan *p = c->plan;
-    const ir_graph *g = p->graph;
-    if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output || p->uses[v] != 1 ||
-        (p->values[v].shaped && !dtype_is_float(p->values[v].dtype)))
-        return -1;
-    int n = p->reader[v];
-    const ir_node *node = &g->nodes[n];
-    if (p->fused[n]) return -1;
+    int n = claimable_reader(p, v);
+    if (n < 0) return -1;
+    const ir_node *node = &p->graph->nodes[n];
     if (p->pattern[n] == PATTERN_LAYER_NORM) { /* opset < 17's nine nodes (src/plan/fuse.c) */
         if (p->pattern_in[(size_t)n * 3] != v) return -1;
         *scale = p->pattern_in[(size_t)n * 3 + 1];
@@ -377,14 +375,10 @@ bool op_fuse_activation_value(op_ctx *c, int v, float *lo, float *hi)
 {
     if (op_fuse_clamp_value(c, v, lo, hi)) return true;
     plan *p = c->plan;
-    const ir_graph *g = p->graph;
-    if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output || p->uses[v] != 1 ||
-        (p->values[v].shaped && !dtype_is_float(p->values[v].dtype)))
-        return false;
-    int n = p->reader[v];
-    const ir_node *node = &g->nodes[n];
+    int n = claimable_reader(p, v);
+    if (n < 0) return false;
+    const ir_node *node = &p->graph->nodes[n];
     bool tanh;
-    if (p->fused[n]) return false;
     if (p->pattern[n] == PATTERN_GELU || p->pattern[n] == PATTERN_GELU_TANH) { /* src/plan/fuse.c's erf/tanh GELU */
         if (p->pattern_in[(size_t)n * 3] != v) return false;
         tanh = p->pattern[n] == PATTERN_GELU_TANH;
@@ -394,7 +388,7 @@ bool op_fuse_activation_value(op_ctx *c, int v, float *lo, float *hi)
     } else {
         return false;
     }
-    p->fused[n] = 1; /* planned as a view of input 0, v (plan_node) */
+    op_fuse_claim_input0(c, n);
     *lo = INFINITY;
     *hi = tanh ? 1.0f : 0.0f;
     return true;
