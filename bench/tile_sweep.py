@@ -41,15 +41,7 @@ def gpu_ms(vkinfer, model, flags, env, repeat):
     return best, sorted(kernels)
 
 
-def torch_dtype(name):
-    try:
-        import torch
-    except ImportError:
-        return None
-    return getattr(torch, name)
-
-
-def torch_ms(M, N, K, dtype):
+def torch_ms(M, N, K, dtype_name):
     try:
         import torch
     except ImportError:
@@ -57,6 +49,7 @@ def torch_ms(M, N, K, dtype):
     if not torch.cuda.is_available():
         return None
     torch.backends.cuda.matmul.allow_tf32 = False
+    dtype = getattr(torch, dtype_name)
     a = torch.randn(M, K, device="cuda", dtype=dtype)
     b = torch.randn(K, N, device="cuda", dtype=dtype)
     for _ in range(5):
@@ -93,7 +86,7 @@ def main():
                         initializers=[("w", w)])
             flags = input_flags(tmp, [("a", x)])
             flop = 2.0 * M * N * K
-            t = torch_ms(M, N, K, torch_dtype(a.dtype))
+            t = torch_ms(M, N, K, a.dtype)
             if t:
                 print(f"{shape} torch {t:.4f} ms {flop / t / 1e9:.1f} TFLOP/s", flush=True)
             for tile in a.tiles.split(","):
