@@ -84,6 +84,19 @@ static vki_status fold_dispatch(op_ctx *c, enum fold_mode mode, int a, int b, in
                               gx, gy, 1);
 }
 
+/* The pairs of plan-time constants s and b (NULL: bias 0), as pack_scale_bias lays them out. */
+static vki_status pack_host_pairs(op_ctx *c, const plan_value *s, const plan_value *b, int64_t count, int *pairs)
+{
+    int64_t ns = numel(s), nb = b ? numel(b) : 1;
+    float *data;
+    VKI_TRY(pair_temp(c, count, true, pairs, &data));
+    for (int64_t k = 0; k < count; k++) {
+        data[2 * k] = (float)host_read_f64(s->dtype, s->host, (size_t)(k % ns));
+        data[2 * k + 1] = b ? (float)host_read_f64(b->dtype, b->host, (size_t)(k % nb)) : 0.0f;
+    }
+    return VKI_OK;
+}
+
 /* (scale, bias) pairs for `count` positions, position k taking scale[k % n_scale] and
  * bias[k % n_bias]; input `bias_in` may be absent (bias 0). */
 static vki_status pack_scale_bias(op_ctx *c, int scale_in, int bias_in, int64_t count, int *pairs)
@@ -91,15 +104,7 @@ static vki_status pack_scale_bias(op_ctx *c, int scale_in, int bias_in, int64_t 
     plan_value *s = op_in(c, scale_in), *b = op_in(c, bias_in);
     int64_t ns = numel(s), nb = b ? numel(b) : 1;
     if (ns == 0 || nb == 0) return op_error(c, VKI_ERROR_SHAPE, "empty scale or bias");
-    if (s->host && (!b || b->host)) {
-        float *data;
-        VKI_TRY(pair_temp(c, count, true, pairs, &data));
-        for (int64_t k = 0; k < count; k++) {
-            data[2 * k] = (float)host_read_f64(s->dtype, s->host, (size_t)(k % ns));
-            data[2 * k + 1] = b ? (float)host_read_f64(b->dtype, b->host, (size_t)(k % nb)) : 0.0f;
-        }
-        return VKI_OK;
-    }
+    if (s->host && (!b || b->host)) return pack_host_pairs(c, s, b, count, pairs);
     VKI_TRY(pair_temp(c, count, false, pairs, NULL));
     if (b) return fold_dispatch(c, FOLD_PACK, op_in_index(c, scale_in), op_in_index(c, bias_in), *pairs, count, ns, nb, 0);
     return fold_dispatch(c, FOLD_PACK_SCALE, op_in_index(c, scale_in), op_in_index(c, scale_in), *pairs, count, ns, ns, 0);
@@ -441,16 +446,11 @@ vki_status norm_fuse_add(op_ctx *c, bool *taken)
         (uint64_t)count * 4 > op_max_binding_bytes(c))
         return VKI_OK;
     op_fuse_claim_input0(c, n);
-    int pairs, stats = -1;
-    float *data;
-    VKI_TRY(pair_temp(c, len, true, &pairs, &data));
-    for (int64_t k = 0; k < len; k++) {
-        data[2 * k] = (float)host_read_f64(scale->dtype, scale->host, (size_t)(k % ns));
-        data[2 * k + 1] = bias ? (float)host_read_f64(bias->dtype, bias->host, (size_t)(k % nb)) : 0.0f;
-    }
+    int pairs;
+    VKI_TRY(pack_host_pairs(c, scale, bias, len, &pairs));
     row_layout l = contiguous_rows(count / len, len);
     *taken = true;
-    return rows_dispatch_into(c, &l, AFFINE_PER_ELEMENT, pairs, len, eps, false, stats, 1, sum, op_in_index(c, 1));
+    return rows_dispatch_into(c, &l, AFFINE_PER_ELEMENT, pairs, len, eps, false, -1, 1, sum, op_in_index(c, 1));
 }
 
 /* MeanVarianceNormalization: the kept and the reduced dims, each merged into at most two
