@@ -8,7 +8,9 @@
 # DATA112: a copy of Debian's /usr/include/onnx/backend/test/data (the GPU machine lacks the
 # package; carry it, ~40 MB). The ONNX 1.23 tree is generated here from the machine's onnx wheel
 # (tests/conformance/onnx_node_tests.py) when its own lacks one. Prints pass/fail per suite and
-# writes the failures to OUT/fails.txt.
+# writes the failures to OUT/fails.txt. ONLY=REGEX keeps the tests whose NAME matches (for
+# example ONLY=^onnx123/ or ONLY='^(node|pytorch|simple)'), so the suites can run as separate
+# calls when one call's time is limited.
 set -u
 BUILD=${1:-build}; D112=${2:-.onnx112}; OUT=${3:-/tmp/vkinfer-gpu-conformance}
 mkdir -p "$OUT"
@@ -20,6 +22,7 @@ fi
 : > "$OUT/cases.txt"
 grep -E '^[a-z]' tests/conformance/passing.txt | while read -r t; do echo "$D112/$t $t"; done >> "$OUT/cases.txt"
 grep -E '^[a-z]' tests/conformance/onnx123_passing.txt | while read -r t; do echo "$D123/node/$t onnx123/$t"; done >> "$OUT/cases.txt"
+if [ -n "${ONLY:-}" ]; then grep -E " ${ONLY#^}" "$OUT/cases.txt" > "$OUT/cases.only"; mv "$OUT/cases.only" "$OUT/cases.txt"; fi
 : > "$OUT/fails.txt"
 # each line "DIR NAME" appended to: sh -c CMD BUILD OUT, so $0 BUILD, $1 OUT, $2 DIR, $3 NAME.
 # Every result is written as it comes (results.txt: "pass NAME" / "fail NAME"), so a run cut

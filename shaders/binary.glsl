@@ -133,7 +133,7 @@ float apply_float(float a, float b)
     case OP_ADD: return a + b;
     case OP_SUB: return a - b;
     case OP_MUL: return a * b;
-    case OP_DIV: return a / b;
+    case OP_DIV: return div_rounded(a, b); // correctly rounded, as numpy and CUDA give (a / b may be 2.5 ulp off)
     case OP_MOD: { // numpy's remainder: the divisor's sign, a zero signed like the divisor
         if (b == 0.0) return NAN;
         float r = fmod_float(a, b);
