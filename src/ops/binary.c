@@ -1,6 +1,7 @@
 /* Element-wise ops of two or more inputs with numpy broadcasting: arithmetic, comparisons,
  * logic and bit ops, Max/Min/Sum/Mean, PRelu and Where (shaders/binary.glsl, where.glsl).
  * Constant inputs with small outputs are folded on the host (shape arithmetic). */
+#include "movement.h"
 #include "normalization.h"
 
 #include <math.h>
@@ -353,7 +354,7 @@ static vki_status dispatch_where(op_ctx *c, const elementwise *e, const shape *s
     if (rank > BROADCAST_MAX_RANK)
         return op_error(c, VKI_ERROR_UNSUPPORTED, BROADCAST_TOO_DEEP, rank, BROADCAST_MAX_RANK);
     uint32_t spec[2] = {128, (uint32_t)rank};
-    int values[4] = {op_in_index(c, e->ins[0]), op_in_index(c, e->ins[1]), op_in_index(c, e->ins[2]), op_out_index(c, 0)};
+    int values[4] = {e->ins[0], e->ins[1], e->ins[2], op_out_index(c, 0)};
     /* X, Y and the output as halves, the condition as bool bytes: the 16-bit variant (windows
      * are in words, so windowed passes stay on the 32-bit one) */
     gpu_storage st = windows ? GPU_W32 : op_move_storage(c, values + 1, 3);
@@ -373,9 +374,9 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
 {
     int n = e->n;
     vki_dtype out_dtype = op_out(c, 0)->dtype;
-    int partial = op_in_index(c, e->ins[0]);
+    int partial = e->ins[0];
     op_window partial_window = windows ? windows[0] : (op_window){0, 0};
-    vki_dtype partial_dtype = op_in(c, e->ins[0])->dtype;
+    vki_dtype partial_dtype = op_value(c, e->ins[0])->dtype;
     shape partial_shape = shapes[0];
     /* float64 in double (binary_f64) where the device has shaderFloat64; in windows (tensors
      * beyond one binding, rare for float64) through fp32 words */
@@ -396,13 +397,13 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
         int rank = collapse_broadcast(pair, 2, out_shape, &push);
         if (rank > BROADCAST_MAX_RANK)
             return op_error(c, VKI_ERROR_UNSUPPORTED, BROADCAST_TOO_DEEP, rank, BROADCAST_MAX_RANK);
-        plan_value *b = op_in(c, e->ins[k]);
+        plan_value *b = op_value(c, e->ins[k]);
         bool clamp = last && e->clamp;
         uint32_t spec[9] = {128, e->codes[k], op_dtype_code(partial_dtype), op_dtype_code(b->dtype),
                             op_dtype_code(out_dtype), (uint32_t)rank, clamp, 0, 0};
         memcpy(&spec[7], &e->lo, sizeof e->lo);
         memcpy(&spec[8], &e->hi, sizeof e->hi);
-        int values[3] = {partial, op_in_index(c, e->ins[k]), target};
+        int values[3] = {partial, e->ins[k], target};
         op_window pair_windows[3] = {partial_window, windows ? windows[k] : (op_window){0, 0},
                                      windows ? windows[n] : (op_window){0, 0}};
         if (wide) {
@@ -597,9 +598,6 @@ static vki_status plan_binary(op_ctx *c)
             return VKI_OK;
         if (code == B_MUL && op_const_scalar(c, 0, &s) && op_output_scaled_view(c, 1, s)) return VKI_OK;
     }
-    for (int k = 0; k < n; k++)
-        if (op_in(c, k)->permuted)
-            return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: input %d is a permuted view, which this kernel cannot read", k);
     if (count == 0) return VKI_OK;
     if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
     elementwise e = {code == B_WHERE, n, {0}, {0}, (float)n, false, 0, 0};
@@ -607,7 +605,10 @@ static vki_status plan_binary(op_ctx *c)
     if (code == B_SHIFT_LEFT || code == B_SHIFT_RIGHT) e.param = (float)(8 * vki_dtype_size(out_dtype));
     if (code == B_SWIGLU) e.param = ir_attr_float(c->node, "alpha", 1.0f);
     for (int k = 0; k < n; k++) {
-        e.ins[k] = k;
+        e.ins[k] = op_in_index(c, k);
+        /* a permuted view whose scale was to be a constant (src/plan/op_ctx.c, constant_scale)
+         * and is not: its elements, copied in row-major order first */
+        if (op_in(c, k)->permuted) VKI_TRY(op_contiguous_copy(c, op_in_index(c, k), &e.ins[k]));
         e.codes[k] = k == n - 1 && !strcmp(d->name, "Mean") ? B_MEAN_LAST : code;
     }
     /* a residual Add that only a LayerNormalization reads (transformer blocks): one norm_rows
@@ -673,14 +674,14 @@ vki_status binary_clip_runtime(op_ctx *c)
         if (op_has_input(c, k) && (op_in(c, k)->rank != 0 || op_in(c, k)->dtype != x->dtype))
             return op_error(c, VKI_ERROR_SHAPE, "min and max must be scalars of the input's dtype");
     /* Max(x, min), then Min(that, max) */
-    elementwise e = {false, 1, {0}, {0}, 0};
+    elementwise e = {false, 1, {op_in_index(c, 0)}, {0}, 0};
     shape shapes[3] = {{x->rank, {0}}};
     memcpy(shapes[0].dims, x->dims, sizeof shapes[0].dims);
     for (int k = 1; k <= 2; k++) {
         if (!op_has_input(c, k)) continue;
         shapes[e.n] = (shape){0, {0}};
         e.codes[e.n] = k == 1 ? B_MAX : B_MIN;
-        e.ins[e.n++] = k;
+        e.ins[e.n++] = op_in_index(c, k);
     }
     return dispatch_elementwise(c, &e, shapes, &shapes[0]);
 }

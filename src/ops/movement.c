@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #define FOLD_MAX_ELEMENTS 4096
 
@@ -113,6 +114,21 @@ vki_status copy_values(op_ctx *c, int from, int to, const strided_copy *copy, gp
         return op_error(c, VKI_ERROR_UNSUPPORTED, "the copy needs %d dimensions after merging contiguous ones; "
                         "at most 8 are supported", s.rank);
     return copy_dispatch_values(c, from, to, &s, NULL, st);
+}
+
+vki_status op_contiguous_copy(op_ctx *c, int v, int *copy)
+{
+    plan_value *x = op_value(c, v);
+    strided_copy s = {.rank = x->rank};
+    memcpy(s.dims, x->dims, (size_t)x->rank * sizeof *x->dims);
+    memcpy(s.in_strides, x->view_strides, (size_t)x->rank * sizeof *x->view_strides);
+    contiguous_strides(s.dims, s.rank, s.out_strides);
+    VKI_TRY(op_temp(c, x->dtype, shape_numel(x->dims, x->rank), copy));
+    plan_value *t = op_value(c, *copy);
+    t->storage = x->storage;
+    t->rank = x->rank;
+    memcpy(t->dims, x->dims, sizeof t->dims);
+    return copy_values(c, v, *copy, &s, x->storage);
 }
 
 /* The widest group (16, 8 or the element's own bytes) that a copy of `elem`-byte elements can

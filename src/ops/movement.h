@@ -29,5 +29,8 @@ vki_status copy_run(op_ctx *c, int in, int out, const strided_copy *copy, bool o
 /* One dispatch of shaders/copy*.comp from value `from` to value `to` (plan value indices, both
  * bound whole, both held in storage st); the copy's bases and strides are in elements. */
 vki_status copy_values(op_ctx *c, int from, int to, const strided_copy *copy, gpu_storage st);
+/* A scratch value live only during this node holding permuted view v's elements in row-major
+ * order, in v's storage (for a kernel that cannot read strides). */
+vki_status op_contiguous_copy(op_ctx *c, int v, int *copy);
 
 #endif

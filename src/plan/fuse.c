@@ -70,7 +70,7 @@ static int out0(const matcher *m, int n) { return m->p->graph->nodes[n].outputs[
 static int only_reader(const matcher *m, int v, const char *op, int n_inputs)
 {
     const ir_graph *g = m->p->graph;
-    if (v < 0 || g->values[v].is_output || m->p->uses[v] != 1) return -1;
+    if (v < 0 || g->values[v].is_output || m->p->uses[v] != 1 || m->p->shape_reads[v]) return -1;
     int n = m->p->reader[v];
     return is_op(m, n, op, n_inputs) ? n : -1;
 }
@@ -201,7 +201,7 @@ static bool match_layer_norm(matcher *m, int n)
     int sub = only_reader(m, out0(m, n), "Sub", 2);
     if (x < 0 || sub < 0 || g->nodes[sub].inputs[0] != x || g->nodes[sub].inputs[1] != out0(m, n)) return false;
     int d = out0(m, sub);
-    if (g->values[d].is_output || m->p->uses[d] != 2) return false;
+    if (g->values[d].is_output || m->p->uses[d] != 2 || m->p->shape_reads[d]) return false;
     int pw = other_reader(m, d, -1), dv = pw >= 0 ? other_reader(m, d, pw) : -1;
     if (pw >= 0 && dv >= 0 && is_op(m, pw, "Div", 2)) {
         int t = pw;
@@ -236,21 +236,44 @@ static void count_uses(plan *p, const bool *live)
 {
     const ir_graph *g = p->graph;
     memset(p->uses, 0, (size_t)g->n_values * sizeof *p->uses);
+    memset(p->shape_reads, 0, (size_t)g->n_values * sizeof *p->shape_reads);
     for (int n = 0; n < g->n_nodes; n++) {
         if (!live[n] || p->pattern[n] == PATTERN_INNER) continue;
         bool pattern = p->pattern[n] != PATTERN_NONE; /* planned as one op on the pattern's inputs */
         const int *in = pattern ? &p->pattern_in[(size_t)n * 3] : g->nodes[n].inputs;
+        bool dims_only = !pattern && !*g->nodes[n].domain &&
+                         (!strcmp(g->nodes[n].op_type, "Shape") || !strcmp(g->nodes[n].op_type, "Size"));
         for (int i = 0; i < (pattern ? 3 : g->nodes[n].n_inputs); i++)
             if (in[i] >= 0) {
                 p->uses[in[i]]++;
-                p->reader[in[i]] = n;
+                if (dims_only) p->shape_reads[in[i]]++;
+                else p->reader[in[i]] = n;
             }
+    }
+}
+
+/* p->from_dims, in the graph's (topological) order */
+static void mark_from_dims(plan *p, const bool *live)
+{
+    const ir_graph *g = p->graph;
+    for (int n = 0; n < g->n_nodes; n++) {
+        const ir_node *nd = &g->nodes[n];
+        if (!live[n] || *nd->domain) continue;
+        bool dims = !strcmp(nd->op_type, "Shape") || !strcmp(nd->op_type, "Size") || !strcmp(nd->op_type, "Constant");
+        if (!dims && nd->n_inputs > 0) {
+            dims = true;
+            for (int i = 0; i < nd->n_inputs && dims; i++)
+                dims = nd->inputs[i] < 0 || p->from_dims[nd->inputs[i]] || p->values[nd->inputs[i]].host;
+        }
+        for (int o = 0; o < nd->n_outputs && dims; o++)
+            if (nd->outputs[o] >= 0) p->from_dims[nd->outputs[o]] = true;
     }
 }
 
 vki_status plan_fuse_patterns(plan *p, const bool *live)
 {
     count_uses(p, live);
+    mark_from_dims(p, live);
     p->no_fusion = getenv("VKINFER_NO_FUSION") != NULL; /* measure against the graph as it is */
     /* a Gradient reads forward values by name (not as inputs), which claims would remove */
     for (int n = 0; n < p->graph->n_nodes && !p->no_fusion; n++)

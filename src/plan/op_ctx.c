@@ -192,24 +192,27 @@ vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)
 
 /* The node that alone reads value v, once (as itself or as a pattern of src/plan/fuse.c),
  * where v is a float value that is not a graph output, fusion is on and that node is not
- * claimed yet: its index; -1 otherwise. */
-static int claimable_reader(const plan *p, int v)
+ * claimed yet: its index; -1 otherwise. With dims_read, Shape and Size nodes may read v too
+ * (they need only its dims, which a view or an epilogue keeps). */
+static int claimable_reader(const plan *p, int v, bool dims_read)
 {
     const ir_graph *g = p->graph;
-    if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output || p->uses[v] != 1 ||
+    if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output ||
+        p->uses[v] - (dims_read ? p->shape_reads[v] : 0) != 1 || (!dims_read && p->shape_reads[v]) ||
         (p->values[v].shaped && !dtype_is_float(p->values[v].dtype)))
         return -1;
     int n = p->reader[v];
     return p->fused[n] ? -1 : n;
 }
 
-/* The node that alone reads value v, once, where v is a float value that is not a graph
- * output and that node is planned as itself (no part of a pattern of src/plan/fuse.c): its
- * index; -1 otherwise. v is unshaped when it is the output of a node claimed just now
+/* The node that alone reads the elements of value v, once (Shape and Size may read its dims
+ * too: PyTorch's attention computes its scale from the query's shape), where v is a float
+ * value that is not a graph output and that node is planned as itself (no part of a pattern
+ * of src/plan/fuse.c): its index; -1 otherwise. v is unshaped when it is the output of a node claimed just now
  * (op_fused_output), whose dtype is the claiming kernel's. */
 static int sole_reader(const plan *p, int v)
 {
-    int n = claimable_reader(p, v);
+    int n = claimable_reader(p, v, true);
     const ir_graph *g = p->graph;
     if (n < 0 || p->pattern[n] != PATTERN_NONE || *g->nodes[n].domain || g->nodes[n].n_outputs < 1 ||
         g->nodes[n].outputs[0] < 0)
@@ -220,7 +223,7 @@ static int sole_reader(const plan *p, int v)
 int op_layer_norm_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, int64_t *axis)
 {
     plan *p = c->plan;
-    int n = claimable_reader(p, v);
+    int n = claimable_reader(p, v, false);
     if (n < 0) return -1;
     const ir_node *node = &p->graph->nodes[n];
     if (p->pattern[n] == PATTERN_LAYER_NORM) { /* opset < 17's nine nodes (src/plan/fuse.c) */
@@ -245,14 +248,24 @@ int op_layer_norm_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, in
 
 void op_fuse_claim_input0(op_ctx *c, int node) { c->plan->fused[node] = 1; }
 
+/* Whether value s is a finite constant scalar (nonzero for a divisor), or not planned yet but
+ * made from dims only (p->from_dims): then it will be a host constant, most likely a scalar,
+ * and a Mul or Div that finds otherwise reads its permuted input through a copy
+ * (src/ops/binary.c). */
+static bool constant_scale(const plan *p, int s, bool divisor)
+{
+    double f;
+    if (plan_const_scalar(p, s, &f)) return isfinite(f) && (f != 0 || !divisor);
+    return s >= 0 && !p->values[s].shaped && p->from_dims[s];
+}
+
 /* Whether node n is a Mul or Div of value v by a constant scalar (v first for Div). */
 static bool scales_by_constant(const plan *p, int n, int v)
 {
     const ir_node *nd = &p->graph->nodes[n];
-    double s;
     if (nd->n_inputs != 2 || (strcmp(nd->op_type, "Mul") && strcmp(nd->op_type, "Div"))) return false;
-    if (nd->inputs[0] == v) return plan_const_scalar(p, nd->inputs[1], &s) && isfinite(s) && (s != 0 || !strcmp(nd->op_type, "Mul"));
-    return !strcmp(nd->op_type, "Mul") && nd->inputs[1] == v && plan_const_scalar(p, nd->inputs[0], &s) && isfinite(s);
+    if (nd->inputs[0] == v) return constant_scale(p, nd->inputs[1], !strcmp(nd->op_type, "Div"));
+    return !strcmp(nd->op_type, "Mul") && nd->inputs[1] == v && constant_scale(p, nd->inputs[0], false);
 }
 
 vki_status op_attr_ints_n(op_ctx *c, const char *name, int n, int64_t fill, int64_t lo, int64_t hi, int64_t *out)
@@ -375,7 +388,7 @@ bool op_fuse_activation_value(op_ctx *c, int v, float *lo, float *hi)
 {
     if (op_fuse_clamp_value(c, v, lo, hi)) return true;
     plan *p = c->plan;
-    int n = claimable_reader(p, v);
+    int n = claimable_reader(p, v, false);
     if (n < 0) return false;
     const ir_node *node = &p->graph->nodes[n];
     bool tanh;

@@ -486,12 +486,14 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *count
     if (st == VKI_OK) st = live_nodes(g, live);
     if (st == VKI_OK) {
         p->uses = calloc((size_t)g->n_values + 1, sizeof *p->uses);
+        p->shape_reads = calloc((size_t)g->n_values + 1, sizeof *p->shape_reads);
         p->reader = calloc((size_t)g->n_values + 1, sizeof *p->reader);
+        p->from_dims = calloc((size_t)g->n_values + 1, sizeof *p->from_dims);
         p->fused = calloc((size_t)g->n_nodes + 1, sizeof *p->fused);
         p->pattern = calloc((size_t)g->n_nodes + 1, sizeof *p->pattern);
         p->pattern_in = calloc((size_t)g->n_nodes * 3 + 1, sizeof *p->pattern_in);
         p->pattern_eps = calloc((size_t)g->n_nodes + 1, sizeof *p->pattern_eps);
-        if (!p->uses || !p->reader || !p->fused || !p->pattern || !p->pattern_in || !p->pattern_eps)
+        if (!p->uses || !p->shape_reads || !p->from_dims || !p->reader || !p->fused || !p->pattern || !p->pattern_in || !p->pattern_eps)
             st = vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
         else
             st = plan_fuse_patterns(p, live);
@@ -583,6 +585,8 @@ void plan_destroy(plan *p)
     free(p->out_count);
     free(p->key_values);
     free(p->uses);
+    free(p->shape_reads);
+    free(p->from_dims);
     free(p->reader);
     free(p->fused);
     free(p->pattern);

@@ -81,7 +81,12 @@ struct plan {
     int *converted; /* [root * GPU_STORAGE_COUNT + storage]: a copy of root in that storage, or -1 */
     int *out_copy;  /* per value: this node's scratch copy of the output in its kernel's storage, or -1 */
     int *uses;     /* input slots of live nodes that read the value */
-    int *reader;   /* the last live node that reads it */
+    int *shape_reads; /* of those, the Shape and Size nodes', which read only its dims */
+    int *reader;   /* the last live node that reads its elements */
+    /* per value: made from dims and constants only (a Shape or Size, a Constant, or a node whose
+     * inputs all are such or initializers), so a host constant once planned (attention's scale
+     * computed from the query's shape) */
+    bool *from_dims;
     int *fused;    /* per node: 1 + the input slot whose value's producer applied the node (its
                     * output is a view of that input); 0: planned as itself */
     uint8_t *pattern; /* per node: enum plan_pattern (src/plan/fuse.c) */

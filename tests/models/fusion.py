@@ -134,6 +134,35 @@ class LateScale(nn.Module):
         return torch.matmul(q, kt / scale)
 
 
+class ShapeScaledHeads(nn.Module):
+    """PyTorch 2's nn.MultiheadAttention: the scale is computed from the Shape of the query after
+    its head split, so the Shape reads the view chain (it needs only dims) and the scale is
+    unknown when the Transpose is planned, but made from dims only (planned as a constant):
+    both Transposes, K^T and the two scales are views (exactly 5 fewer)."""
+    onnx_dynamic_axes = {"in0": {1: "batch"}, "in1": {1: "batch"}}
+
+    def forward(self, x, y):
+        x, y = x * 2.0, torch.tanh(y)                               # [5, 6, 8]: S=5, B*H=6, D=8
+        q = x.transpose(0, 1).reshape(-1, 3, 5, 8)
+        k = y.transpose(0, 1).reshape(-1, 3, 5, 8).transpose(-1, -2)
+        scale = torch.sqrt(torch.sqrt(torch._shape_as_tensor(q)[-1].to(q.dtype)))
+        return torch.matmul(q / scale, k / scale)
+
+
+class ShapeVectorScale(nn.Module):
+    """A scale made from dims that is not a scalar ([2,3,5,4] as floats, along the last axis):
+    Q's Transpose was planned as a view expecting a constant scalar, so the Mul copies its
+    permuted input first: as many dispatches on Q's side as without fusion; K's Transposes are
+    views (exactly 2 fewer)."""
+    onnx_dynamic_axes = {"in0": {1: "batch"}, "in1": {1: "batch"}}
+
+    def forward(self, x, y):
+        x, y = x * 2.0, torch.tanh(y)                               # [5, 6, 4]
+        q = x.transpose(0, 1).reshape(-1, 3, 5, 4)
+        q = q * (torch._shape_as_tensor(q).to(q.dtype) / 4.0)
+        return torch.matmul(q, y.transpose(0, 1).reshape(-1, 3, 5, 4).transpose(-1, -2))
+
+
 class RowViews(nn.Module):
     """Rows that lie together are read in place, not copied: a Gather of one index, a Slice
     and both pieces of a Split along the outermost axis. Rows of 128 elements keep every
@@ -247,6 +276,8 @@ CASES = {
     "scaled_products": (ScaledProducts, (torch.randn(2, 6, 4, 8), torch.randn(2, 6, 7, 8)), 17, 4),
     "reshaped_heads": (ReshapedHeads, (torch.randn(5, 6, 8), torch.randn(5, 6, 8)), 17, 4),
     "late_scale": (LateScale, (torch.randn(2, 3, 5, 8), torch.randn(2, 3, 7, 8)), 17, 2),
+    "shape_scaled_heads": (ShapeScaledHeads, (torch.randn(5, 6, 8), torch.randn(5, 6, 8)), 17, 5),
+    "shape_vector_scale": (ShapeVectorScale, (torch.randn(5, 6, 4), torch.randn(5, 6, 4)), 17, 2),
     "row_views": (RowViews, (torch.randn(6, 4, 32),), 17, 4),
     "row_view_output": (RowViewOutput, (torch.randn(6, 4, 32),), 17, 1),
     # per layer: the GELU's 4 nodes and the GELU itself (into linear1's epilogue), the
@@ -263,7 +294,8 @@ CASES = {
 NO_BF16_REFERENCE = {"conv_transpose_relu"}
 
 # cases whose saving is views (planned as aliases, not "fused into their producer")
-VIEWS = {"transposed_products", "scaled_products", "reshaped_heads", "late_scale", "row_views", "row_view_output"}
+VIEWS = {"transposed_products", "scaled_products", "reshaped_heads", "late_scale", "shape_scaled_heads",
+         "shape_vector_scale", "row_views", "row_view_output"}
 EXACT = VIEWS  # exactly `fewer` dispatches fewer, not at least
 
 
