@@ -516,6 +516,15 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
             return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "VKINFER_MAX_MEMORY=%s is not a positive byte count", max_memory);
         vk->max_memory = cap;
     }
+    vk->spin_us = vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : 1000;
+    const char *spin = getenv("VKINFER_SPIN_US");
+    if (spin && *spin) {
+        char *end;
+        unsigned long long us = strtoull(spin, &end, 10);
+        if (*end || us > 1000000)
+            return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "VKINFER_SPIN_US=%s is not a count of microseconds up to 1000000", spin);
+        vk->spin_us = (uint32_t)us;
+    }
     /* VKINFER_FAULT_DEVICE_LOST=N: the context's Nth queue submission reports
      * VK_ERROR_DEVICE_LOST instead of running (tests of device loss) */
     const char *fault = getenv("VKINFER_FAULT_DEVICE_LOST");

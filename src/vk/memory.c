@@ -122,6 +122,12 @@ vki_status vk_submit_and_wait(vk_context *vk, const VkCommandBuffer *cmds, uint3
         else r = vk->f.vkQueueSubmit(vk->queue, 1, &si, fence);
         pthread_mutex_unlock(&vk->queue_lock);
     }
+    if (r == VK_SUCCESS && vk->spin_us) { /* poll first (vk_context.spin_us), then block */
+        double until = now_ms() + vk->spin_us / 1e3;
+        do r = vk->f.vkGetFenceStatus(vk->device, fence);
+        while (r == VK_NOT_READY && now_ms() < until);
+        if (r == VK_NOT_READY) r = VK_SUCCESS;
+    }
     if (r == VK_SUCCESS) r = vk->f.vkWaitForFences(vk->device, 1, &fence, VK_TRUE, UINT64_MAX);
     if (r != VK_SUCCESS) return vk_fail_result(vk, r, "GPU submission");
     return VKI_OK;

@@ -117,7 +117,7 @@ typedef struct VkPhysicalDeviceShaderBfloat16FeaturesKHR {
     X(vkBeginCommandBuffer) X(vkEndCommandBuffer) X(vkCmdBindPipeline)                     \
     X(vkCmdBindDescriptorSets) X(vkCmdPushConstants) X(vkCmdDispatch)                      \
     X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer) X(vkQueueSubmit)         \
-    X(vkQueueWaitIdle) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences)               \
+    X(vkQueueWaitIdle) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(vkGetFenceStatus) \
     X(vkResetFences) X(vkDeviceWaitIdle) X(vkCreateQueryPool) X(vkDestroyQueryPool)               \
     X(vkCmdResetQueryPool) X(vkCmdWriteTimestamp) X(vkGetQueryPoolResults)
 
@@ -205,6 +205,11 @@ typedef struct vk_context {
      * submitting (fault_lost_at; 0 = never), so that tests can lose a device on demand. */
     atomic_bool lost;
     uint64_t submit_count, fault_lost_at;
+    /* How long a submission's wait polls its fence before it blocks, in microseconds: a
+     * blocking wait returns tens of microseconds after the GPU is done (a wake-up), which
+     * at batch 1 is a share of the run. VKINFER_SPIN_US=N; default 1000 on a GPU, 0 on a CPU
+     * device, whose own threads need the cores. */
+    uint32_t spin_us;
 } vk_context;
 
 /* Initialises the context's locks (before any other use of it). */
