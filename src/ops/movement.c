@@ -311,6 +311,16 @@ static vki_status plan_transpose(op_ctx *c)
     int64_t dims[VKI_MAX_RANK];
     for (int k = 0; k < x->rank; k++) dims[k] = x->dims[perm[k]];
     VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, dims));
+    /* Moving only axes of size 1 keeps the elements' order: a reshape, whoever reads it
+     * (PyTorch 2's batch-first attention at batch 1: [1, S, D] -> [S, 1, D] and back) */
+    int last = -1;
+    bool same_order = op_fusion_on(c) && !x->permuted && !x->view_scale;
+    for (int k = 0; k < x->rank && same_order; k++)
+        if (x->dims[perm[k]] != 1) {
+            same_order = perm[k] > last;
+            last = perm[k];
+        }
+    if (same_order) return op_output_alias(c, 0, 0);
     /* A Transpose that only a MatMul reads (attention's head split, K transposed) is a permuted
      * view of X: the product kernels take any strides, so nothing is copied. Not where it
      * would cut a product in pieces: A with its batch axes moved, times a 2-D B, is one

@@ -121,6 +121,8 @@ bool op_output_scaled_view(op_ctx *c, int in, double scale);
  * *operand: the value the MatMul reads, *direct: no reshape or transpose on the way. NULL if
  * none. */
 const ir_node *op_product_reader(op_ctx *c, int v, int *operand, bool *direct);
+/* Whether fusion and views are on (VKINFER_NO_FUSION unset: no graph as it is to measure against). */
+bool op_fusion_on(const op_ctx *c);
 /* A scratch value live only during this node, held as 32-bit words (GPU_W32). */
 vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
 plan_value *op_value(op_ctx *c, int value_index);

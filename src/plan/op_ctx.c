@@ -286,6 +286,8 @@ vki_status op_attr_ints_n(op_ctx *c, const char *name, int n, int64_t fill, int6
 
 bool op_const_scalar(op_ctx *c, int i, double *out) { return op_has_input(c, i) && plan_const_scalar(c->plan, op_in_index(c, i), out); }
 
+bool op_fusion_on(const op_ctx *c) { return !c->plan->no_fusion; }
+
 const ir_node *op_product_reader(op_ctx *c, int v, int *operand, bool *direct)
 {
     plan *p = c->plan;

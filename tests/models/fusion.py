@@ -163,6 +163,17 @@ class ShapeVectorScale(nn.Module):
         return torch.matmul(q, y.transpose(0, 1).reshape(-1, 3, 5, 4).transpose(-1, -2))
 
 
+class UnitAxisTransposes(nn.Module):
+    """Transposes that move only axes of size 1 keep the elements' order: reshapes, whoever
+    reads them (PyTorch 2's batch-first attention at batch 1 turns [1, S, D] into [S, 1, D]
+    and back). Exactly 2 fewer; the transpose of two longer axes stays a copy."""
+
+    def forward(self, x):                                            # [1, 5, 8]
+        h = torch.tanh(x).transpose(0, 1)                            # [5, 1, 8]
+        g = (h + 1.0).transpose(0, 1)                                # [1, 5, 8]
+        return g * 2.0 + (torch.sigmoid(x).transpose(1, 2) * 3.0).sum()
+
+
 class RowViews(nn.Module):
     """Rows that lie together are read in place, not copied: a Gather of one index, a Slice
     and both pieces of a Split along the outermost axis. Rows of 128 elements keep every
@@ -278,6 +289,7 @@ CASES = {
     "late_scale": (LateScale, (torch.randn(2, 3, 5, 8), torch.randn(2, 3, 7, 8)), 17, 2),
     "shape_scaled_heads": (ShapeScaledHeads, (torch.randn(5, 6, 8), torch.randn(5, 6, 8)), 17, 5),
     "shape_vector_scale": (ShapeVectorScale, (torch.randn(5, 6, 4), torch.randn(5, 6, 4)), 17, 2),
+    "unit_axis_transposes": (UnitAxisTransposes, (torch.randn(1, 5, 8),), 17, 2),
     "row_views": (RowViews, (torch.randn(6, 4, 32),), 17, 4),
     "row_view_output": (RowViewOutput, (torch.randn(6, 4, 32),), 17, 1),
     # per layer: the GELU's 4 nodes and the GELU itself (into linear1's epilogue), the
@@ -295,7 +307,7 @@ NO_BF16_REFERENCE = {"conv_transpose_relu"}
 
 # cases whose saving is views (planned as aliases, not "fused into their producer")
 VIEWS = {"transposed_products", "scaled_products", "reshaped_heads", "late_scale", "shape_scaled_heads",
-         "shape_vector_scale", "row_views", "row_view_output"}
+         "shape_vector_scale", "unit_axis_transposes", "row_views", "row_view_output"}
 EXACT = VIEWS  # exactly `fewer` dispatches fewer, not at least
 
 
