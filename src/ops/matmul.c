@@ -16,8 +16,12 @@
 enum { MM_GEMV_MAX_ROWS = 8 };
 enum { MM_LOCAL = 128 };    /* invocations per workgroup in the shaders */
 /* Workgroups that keep a large GPU busy (an H200 has 132 multiprocessors): 128-tiles where
- * there are this many of them (discrete GPUs), and fewer tiles than MM_SPLIT_BELOW split K. */
-enum { MM_BUSY_GROUPS = 256, MM_SPLIT_BELOW = 128, MM_MIN_K_SLICE = 256 };
+ * there are this many of them (discrete GPUs), and fewer tiles than MM_SPLIT_BELOW split K
+ * (MM_SPLIT_BELOW_SCALAR for the scalar kernels: measured on the H200, bench/tile_sweep.py
+ * --dtype float32 --env VKINFER_MM_SPLIT_BELOW, 128 -> 200 took ViT-B's [197,768]x[768,2304]
+ * from 0.071 to 0.058 ms, [197,768]x[768,3072] 0.072 -> 0.059 and BERT's [1024,768]x[768,768]
+ * 0.073 -> 0.062; the tensor-core kernels lost on the last, 0.019 -> 0.025). */
+enum { MM_BUSY_GROUPS = 256, MM_SPLIT_BELOW = 128, MM_SPLIT_BELOW_SCALAR = 200, MM_MIN_K_SLICE = 256 };
 /* Column blocks of a constant B larger than one binding, at most (each takes 3 plan values). */
 #define MM_MAX_COLUMN_BLOCKS 16
 
@@ -315,8 +319,10 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     const char *tiled = op_variant(c, "matmul_tiled", st);
     uint32_t n_spec_tiled = 9;
     mm_coopmat_kernel cm;
+    bool on_coopmat = false;
     if (fits && !is_int && !gemv &&
         mm_coopmat_choose(c, values, p->M, p->N, p->K, batches, rows_of_8(p), aligned_operands(p), &cm, stores)) {
+        on_coopmat = true;
         tiled = cm.shader;
         n_spec_tiled = cm.n_spec;
         spec_tiled[0] = cm.local;
@@ -326,7 +332,10 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         gy = (p->M + cm.tile_m - 1) / cm.tile_m;
     }
     int64_t groups = gx * gy * z_count;
-    if (fits && !gemv && outer_count == 1 && groups < MM_SPLIT_BELOW && p->K >= 2 * MM_MIN_K_SLICE) {
+    int64_t split_below = on_coopmat ? MM_SPLIT_BELOW : MM_SPLIT_BELOW_SCALAR;
+    const char *split_env = getenv("VKINFER_MM_SPLIT_BELOW"); /* tuning on a new device */
+    if (split_env && *split_env) split_below = strtoll(split_env, NULL, 10);
+    if (fits && !gemv && outer_count == 1 && groups < split_below && p->K >= 2 * MM_MIN_K_SLICE) {
         int64_t slices = (MM_BUSY_GROUPS + groups - 1) / groups, max_slices = p->K / MM_MIN_K_SLICE;
         if (slices > max_slices) slices = max_slices;
         int64_t k_slice = ((p->K + slices - 1) / slices + 15) / 16 * 16;
