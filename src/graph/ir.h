@@ -109,5 +109,15 @@ vki_status ir_graph_expand(ir_graph *src, const int64_t *decision, ir_graph **ou
  * the trip count M) runs all M iterations, keeping an iteration's state only while the
  * condition holds. Selected values must have one shape. */
 #define IR_DECIDE_ON_GPU (INT64_C(1) << 62)
+/* A Loop decided from values the plan read back from the GPU (src/ops/control.c): its trip
+ * count M, its condition. The expansion keeps each read where the Loop was, as an Identity
+ * of that input with attribute IR_READ_BACK = the largest value it may have (so that the
+ * expanded plan reads the same values in the same order, and plans again when a run finds
+ * another). */
+#define IR_DECIDE_READ_M (INT64_C(1) << 61)
+#define IR_DECIDE_READ_COND (INT64_C(1) << 60)
+#define IR_READ_BACK "vkinfer.read_back"
+/* Unrolled copies of a Loop or Scan body, at most. */
+#define IR_MAX_TRIPS 100000
 
 #endif

@@ -342,7 +342,8 @@ static vki_status ex_loop(expander *e, const ir_node *n, int64_t trips)
 {
     ir_graph *g = e->rd.g;
     bool on_gpu = (trips & IR_DECIDE_ON_GPU) != 0; /* each iteration kept while the condition holds */
-    trips &= ~IR_DECIDE_ON_GPU;
+    bool read_m = (trips & IR_DECIDE_READ_M) != 0, read_cond = (trips & IR_DECIDE_READ_COND) != 0;
+    trips &= ~(IR_DECIDE_ON_GPU | IR_DECIDE_READ_M | IR_DECIDE_READ_COND);
     const ir_attr *body = ex_graph_attr(n, "body");
     if (!body) return vki_fail(VKI_ERROR_MODEL, "node '%s' (Loop) has no body graph", n->name);
     int64_t first = ir_attr_int(n, LOOP_FIRST_ITERATION, 0);
@@ -379,6 +380,14 @@ static vki_status ex_loop(expander *e, const ir_node *n, int64_t trips)
             st = ex_value(e, prefix, "cond", &cond);
             if (st == VKI_OK) st = ex_node(e, "Constant", g->values[cond].name, NULL, 0, &cond, 1, a, 1);
         }
+    }
+    /* the values this decision read back, read again where the Loop was (IR_READ_BACK) */
+    for (int r = 0; st == VKI_OK && r < 2; r++) {
+        if (!(r ? read_cond : read_m)) continue;
+        int read;
+        ir_attr *a = ex_attr_int(e, IR_READ_BACK, r ? 1 : IR_MAX_TRIPS);
+        st = a ? ex_value(e, prefix, r ? "cond_read" : "trips_read", &read) : reader_oom();
+        if (st == VKI_OK) st = ex_node(e, "Identity", g->values[read].name, &n->inputs[r], 1, &read, 1, a, 1);
     }
     for (int k = 0; st == VKI_OK && k < n_carried; k++) bind[2 + k] = n->inputs[2 + k];
     int64_t done = 0;
@@ -422,7 +431,8 @@ static vki_status ex_loop(expander *e, const ir_node *n, int64_t trips)
     }
     if (st == VKI_OK && more) {
         int64_t left = trips - done, next = first + done;
-        st = ex_const_i64(e, prefix, "trips_left", &left, 1, 0, &rest[0]);
+        rest[0] = -1; /* a Loop without M continues as one */
+        if (n->inputs[0] >= 0) st = ex_const_i64(e, prefix, "trips_left", &left, 1, 0, &rest[0]);
         rest[1] = cond;
         for (int k = 0; k < n_carried; k++) rest[2 + k] = bind[2 + k];
         for (int k = 0; st == VKI_OK && k < n_scan; k++) {

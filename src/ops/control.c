@@ -5,20 +5,23 @@
  * body's math runs as ordinary GPU dispatches unrolled into the command buffer. A condition or
  * trip count computed from graph inputs keys the plan on those inputs (one plan per distinct
  * value, as for a shape fed by an input). A condition computed on the GPU from data is not
- * read: If runs both branches and Where selects the outputs on the GPU, a Loop runs all M
- * iterations with each one's state kept only while the condition holds (IR_DECIDE_ON_GPU); a
- * trip count computed on the GPU is refused. */
+ * read: If runs both branches and Where selects the outputs on the GPU, a Loop of a few
+ * iterations runs all M with each one's state kept only while the condition holds
+ * (IR_DECIDE_ON_GPU). A trip count computed on the GPU, and the condition of a Loop without
+ * M, with many iterations or with scan outputs, are read back (plan_loop). */
 #include "../plan/plan.h"
+#include "movement.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* Unrolled copies of a body, at most. */
-#define CONTROL_MAX_TRIPS 100000
+#define CONTROL_MAX_TRIPS IR_MAX_TRIPS
 
-/* Input i's single value when it is known at plan time. A condition (on_gpu non-NULL)
- * computed on the GPU from data that no small graph input can key sets *on_gpu instead. */
-static vki_status control_scalar(op_ctx *c, int i, const char *what, int64_t *out, bool *on_gpu)
+/* Input i's single value when it is known at plan time. With on_gpu non-NULL, a bool (an If's
+ * condition) or, with ints too, any scalar computed on the GPU from data that no small graph
+ * input can key sets *on_gpu instead. */
+static vki_status control_scalar(op_ctx *c, int i, const char *what, int64_t *out, bool *on_gpu, bool ints)
 {
     plan_value *v = op_in(c, i);
     const char *name = c->plan->graph->values[op_in_index(c, i)].name;
@@ -30,7 +33,7 @@ static vki_status control_scalar(op_ctx *c, int i, const char *what, int64_t *ou
     if (!v->host) {
         int k = op_keyable_input(c->plan, op_in_index(c, i));
         if (k >= 0) c->plan->wanted_input = k; /* the session plans again, keyed on that input */
-        if (k < 0 && on_gpu && v->dtype == VKI_DTYPE_BOOL) {
+        if (k < 0 && on_gpu && (v->dtype == VKI_DTYPE_BOOL || (ints && !dtype_is_float(v->dtype)))) {
             *on_gpu = true;
             return VKI_OK;
         }
@@ -55,25 +58,57 @@ static vki_status plan_if(op_ctx *c)
     VKI_TRY(op_require_inputs(c, 1, 1));
     int64_t cond = 0;
     bool on_gpu;
-    VKI_TRY(control_scalar(c, 0, "condition", &cond, &on_gpu));
+    VKI_TRY(control_scalar(c, 0, "condition", &cond, &on_gpu, false));
     return decide(c, on_gpu ? IR_DECIDE_ON_GPU : cond != 0);
 }
+
+vki_status op_read_back(op_ctx *c, int i, int64_t max, int64_t *out, bool *known)
+{
+    int word;
+    VKI_TRY(op_temp(c, VKI_DTYPE_INT32, 1, &word));
+    strided_copy s = {.rank = 1, .dims = {1}, .in_strides = {1}, .out_strides = {1}};
+    VKI_TRY(copy_values(c, op_in_index(c, i), word, &s, GPU_W32)); /* a bool as a word 0 or 1 */
+    return op_data_size(c, word, max, out, known);
+}
+
+/* A Loop's trip count M and condition, each known at plan time, or computed on the GPU from
+ * data. A trip count from data is read back once. A condition from data is kept per iteration
+ * on the GPU (all M iterations recorded, each one's state kept while the condition holds)
+ * when M is known and there are no scan outputs; otherwise (no M, or scan outputs, whose
+ * length it decides) it is read back: before each iteration, one wait each, the plan made for
+ * the trip count found (planned again when a run finds another), at most PLAN_MAX_SIZES reads
+ * a run. Without M and with a condition known at plan time, the body runs until its condition
+ * turns false, at most CONTROL_MAX_TRIPS times. */
 
 static vki_status plan_loop(op_ctx *c)
 {
     if (op_input_count(c) < 2) return op_error(c, VKI_ERROR_MODEL, "Loop needs at least 2 inputs (M, cond)");
-    if (!op_has_input(c, 0))
-        return op_error(c, VKI_ERROR_UNSUPPORTED, "a Loop without a trip count M runs until its condition turns false: "
-                        "a data-dependent trip count, which vkinfer does not support");
-    int64_t trips, cond = 1;
-    bool on_gpu = false;
-    VKI_TRY(control_scalar(c, 0, "trip count M", &trips, NULL));
-    if (op_has_input(c, 1)) VKI_TRY(control_scalar(c, 1, "condition", &cond, &on_gpu));
+    int64_t trips = CONTROL_MAX_TRIPS, cond = 1, read = 0;
+    bool bounded = op_has_input(c, 0), on_gpu = false, known = true;
+    if (bounded) {
+        bool m_on_gpu;
+        VKI_TRY(control_scalar(c, 0, "trip count M", &trips, &m_on_gpu, true));
+        if (m_on_gpu) {
+            VKI_TRY(op_read_back(c, 0, CONTROL_MAX_TRIPS, &trips, &known));
+            if (!known) return VKI_OK;
+            read |= IR_DECIDE_READ_M;
+        }
+    }
+    if (op_has_input(c, 1)) VKI_TRY(control_scalar(c, 1, "condition", &cond, &on_gpu, false));
+    /* scan outputs: beyond the carried values (a Loop of the rest, src/onnx/expand.c, also takes
+     * what it scanned so far as inputs) */
+    bool scans = op_output_count(c) > op_input_count(c) - 2 - ir_attr_int(c->node, "vkinfer.scanned", 0);
+    if (on_gpu && trips > 0 && (!bounded || scans)) {
+        VKI_TRY(op_read_back(c, 1, 1, &cond, &known));
+        if (!known) return VKI_OK;
+        on_gpu = false;
+        read |= IR_DECIDE_READ_COND;
+    }
     if (!cond || trips < 0) trips = 0;
     if (trips > CONTROL_MAX_TRIPS)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "trip count %lld: vkinfer unrolls loops and allows at most %d iterations",
                         (long long)trips, CONTROL_MAX_TRIPS);
-    return decide(c, on_gpu && trips > 0 ? IR_DECIDE_ON_GPU | trips : trips);
+    return decide(c, (on_gpu && trips > 0 ? IR_DECIDE_ON_GPU | trips : trips) | read);
 }
 
 static vki_status plan_scan(op_ctx *c)
@@ -126,9 +161,9 @@ const op_def op_If = {"If", "", CF_DTYPES,
                       "condition known at plan time)",
                       plan_if};
 const op_def op_Loop = {"Loop", "", CF_DTYPES,
-                        "unrolled at plan time: the trip count M must be known then; a condition computed on the GPU runs "
-                        "all M iterations, each one's state kept while it holds (no scan outputs and no sequence values "
-                        "then)",
+                        "unrolled at plan time; a condition computed on the GPU runs all M iterations, each one's state "
+                        "kept while it holds, or is read back before each iteration (no M, or scan outputs; at most 64 "
+                        "reads a run); an M computed on the GPU is read back once; no sequence values on a GPU condition",
                         plan_loop};
 const op_def op_Scan = {"Scan", "", CF_DTYPES, "unrolled at plan time; Scan-8's sequence_lens is not supported",
                         plan_scan};

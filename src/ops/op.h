@@ -177,6 +177,9 @@ int op_fused_output(const op_ctx *c, int node);
  * Not *known: the op returns at once without outputs; planning stops there and the session runs
  * this probe plan to read the size, then plans again with it. */
 vki_status op_data_size(op_ctx *c, int size_value, int64_t max, int64_t *size, bool *known);
+/* Input i, a scalar the GPU computes (an integer, or a bool as 0 or 1, in [0, max]), read back
+ * into the plan through op_data_size (src/ops/control.c: a Loop's trip count or condition). */
+vki_status op_read_back(op_ctx *c, int i, int64_t max, int64_t *out, bool *known);
 
 /* ---- recording ---- */
 /* values[]: value indices bound at bindings 0..n-1 (inputs first, then outputs, by

@@ -117,6 +117,14 @@ static vki_status plan_unary(op_ctx *c)
     VKI_TRY(op_require_gpu_dtype(c, 0));
     plan_value *x = op_in(c, 0);
     vki_dtype out_dtype = x->dtype;
+    /* a Loop's trip count or condition that its expansion read back (src/graph/ir.h) */
+    int64_t read_max = d->code == U_IDENTITY ? ir_attr_int(c->node, IR_READ_BACK, 0) : 0;
+    if (read_max > 0 && !x->host) {
+        int64_t value;
+        bool known;
+        VKI_TRY(op_read_back(c, 0, read_max, &value, &known));
+        if (!known) return VKI_OK;
+    }
     bool is_float = dtype_is_float(x->dtype);
     switch (d->types) {
     case FLOAT_ONLY: VKI_TRY(op_require_float(c, 0)); break;

@@ -188,6 +188,7 @@ static vki_status live_nodes(const ir_graph *g, bool *live)
         live[n] = false;
         for (int o = 0; o < node->n_outputs; o++)
             if (node->outputs[o] >= 0 && needed[node->outputs[o]]) live[n] = true;
+        if (ir_attr_int(node, IR_READ_BACK, 0) > 0) live[n] = true; /* a read a Loop was decided by */
         if (live[n])
             for (int i = 0; i < node->n_inputs; i++)
                 if (node->inputs[i] >= 0) needed[node->inputs[i]] = true;
@@ -335,10 +336,11 @@ static vki_status plan_node(plan *p, int n)
     /* every op but Constant and the random generators reads input 0, and none takes it as
      * optional: refuse a node without it here rather than in each op (a hostile or broken file) */
     bool scan8 = !strcmp(node->op_type, "Scan") && g->opset < 9 && !*node->domain; /* input 0: sequence_lens */
+    bool loop = !strcmp(node->op_type, "Loop") && !*node->domain; /* input 0: M, optional */
     bool no_inputs = !strcmp(node->op_type, "Constant") || !strcmp(node->op_type, "RandomUniform") ||
                      !strcmp(node->op_type, "RandomNormal") || !strcmp(node->op_type, "SequenceEmpty") ||
                      !strcmp(node->op_type, "Optional") || !strcmp(node->op_type, "OptionalHasElement");
-    if (!no_inputs && !scan8 && (node->n_inputs == 0 || node->inputs[0] < 0))
+    if (!no_inputs && !scan8 && !loop && (node->n_inputs == 0 || node->inputs[0] < 0))
         return op_error(&c, VKI_ERROR_MODEL, "input 0 is missing");
     for (int i = 0; i < node->n_inputs; i++)
         if (node->inputs[i] >= 0 && !p->values[node->inputs[i]].shaped)

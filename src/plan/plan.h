@@ -18,8 +18,9 @@ typedef struct weight_cache {
 vki_status weight_cache_init(weight_cache *wc, int n_values);
 void weight_cache_free(vk_context *vk, weight_cache *wc);
 
-/* Data-dependent sizes a plan may depend on (see struct plan). */
-#define PLAN_MAX_SIZES 16
+/* Data-dependent sizes a plan may depend on (see struct plan): NonZero-like outputs, and the
+ * conditions of Loops read back, one per iteration (src/ops/control.c). */
+#define PLAN_MAX_SIZES 64
 
 typedef struct plan_dispatch {
     vk_pipeline *pipeline;

@@ -117,18 +117,85 @@ for scale in (-1.0, 0.0, 0.2, 1.0, 3.0, 10.0):
 
 check("Loop: one plan for every trip count", sess.stats()["plans_cached"] == 1, sess.stats())
 
-# a scan output would have a data-dependent length: an error that says so
+# scan outputs of a data-dependent length: the condition is read back before each iteration
+# (one wait each), and the plan made for the trip count found
 body_scan = h.make_graph(body.node, "body", body.input,
                          list(body.output) + [h.make_tensor_value_info("v_out", F, [3, 4])])
 body_scan.output[3].name = "v_scan"
 body_scan.node.extend([h.make_node("Identity", ["v_out"], ["v_scan"])])
 scan_nodes = loop_nodes[:5] + [h.make_node("Loop", ["M", "c0", "x", "n0"], ["y", "n", "ys"], body=body_scan)]
+sess = vkinfer.Session(save("loop_gpu_scan", scan_nodes, [x_info],
+                            [y_info, n_info, h.make_tensor_value_info("ys", F, None)]))
+
+
+def loop_scan_ref(x, trips=8, limit=40.0):
+    v, n, ys = x.copy(), 0, []
+    cond = v.sum() < limit
+    for _ in range(trips):
+        if not cond:
+            break
+        v = v * 2 + 1
+        n += 1
+        ys.append(v)
+        cond = v.sum() < limit
+    return v, n, np.stack(ys) if ys else np.zeros((0, 3, 4), np.float32)
+
+
+for scale in (3.0, -1.0, 1.0, 0.2, 3.0, 10.0):
+    x = (np.arange(12, dtype=np.float32).reshape(3, 4) / 5 * scale).astype(np.float32)
+    want_v, want_n, want_ys = loop_scan_ref(x)
+    try:
+        out = sess.run({"x": x})
+        ok = np.allclose(out["y"], want_v, rtol=1e-6) and int(out["n"]) == want_n and out["ys"].shape == want_ys.shape \
+            and np.allclose(out["ys"], want_ys, rtol=1e-6)
+        check(f"Loop with scan outputs on a GPU condition, x scale {scale} ({want_n} iterations)", ok,
+              (out["ys"].shape, want_ys.shape, out["n"], want_n))
+    except Exception as err:  # noqa: BLE001
+        check(f"Loop with scan outputs on a GPU condition, x scale {scale} ({want_n} iterations)",
+              want_n == 0 and "runs 0 times" in str(err), str(err))
+
+# no trip count M: the body runs while its condition (computed on the GPU) holds
+nom_nodes = loop_nodes[1:5] + [h.make_node("Loop", ["", "c0", "x", "n0"], ["y", "n"], body=body)]
+sess = vkinfer.Session(save("loop_gpu_no_m", nom_nodes, [x_info], [y_info, n_info]))
+for scale in (0.0, 0.2, 1.0, 3.0, 0.0, 10.0):
+    x = (np.arange(12, dtype=np.float32).reshape(3, 4) / 5 * scale).astype(np.float32)
+    want_v, want_n, _ = loop_scan_ref(x, trips=1000)
+    out = sess.run({"x": x})
+    check(f"Loop without M on a GPU condition, x scale {scale} ({want_n} iterations)",
+          np.allclose(out["y"], want_v, rtol=1e-6) and int(out["n"]) == want_n, (out["y"], out["n"], want_v, want_n))
+
+# a trip count computed on the GPU (the number of positive elements of x): read back once
+count_nodes = [const("zero_f", 0.0), const("n0", 0, np.int64), const("true", True, np.bool_),
+               h.make_node("Greater", ["x", "zero_f"], ["pos"]), h.make_node("Cast", ["pos"], ["pos_i"], to=TensorProto.INT64),
+               h.make_node("ReduceSum", ["pos_i"], ["M"], keepdims=0),
+               h.make_node("Loop", ["M", "true", "x", "n0"], ["y", "n"], body=h.make_graph(
+                   [const("two", 2.0), const("one", 1.0), const("inc", 1, np.int64),
+                    h.make_node("Mul", ["v_in", "two"], ["m"]), h.make_node("Add", ["m", "one"], ["v_out"]),
+                    h.make_node("Add", ["n_in", "inc"], ["n_out"]), h.make_node("Identity", ["c_in"], ["c_out"])],
+                   "body", body.input, body.output))]
+sess = vkinfer.Session(save("loop_gpu_m", count_nodes, [x_info], [y_info, n_info]))
+for k in (3, 0, 7, 3):
+    x = np.full((3, 4), -1.0, np.float32)
+    x.flat[:k] = 0.5
+    want_v = x.copy()
+    for _ in range(k):
+        want_v = want_v * 2 + 1
+    out = sess.run({"x": x})
+    check(f"Loop with a trip count computed on the GPU ({k})", np.allclose(out["y"], want_v) and int(out["n"]) == k,
+          (out["y"], out["n"], k))
+
+# more iterations than a plan reads values back: a clear error
+slow_nodes = [const("n0", 0, np.int64), const("true", True, np.bool_),
+              h.make_node("Loop", ["", "true", "x", "n0"], ["y", "n"], body=h.make_graph(
+                  [const("one", 1.0), const("inc", 1, np.int64), const("limit", 1e6),
+                   h.make_node("Add", ["v_in", "one"], ["v_out"]), h.make_node("Add", ["n_in", "inc"], ["n_out"]),
+                   h.make_node("ReduceSum", ["v_out"], ["s"], keepdims=0), h.make_node("Less", ["s", "limit"], ["c_out"])],
+                  "body", body.input, body.output))]
 try:
-    vkinfer.Session(save("loop_gpu_scan", scan_nodes, [x_info],
-                         [y_info, n_info, h.make_tensor_value_info("ys", F, None)])).run({"x": np.ones((3, 4), np.float32)})
-    check("Loop with scan outputs on a GPU condition refused", False, "it ran")
+    vkinfer.Session(save("loop_gpu_long", slow_nodes, [x_info], [y_info, n_info])).run({"x": np.zeros((3, 4), np.float32)})
+    check("a Loop reading back more conditions than a plan may refused", False, "it ran")
 except Exception as err:  # noqa: BLE001
-    check("Loop with scan outputs on a GPU condition refused", "data-dependent length" in str(err), str(err))
+    check("a Loop reading back more conditions than a plan may refused", "data-dependent sizes" in str(err), str(err))
 
 print("PASS" if not failures else f"FAIL ({failures})")
 sys.exit(1 if failures else 0)
