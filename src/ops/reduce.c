@@ -189,6 +189,73 @@ static vki_status read_axes(op_ctx *c, enum reduce_kind kind, int rank, bool *re
     return VKI_OK;
 }
 
+/* The kind that combines partial results of `kind` over equal parts of the reduced elements
+ * into the result over all of them (ReduceL2 of partial L2 norms, LogSumExp of partial
+ * LogSums...); -1 where none does exactly (ArgMax and ArgMin, whose partial indices would need
+ * offsets; LogSum; Mean, L2 and LogSumExp of integers, which round each partial). */
+static int combining_kind(enum reduce_kind kind, vki_dtype t)
+{
+    bool fl = dtype_is_float(t);
+    switch (kind) {
+    case K_SUM: case K_MAX: case K_MIN: case K_PROD: return (int)kind;
+    case K_L1: case K_SUMSQUARE: return K_SUM;
+    case K_MEAN: case K_L2: case K_LOGSUMEXP: return fl ? (int)kind : -1;
+    default: return -1; /* also LogSum: the log of a negative partial sum would be NaN */
+    }
+}
+
+/* A reduction whose outermost (largest-stride) dim group is reduced and whose input is larger
+ * than one binding, in two stages: windows of `part` rows of that group, each reduced into its
+ * own slot of a scratch value (slots aligned to the binding alignment), then the slots reduced
+ * by combining_kind. The rows split into equal parts, so that Mean of partial means is the
+ * mean. */
+static vki_status reduce_two_stage(op_ctx *c, enum reduce_kind kind, const reduce_layout *l, const uint32_t *spec,
+                                   gpu_storage st)
+{
+    plan_value *x = op_in(c, 0), *y = op_out(c, 0);
+    int combine = combining_kind(kind, x->dtype);
+    uint64_t range = op_max_binding_bytes(c), align = op_binding_alignment(c), elem = storage_size(st);
+    uint64_t row_bytes = (uint64_t)l->red_stride[0] * elem, rows = l->red_dim[0];
+    int64_t fit = (int64_t)(range / row_bytes);
+    /* the largest part that fits one binding, divides the rows and starts every window aligned */
+    int64_t part = 0;
+    for (int64_t k = fit < (int64_t)rows ? fit : (int64_t)rows; k >= 1 && !part; k--)
+        if (rows % (uint64_t)k == 0 && (k * row_bytes) % align == 0) part = k;
+    uint64_t slot = ((uint64_t)l->out_count * elem + align - 1) / align * align;
+    int64_t parts = part ? (int64_t)rows / part : 0;
+    if (combine < 0 || !part || (uint64_t)parts * slot > range || parts > UINT32_MAX)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "the input is larger than the device's maxStorageBufferRange (%llu bytes) "
+                        "and its outermost dim is reduced: %s", (unsigned long long)range,
+                        combine < 0 ? "this reduction of this dtype does not combine from parts exactly"
+                                    : "it does not split into equal windows of whole rows that fit one binding and "
+                                      "start at the binding alignment");
+    int partial;
+    VKI_TRY(op_temp(c, y->dtype, (int64_t)(parts * slot / elem), &partial));
+    op_value(c, partial)->storage = st;
+    reduce_layout piece = *l;
+    piece.red_dim[0] = (uint32_t)part;
+    piece.red_count = l->red_count / (uint32_t)rows * (uint32_t)part;
+    bool rows_wg = piece.red_count >= 256 || (piece.red_count >= 32 && piece.out_count < 2048);
+    uint32_t spec1[6] = {spec[0], spec[1], spec[2], spec[3], rows_wg, spec[5]};
+    int values1[2] = {op_in_index(c, 0), partial};
+    gpu_storage stores[2] = {st, st};
+    const char *shader = op_variant(c, "reduce", st);
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)piece.out_count * (rows_wg ? 128 : 1), 128, &gx, &gy);
+    for (int64_t i = 0; i < parts; i++) {
+        op_window win[2] = {{(uint64_t)i * part * row_bytes, (uint64_t)part * row_bytes}, {(uint64_t)i * slot, slot}};
+        VKI_TRY(op_dispatch_stored(c, shader, spec1, 6, &piece, sizeof piece, values1, win, stores, 2, gx, gy, 1));
+    }
+    /* the slots: kept elements contiguous, one slot per part */
+    reduce_layout join = {l->out_count, (uint32_t)parts, 1, 1, {l->out_count}, {1}, {(uint32_t)parts},
+                          {(uint32_t)(slot / elem)}};
+    bool rows2 = join.red_count >= 256 || (join.red_count >= 32 && join.out_count < 2048);
+    uint32_t spec2[6] = {spec[0], (uint32_t)combine, spec[3], spec[3], rows2, 0};
+    int values2[2] = {partial, op_out_index(c, 0)};
+    op_grid_1d((uint64_t)join.out_count * (rows2 ? 128 : 1), 128, &gx, &gy);
+    return op_dispatch_stored(c, shader, spec2, 6, &join, sizeof join, values2, NULL, stores, 2, gx, gy, 1);
+}
+
 static vki_status plan_reduce(op_ctx *c)
 {
     enum reduce_kind kind = K_SUM;
@@ -240,10 +307,13 @@ static vki_status plan_reduce(op_ctx *c)
         outer_bytes[1] = (uint64_t)(l.out_count / l.kept_dim[0]) * elem;
     }
     int64_t chunk = outer > 1 ? op_batch_chunk(c, outer, outer_bytes, 2) : outer;
-    if (outer <= 1 && (uint64_t)shape_numel(x->dims, x->rank) * elem > op_max_binding_bytes(c))
+    if (outer <= 1 && (uint64_t)shape_numel(x->dims, x->rank) * elem > op_max_binding_bytes(c)) {
+        if (l.n_red && (uint64_t)l.red_dim[0] * l.red_stride[0] == (uint64_t)shape_numel(x->dims, x->rank))
+            return reduce_two_stage(c, kind, &l, spec, st);
         return op_error(c, VKI_ERROR_UNSUPPORTED, "the input is larger than the device's maxStorageBufferRange (%llu bytes) "
                         "and its outermost dim is reduced; reductions split their work only along outermost kept dims",
                         (unsigned long long)op_max_binding_bytes(c));
+    }
     if (chunk >= outer) {
         op_grid_1d((uint64_t)l.out_count * (rows ? 128 : 1), 128, &gx, &gy);
         return op_dispatch_stored(c, shader, spec, 6, &l, sizeof l, values, NULL, stores, 2, gx, gy, 1);

@@ -1,9 +1,10 @@
 """Single ops on tensors larger than one binding (VKINFER_MAX_BINDING_BYTES=262144; X is
 [8,16,32,32] float32, 512 KiB): Pad (constant, a runtime constant value, reflect, edge),
-Resize (nearest, linear), Concat, Transpose, a reduction over inner axes, Softmax and Gather of
-an embedding table split their work into windows; each matches numpy with and without the
-limit, in more dispatches with it. What cannot split is a clear error: a Pad of axis 0, a
-reduction over every axis.
+Resize (nearest, linear), Concat, Transpose, reductions over inner axes and over the outermost
+one (in two stages: windows of rows into partial results, then those), Softmax and Gather of an
+embedding table split their work into windows; each matches numpy with and without the limit,
+in more dispatches with it. What cannot split is a clear error: a Pad of axis 0, ArgMax over
+the outermost axis (partial indices do not combine).
 
     windowed_ops.py VKINFER"""
 import os
@@ -106,6 +107,16 @@ idx = rng.integers(0, 4096, (8, 32))
 case("gather_table", [h.make_node("Gather", ["table", "idx"], ["y"])], table[idx],
      [nh.from_array(table, "table"), ints("idx", idx)])
 refused("pad_axis0", [h.make_node("Pad", ["x", "p0"], ["y"])], ["Pad", "axis 0"], [ints("p0", [1, 0, 0, 0, 0, 0, 0, 0])])
-refused("reduce_all", [h.make_node("ReduceSum", ["x"], ["y"], keepdims=0)], ["ReduceSum", "maxStorageBufferRange"])
+# reductions over the outermost dim: windows of its rows reduced into partial results, then those
+case("reduce_all_sum", [h.make_node("ReduceSum", ["x"], ["y"], keepdims=0)], X.sum(dtype=np.float64).astype(np.float32))
+case("reduce_all_max", [h.make_node("ReduceMax", ["x"], ["y"], keepdims=1)], X.max(keepdims=True))
+case("reduce_axis0_mean", [h.make_node("ReduceMean", ["x", "axes"], ["y"], keepdims=0)], X.mean(0), [ints("axes", [0])])
+case("reduce_axes02_l2", [h.make_node("ReduceL2", ["x", "axes"], ["y"], keepdims=1)],
+     np.sqrt((X.astype(np.float64) ** 2).sum((0, 2), keepdims=True)).astype(np.float32), [ints("axes", [0, 2])])
+case("reduce_all_logsumexp", [h.make_node("ReduceLogSumExp", ["x"], ["y"], keepdims=0)],
+     np.log(np.exp(X.astype(np.float64)).sum()).astype(np.float32))
+case("reduce_axis0_sumsquare", [h.make_node("ReduceSumSquare", ["x", "axes"], ["y"], keepdims=0)],
+     (X.astype(np.float64) ** 2).sum(0).astype(np.float32), [ints("axes", [0])])
+refused("argmax_axis0", [h.make_node("ArgMax", ["x"], ["y"], axis=0)], ["ArgMax", "maxStorageBufferRange", "exactly"])
 print("PASS" if not failures else f"FAIL ({failures})")
 sys.exit(1 if failures else 0)
