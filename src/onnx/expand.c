@@ -423,7 +423,13 @@ static vki_status ex_loop(expander *e, const ir_node *n, int64_t trips)
         }
         /* the body's formal condition input is Identity(cond): a body that passes it through
          * runs every iteration */
-        more = i + 1 < trips && !ex_passes_through(g, outs[0], cond);
+        bool passes = ex_passes_through(g, outs[0], cond);
+        if (n->inputs[0] < 0 && passes) { /* no M, and a condition that stays true */
+            st = vki_fail(VKI_ERROR_MODEL, "node '%s' (Loop) has no trip count M and its body passes its condition through, "
+                          "which is true: the loop never ends", n->name);
+            break;
+        }
+        more = i + 1 < trips && !passes;
         cond = outs[0];
         for (int k = 0; k < n_carried; k++) bind[2 + k] = outs[1 + k];
         for (int k = 0; k < n_scan; k++) scans[(size_t)k * (size_t)trips + (size_t)i] = outs[1 + n_carried + k];

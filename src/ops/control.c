@@ -8,7 +8,7 @@
  * read: If runs both branches and Where selects the outputs on the GPU, a Loop of a few
  * iterations runs all M with each one's state kept only while the condition holds
  * (IR_DECIDE_ON_GPU). A trip count computed on the GPU, and the condition of a Loop without
- * M, with many iterations or with scan outputs, are read back (plan_loop). */
+ * M or with scan outputs, are read back (plan_loop). */
 #include "../plan/plan.h"
 #include "movement.h"
 

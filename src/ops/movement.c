@@ -123,6 +123,9 @@ vki_status op_contiguous_copy(op_ctx *c, int v, int *copy)
     memcpy(s.dims, x->dims, (size_t)x->rank * sizeof *x->dims);
     memcpy(s.in_strides, x->view_strides, (size_t)x->rank * sizeof *x->view_strides);
     contiguous_strides(s.dims, s.rank, s.out_strides);
+    if ((uint64_t)shape_numel(x->dims, x->rank) * storage_size(x->storage) > op_max_binding_bytes(c))
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a permuted view larger than the device's maxStorageBufferRange "
+                        "(%llu bytes) would be copied whole", (unsigned long long)op_max_binding_bytes(c));
     VKI_TRY(op_temp(c, x->dtype, shape_numel(x->dims, x->rank), copy));
     plan_value *t = op_value(c, *copy);
     t->storage = x->storage;

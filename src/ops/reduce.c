@@ -208,7 +208,9 @@ static int combining_kind(enum reduce_kind kind, vki_dtype t)
  * than one binding, in two stages: windows of `part` rows of that group, each reduced into its
  * own slot of a scratch value (slots aligned to the binding alignment), then the slots reduced
  * by combining_kind. The rows split into equal parts, so that Mean of partial means is the
- * mean. */
+ * mean. Partials are held in the input's storage: for float16/bfloat16 each is rounded to 16
+ * bits (a single pass rounds only its result), so a sum whose parts cancel may overflow
+ * where one pass would not. */
 static vki_status reduce_two_stage(op_ctx *c, enum reduce_kind kind, const reduce_layout *l, const uint32_t *spec,
                                    gpu_storage st)
 {
@@ -216,11 +218,16 @@ static vki_status reduce_two_stage(op_ctx *c, enum reduce_kind kind, const reduc
     int combine = combining_kind(kind, x->dtype);
     uint64_t range = op_max_binding_bytes(c), align = op_binding_alignment(c), elem = storage_size(st);
     uint64_t row_bytes = (uint64_t)l->red_stride[0] * elem, rows = l->red_dim[0];
-    int64_t fit = (int64_t)(range / row_bytes);
-    /* the largest part that fits one binding, divides the rows and starts every window aligned */
+    uint64_t fit = range / row_bytes;
+    /* the largest part that fits one binding, divides the rows and starts every window aligned
+     * (divisors in pairs: O(sqrt(rows)) at plan time) */
     int64_t part = 0;
-    for (int64_t k = fit < (int64_t)rows ? fit : (int64_t)rows; k >= 1 && !part; k--)
-        if (rows % (uint64_t)k == 0 && (k * row_bytes) % align == 0) part = k;
+    for (uint64_t d = 1; d * d <= rows; d++) {
+        if (rows % d) continue;
+        uint64_t pair[2] = {d, rows / d};
+        for (int j = 0; j < 2; j++)
+            if (pair[j] <= fit && (pair[j] * row_bytes) % align == 0 && (int64_t)pair[j] > part) part = (int64_t)pair[j];
+    }
     uint64_t slot = ((uint64_t)l->out_count * elem + align - 1) / align * align;
     int64_t parts = part ? (int64_t)rows / part : 0;
     if (combine < 0 || !part || (uint64_t)parts * slot > range || parts > UINT32_MAX)

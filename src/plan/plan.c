@@ -382,9 +382,18 @@ static vki_status plan_node(plan *p, int n)
 vki_status op_data_size(op_ctx *c, int size_value, int64_t max, int64_t *size, bool *known)
 {
     plan *p = c->plan;
+    /* a control node decided earlier in this round changes what the next round plans before
+     * this node, and so the reads' order: read in the next round, after the expansion */
+    if (p->expand_pending) {
+        *known = false;
+        *size = 0;
+        p->probe = true;
+        return VKI_OK;
+    }
     if (p->n_reads >= PLAN_MAX_SIZES)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "more than %d data-dependent sizes in one graph", PLAN_MAX_SIZES);
     p->read_value[p->n_reads] = size_value;
+    p->read_node[p->n_reads] = c->node_index;
     p->read_after[p->n_reads] = p->n_dispatches;
     /* a size the last run found for other input shapes may not fit these: probe again */
     *known = p->n_reads < p->n_sizes && p->sizes[p->n_reads] >= 0 && p->sizes[p->n_reads] <= max;

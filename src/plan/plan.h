@@ -110,6 +110,7 @@ struct plan {
     int64_t sizes[PLAN_MAX_SIZES];
     int n_sizes, n_reads;
     int read_value[PLAN_MAX_SIZES + 1], read_after[PLAN_MAX_SIZES + 1];
+    int read_node[PLAN_MAX_SIZES + 1]; /* the node that asked for read k (messages) */
     uint64_t read_at;
     bool probe;
     VkCommandBuffer segments[PLAN_MAX_SIZES + 1];

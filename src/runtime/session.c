@@ -577,6 +577,13 @@ static vki_status session_run_once(vki_session *s, bool *resized)
     vk_buffer_flush(vk, &p->upload);
     VKI_TRY(submit_segments(s, p, resized));
     if (*resized) return vk_check_validation(vk);
+    if (p->probe) { /* its last read matched the size it stopped for, which its node refused */
+        int k = p->n_reads - 1;
+        const ir_node *nd = k >= 0 ? &p->graph->nodes[p->read_node[k]] : NULL;
+        return vki_fail(VKI_ERROR_UNSUPPORTED, "node '%s' (%s): a value it reads back from the GPU (a size, or a Loop's trip "
+                        "count or condition) is %lld, outside the range the node takes (0 to its limit)",
+                        nd ? nd->name : "?", nd ? nd->op_type : "?", (long long)(k >= 0 && k < PLAN_MAX_SIZES ? s->sizes[k] : -1));
+    }
     vk_buffer_invalidate(vk, &p->download);
     if (p->n_io_out > s->n_output_buffers) {
         void **outs = realloc(s->outputs, ((size_t)p->n_io_out + 1) * sizeof *outs);

@@ -184,6 +184,48 @@ for k in (3, 0, 7, 3):
     check(f"Loop with a trip count computed on the GPU ({k})", np.allclose(out["y"], want_v) and int(out["n"]) == k,
           (out["y"], out["n"], k))
 
+# two loops read back in one graph: the first without M (its conditions read one round at a
+# time), the second, independent of it, with M from data, decided in the same first round;
+# each must take its own reads in every round
+two_nodes = nom_nodes + [h.make_node(nd.op_type, list(nd.input), [o + "2" if o in ("y", "n") else o for o in nd.output],
+                                     **{a.name: h.get_attribute_value(a) for a in nd.attribute})
+                         for nd in count_nodes if nd.op_type != "Constant" or nd.output[0] in ("zero_f", "true")]
+sess = vkinfer.Session(save("loop_gpu_two", two_nodes, [x_info],
+                            [y_info, n_info, h.make_tensor_value_info("y2", F, [3, 4]),
+                             h.make_tensor_value_info("n2", TensorProto.INT64, [])]))
+for scale in (0.0, 1.0, 3.0):
+    x = (np.arange(12, dtype=np.float32).reshape(3, 4) / 5 * scale - 0.5).astype(np.float32)
+    v1, k1, _ = loop_scan_ref(x, trips=1000)
+    k2 = int((x > 0).sum())
+    v2 = x.copy()
+    for _ in range(k2):
+        v2 = v2 * 2 + 1
+    out = sess.run({"x": x})
+    check(f"two read-back loops, x scale {scale} ({k1} then {k2} iterations)",
+          np.allclose(out["y"], v1, rtol=1e-6) and int(out["n"]) == k1 and np.allclose(out["y2"], v2, rtol=1e-5) and
+          int(out["n2"]) == k2, (out["n"], k1, out["n2"], k2))
+
+# a trip count from data outside [0, 100000]: a clear error, not a crash
+big_nodes = [const("big", 100000, np.int64)] + count_nodes[:-1] + [
+    h.make_node("Mul", ["M", "big"], ["M_big"]),
+    h.make_node("Loop", ["M_big"] + list(count_nodes[-1].input[1:]), list(count_nodes[-1].output),
+                body=count_nodes[-1].attribute[0].g)]
+try:
+    x = np.ones((3, 4), np.float32)
+    vkinfer.Session(save("loop_gpu_big_m", big_nodes, [x_info], [y_info, n_info])).run({"x": x})
+    check("a trip count from data above the limit refused", False, "it ran")
+except Exception as err:  # noqa: BLE001
+    check("a trip count from data above the limit refused", "outside the range" in str(err) and "Loop" in str(err), str(err))
+
+# no M and a body that passes its true condition through: a loop that never ends, refused
+forever = [const("n0", 0, np.int64), const("true", True, np.bool_),
+           h.make_node("Loop", ["", "true", "x", "n0"], ["y", "n"], body=count_nodes[-1].attribute[0].g)]
+try:
+    vkinfer.Session(save("loop_forever", forever, [x_info], [y_info, n_info])).run({"x": np.ones((3, 4), np.float32)})
+    check("a Loop that never ends refused", False, "it ran")
+except Exception as err:  # noqa: BLE001
+    check("a Loop that never ends refused", "never ends" in str(err), str(err))
+
 # more iterations than a plan reads values back: a clear error
 slow_nodes = [const("n0", 0, np.int64), const("true", True, np.bool_),
               h.make_node("Loop", ["", "true", "x", "n0"], ["y", "n"], body=h.make_graph(
