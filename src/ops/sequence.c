@@ -4,8 +4,9 @@
  * of its own. An optional is none or one tensor or sequence (PV_OPTIONAL). The ops are
  * bookkeeping on those lists plus ordinary ops on the elements: SequenceAt is a view of the
  * element (Identity), ConcatFromSequence a Concat, SplitToSequence a Split, SequenceLength a
- * constant, SequenceMap its body inlined once per element (src/onnx/expand.c). A position or
- * split computed on the GPU from data is refused, naming the node. */
+ * constant, SequenceMap its body inlined once per element (src/onnx/expand.c). A position
+ * computed on the GPU from data is read back (op_read_back); a split computed from data is
+ * refused, naming the node. */
 #include "../plan/plan.h"
 
 #include <stdlib.h>
@@ -124,9 +125,13 @@ static vki_status seq_input(op_ctx *c, int i, plan_value **out)
     return VKI_OK;
 }
 
-/* A position input (a scalar known at plan time) in [-n, n + extra), made non-negative. */
-static vki_status position(op_ctx *c, int i, int n, int extra, int64_t *out)
+/* A position input in [-n, n + extra), made non-negative: a scalar known at plan time, or one
+ * computed on the GPU from data, read back (op_read_back: one wait mid-run, the plan made for
+ * the position found; a negative one is refused there). *known false: a probe plan, which
+ * stops at this node. */
+static vki_status position(op_ctx *c, int i, int n, int extra, int64_t *out, bool *known)
 {
+    *known = true;
     plan_value *v = op_in(c, i);
     char shape[128];
     if (shape_numel(v->dims, v->rank) != 1 || v->kind != PV_TENSOR || !dtype_is_int(v->dtype))
@@ -134,11 +139,13 @@ static vki_status position(op_ctx *c, int i, int n, int extra, int64_t *out)
                         shape_str(v->dims, v->rank, shape, sizeof shape));
     if (!v->host) {
         int k = op_keyable_input(c->plan, op_in_index(c, i));
-        if (k >= 0) c->plan->wanted_input = k; /* the session plans again, keyed on that input */
-        return op_error(c, VKI_ERROR_UNSUPPORTED,
-                        "the position ('%s') is computed on the GPU from data; vkinfer decides sequences at plan time and "
-                        "needs it known then (a constant, or computed from constants and small graph inputs)",
-                        value_name(c, op_in_index(c, i)));
+        if (k >= 0) { /* the session plans again, keyed on that input */
+            c->plan->wanted_input = k;
+            return op_error(c, VKI_ERROR_UNSUPPORTED, "the position ('%s') is keyed on a graph input",
+                            value_name(c, op_in_index(c, i)));
+        }
+        if (n + extra < 1) return op_error(c, VKI_ERROR_SHAPE, "a position into an empty sequence");
+        return op_read_back(c, i, (int64_t)n + extra - 1, out, known);
     }
     int64_t pos = host_read_i64(v->dtype, v->host, 0);
     if (pos < -(int64_t)n || pos >= (int64_t)n + extra)
@@ -187,7 +194,9 @@ static vki_status plan_sequence_insert(op_ctx *c)
                         vki_dtype_name(s->dtype));
     int n = s->n_items;
     int64_t pos = n;
-    if (op_has_input(c, 2)) VKI_TRY(position(c, 2, n, 1, &pos));
+    bool known = true;
+    if (op_has_input(c, 2)) VKI_TRY(position(c, 2, n, 1, &pos, &known));
+    if (!known) return VKI_OK;
     int *items = malloc(((size_t)n + 2) * sizeof *items);
     if (!items) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int k = 0, j = 0; k <= n; k++) items[k] = k == pos ? op_in_index(c, 1) : s->items[j++];
@@ -204,7 +213,9 @@ static vki_status plan_sequence_erase(op_ctx *c)
     int n = s->n_items;
     if (!n) return op_error(c, VKI_ERROR_SHAPE, "erasing from an empty sequence");
     int64_t pos = n - 1;
-    if (op_has_input(c, 1)) VKI_TRY(position(c, 1, n, 0, &pos));
+    bool known = true;
+    if (op_has_input(c, 1)) VKI_TRY(position(c, 1, n, 0, &pos, &known));
+    if (!known) return VKI_OK;
     int *items = malloc(((size_t)n + 1) * sizeof *items);
     if (!items) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int k = 0, j = 0; k < n; k++)
@@ -220,7 +231,9 @@ static vki_status plan_sequence_at(op_ctx *c)
     plan_value *s;
     VKI_TRY(seq_input(c, 0, &s));
     int64_t pos;
-    VKI_TRY(position(c, 1, s->n_items, 0, &pos));
+    bool known;
+    VKI_TRY(position(c, 1, s->n_items, 0, &pos, &known));
+    if (!known) return VKI_OK;
     int in = s->items[pos], out = op_out_index(c, 0);
     return delegate(c, "Identity", &in, 1, &out, 1, NULL, 0, 0);
 }
@@ -492,7 +505,7 @@ vki_status seq_flatten(plan *p, int v, int *list, int *count)
     return VKI_OK;
 }
 
-#define SEQ_NOTES "decided at plan time: the position must be known then"
+#define SEQ_NOTES "decided at plan time; a position computed on the GPU from data is read back (one wait a run)"
 const op_def op_SequenceEmpty = {"SequenceEmpty", "", OP_DTYPES_ALL, "", plan_sequence_empty};
 const op_def op_SequenceConstruct = {"SequenceConstruct", "", OP_DTYPES_ALL, "", plan_sequence_construct};
 const op_def op_SequenceInsert = {"SequenceInsert", "", OP_DTYPES_ALL, SEQ_NOTES, plan_sequence_insert};

@@ -1,8 +1,8 @@
 /* Sequence and optional values through the public API: model input/output kinds, a sequence
  * input through SequenceAt and ConcatFromSequence, an optional input none and set, sequence
  * and optional outputs read back element by element, and the errors (wrong setter, wrong
- * element dtype or shape, a position out of range or computed on the GPU, a tensor op given
- * a sequence, outputs read the wrong way). */
+ * element dtype or shape, a position out of range, a tensor op given
+ * a sequence, outputs read the wrong way); a position computed on the GPU, read back. */
 #include "vkinfer.h"
 #include "check.h"
 #include "pbwrite.h"
@@ -88,7 +88,7 @@ static void write_main(const char *path)
     save(&g, path);
 }
 
-/* at = SequenceAt(s, ArgMax(x)): a position computed on the GPU from x[16]. */
+/* at = SequenceAt(s, ArgMax(x)): a position computed on the GPU from x[16], read back. */
 static void write_gpu_position(const char *path)
 {
     pbw g = {0};
@@ -267,16 +267,28 @@ int main(void)
     vki_session_destroy(s);
     vki_model_destroy(m);
 
-    /* a position computed on the GPU from data */
+    /* a position computed on the GPU from data: read back, the plan made for the position
+     * found (planned again when it changes); one past the end is a clear error */
     CHECK(vki_model_load(ctx, gpu_path, &m) == VKI_OK, "load: %s", vki_last_error());
     CHECK(vki_session_create(m, &s) == VKI_OK, "session: %s", vki_last_error());
     float x[16] = {0};
     int64_t xd[1] = {16};
-    CHECK(set_seq(s, "s", 3, elems, lens) && vki_session_set_input(s, "x", VKI_DTYPE_FLOAT, xd, 1, x, sizeof x) == VKI_OK,
-          "inputs: %s", vki_last_error());
+    const int picks[4] = {1, 2, 0, 1};
+    for (int r = 0; r < 4; r++) {
+        memset(x, 0, sizeof x);
+        x[picks[r]] = 1; /* ArgMax(x) = picks[r] */
+        CHECK(set_seq(s, "s", 3, elems, lens) && vki_session_set_input(s, "x", VKI_DTYPE_FLOAT, xd, 1, x, sizeof x) == VKI_OK,
+              "inputs: %s", vki_last_error());
+        CHECK(vki_session_run(s) == VKI_OK && vki_session_get_output(s, 0, &info, (const void **)&y, &bytes) == VKI_OK &&
+                  info.rank == 1 && info.dims[0] == lens[picks[r]] && same(y, elems[picks[r]], (int)lens[picks[r]]),
+              "SequenceAt(s, ArgMax(x) = %d): %s", picks[r], vki_last_error());
+    }
+    memset(x, 0, sizeof x);
+    x[5] = 1; /* position 5 of a sequence of 3 */
+    CHECK(vki_session_set_input(s, "x", VKI_DTYPE_FLOAT, xd, 1, x, sizeof x) == VKI_OK, "inputs: %s", vki_last_error());
     CHECK(vki_session_run(s) == VKI_ERROR_UNSUPPORTED && strstr(vki_last_error(), "SequenceAt") &&
-              strstr(vki_last_error(), "computed on the GPU"),
-          "GPU position: %s", vki_last_error());
+              strstr(vki_last_error(), "outside the range"),
+          "GPU position out of range: %s", vki_last_error());
     vki_session_destroy(s);
     vki_model_destroy(m);
 
