@@ -117,6 +117,11 @@ vki_status ir_graph_expand(ir_graph *src, const int64_t *decision, ir_graph **ou
 #define IR_DECIDE_READ_M (INT64_C(1) << 61)
 #define IR_DECIDE_READ_COND (INT64_C(1) << 60)
 #define IR_READ_BACK "vkinfer.read_back"
+/* Attributes of a Loop that continues another (the rest of a loop whose body computes its
+ * condition, src/onnx/expand.c): the number of its first iteration, and how many scan outputs
+ * it receives already stacked, as inputs after the loop-carried ones. */
+#define IR_LOOP_FIRST_ITERATION "vkinfer.first_iteration"
+#define IR_LOOP_SCANNED "vkinfer.scanned"
 /* Unrolled copies of a Loop or Scan body, at most. */
 #define IR_MAX_TRIPS 100000
 

@@ -329,11 +329,6 @@ static vki_status ex_append(expander *e, const char *prefix, int acc, const int 
     return ex_node(e, "Concat", e->rd.g->values[target].name, in, 2, &target, 1, a, 1);
 }
 
-/* Attributes of a Loop that continues another (the rest of a loop whose body computes its
- * condition): the number of its first iteration, and how many scan outputs it receives
- * already stacked, as inputs after the loop-carried ones. */
-#define LOOP_FIRST_ITERATION "vkinfer.first_iteration"
-#define LOOP_SCANNED "vkinfer.scanned"
 
 /* Loop: `trips` copies of the body. A body whose condition output is its condition input
  * passed through is unrolled in one go; otherwise one iteration is, followed by a Loop of the
@@ -346,8 +341,8 @@ static vki_status ex_loop(expander *e, const ir_node *n, int64_t trips)
     trips &= ~(IR_DECIDE_ON_GPU | IR_DECIDE_READ_M | IR_DECIDE_READ_COND);
     const ir_attr *body = ex_graph_attr(n, "body");
     if (!body) return vki_fail(VKI_ERROR_MODEL, "node '%s' (Loop) has no body graph", n->name);
-    int64_t first = ir_attr_int(n, LOOP_FIRST_ITERATION, 0);
-    int n_acc = (int)ir_attr_int(n, LOOP_SCANNED, 0);
+    int64_t first = ir_attr_int(n, IR_LOOP_FIRST_ITERATION, 0);
+    int n_acc = (int)ir_attr_int(n, IR_LOOP_SCANNED, 0);
     int n_carried = n->n_inputs - 2 - n_acc;
     int n_scan = n->n_outputs - n_carried;
     if (n_carried < 0 || n_scan < 0 || (n_acc && n_acc != n_scan))
@@ -452,10 +447,10 @@ static vki_status ex_loop(expander *e, const ir_node *n, int64_t trips)
         if (st == VKI_OK) {
             int na = 0;
             for (int k = 0; k < n->n_attrs; k++)
-                if (strcmp(n->attrs[k].name, LOOP_FIRST_ITERATION) && strcmp(n->attrs[k].name, LOOP_SCANNED))
+                if (strcmp(n->attrs[k].name, IR_LOOP_FIRST_ITERATION) && strcmp(n->attrs[k].name, IR_LOOP_SCANNED))
                     attrs[na++] = n->attrs[k];
-            attrs[na++] = (ir_attr){.name = LOOP_FIRST_ITERATION, .type = ATTR_INT, .i = next};
-            attrs[na++] = (ir_attr){.name = LOOP_SCANNED, .type = ATTR_INT, .i = n_scan};
+            attrs[na++] = (ir_attr){.name = IR_LOOP_FIRST_ITERATION, .type = ATTR_INT, .i = next};
+            attrs[na++] = (ir_attr){.name = IR_LOOP_SCANNED, .type = ATTR_INT, .i = n_scan};
             st = ex_node(e, "Loop", n->name, rest, (int)n_bind + n_scan, n->outputs, n->n_outputs, attrs, na);
         }
         if (st == VKI_OK) { /* its body reads names of the scopes this loop was in */

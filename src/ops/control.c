@@ -97,7 +97,7 @@ static vki_status plan_loop(op_ctx *c)
     if (op_has_input(c, 1)) VKI_TRY(control_scalar(c, 1, "condition", &cond, &on_gpu, false));
     /* scan outputs: beyond the carried values (a Loop of the rest, src/onnx/expand.c, also takes
      * what it scanned so far as inputs) */
-    bool scans = op_output_count(c) > op_input_count(c) - 2 - ir_attr_int(c->node, "vkinfer.scanned", 0);
+    bool scans = op_output_count(c) > op_input_count(c) - 2 - ir_attr_int(c->node, IR_LOOP_SCANNED, 0);
     if (on_gpu && trips > 0 && (!bounded || scans)) {
         VKI_TRY(op_read_back(c, 1, 1, &cond, &known));
         if (!known) return VKI_OK;

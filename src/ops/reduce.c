@@ -189,6 +189,13 @@ static vki_status read_axes(op_ctx *c, enum reduce_kind kind, int rank, bool *re
     return VKI_OK;
 }
 
+/* A workgroup per output when each output reads many elements; else an invocation each (the
+ * shader's ROWS spec constant). */
+static bool workgroup_per_output(const reduce_layout *l)
+{
+    return l->red_count >= 256 || (l->red_count >= 32 && l->out_count < 2048);
+}
+
 /* The kind that combines partial results of `kind` over equal parts of the reduced elements
  * into the result over all of them (ReduceL2 of partial L2 norms, LogSumExp of partial
  * LogSums...); -1 where none does exactly (ArgMax and ArgMin, whose partial indices would need
@@ -242,7 +249,7 @@ static vki_status reduce_two_stage(op_ctx *c, enum reduce_kind kind, const reduc
     reduce_layout piece = *l;
     piece.red_dim[0] = (uint32_t)part;
     piece.red_count = l->red_count / (uint32_t)rows * (uint32_t)part;
-    bool rows_wg = piece.red_count >= 256 || (piece.red_count >= 32 && piece.out_count < 2048);
+    bool rows_wg = workgroup_per_output(&piece);
     uint32_t spec1[6] = {spec[0], spec[1], spec[2], spec[3], rows_wg, spec[5]};
     int values1[2] = {op_in_index(c, 0), partial};
     gpu_storage stores[2] = {st, st};
@@ -256,7 +263,7 @@ static vki_status reduce_two_stage(op_ctx *c, enum reduce_kind kind, const reduc
     /* the slots: kept elements contiguous, one slot per part */
     reduce_layout join = {l->out_count, (uint32_t)parts, 1, 1, {l->out_count}, {1}, {(uint32_t)parts},
                           {(uint32_t)(slot / elem)}};
-    bool rows2 = join.red_count >= 256 || (join.red_count >= 32 && join.out_count < 2048);
+    bool rows2 = workgroup_per_output(&join);
     uint32_t spec2[6] = {spec[0], (uint32_t)combine, spec[3], spec[3], rows2, 0};
     int values2[2] = {partial, op_out_index(c, 0)};
     op_grid_1d((uint64_t)join.out_count * (rows2 ? 128 : 1), 128, &gx, &gy);
@@ -293,8 +300,7 @@ static vki_status plan_reduce(op_ctx *c)
         return VKI_OK;
     }
     if (l.out_count == 0) return VKI_OK; /* an empty output: nothing to compute */
-    /* a workgroup per output when each output reads many elements; else an invocation each */
-    bool rows = l.red_count >= 256 || (l.red_count >= 32 && l.out_count < 2048);
+    bool rows = workgroup_per_output(&l);
     uint32_t spec[6] = {128, kind, op_dtype_code(x->dtype), op_dtype_code(op_out(c, 0)->dtype), rows, select_last};
     int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
     /* halves in, halves out (float reductions, fp32 accumulation): the 16-bit variant; ArgMax

@@ -471,6 +471,19 @@ vki_status vk_describe_device(vk_context *vk, VkPhysicalDevice phys, uint32_t in
 
 vki_status vk_pipeline_cache_open(vk_context *vk, const char *cache_dir);
 
+/* Environment variable `name` as a whole number in [lo, hi] into *out, left as it is when the
+ * variable is unset or empty; anything else fails, saying it is not `what`. */
+static vki_status env_count(const char *name, uint64_t lo, uint64_t hi, const char *what, uint64_t *out)
+{
+    const char *s = getenv(name);
+    if (!s || !*s) return VKI_OK;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || v < lo || v > hi) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "%s=%s is not %s", name, s, what);
+    *out = v;
+    return VKI_OK;
+}
+
 vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_dir)
 {
     VkPhysicalDevice *devs;
@@ -508,33 +521,18 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
         return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "VKINFER_LIMITS=%s is not a known profile (known: android-baseline-2022)", limits);
     /* VKINFER_MAX_MEMORY caps the bytes of device buffers this context holds (tests of
      * memory exhaustion; a budget on a shared GPU) */
-    const char *max_memory = getenv("VKINFER_MAX_MEMORY");
-    if (max_memory && *max_memory) {
-        char *end;
-        unsigned long long cap = strtoull(max_memory, &end, 10);
-        if (*end || !cap)
-            return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "VKINFER_MAX_MEMORY=%s is not a positive byte count", max_memory);
-        vk->max_memory = cap;
-    }
-    vk->spin_us = vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : 1000;
-    const char *spin = getenv("VKINFER_SPIN_US");
-    if (spin && *spin) {
-        char *end;
-        unsigned long long us = strtoull(spin, &end, 10);
-        if (*end || us > 1000000)
-            return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "VKINFER_SPIN_US=%s is not a count of microseconds up to 1000000", spin);
-        vk->spin_us = (uint32_t)us;
-    }
+    uint64_t count = 0;
+    VKI_TRY(env_count("VKINFER_MAX_MEMORY", 1, UINT64_MAX, "a positive byte count", &count));
+    if (count) vk->max_memory = count;
+    /* VKINFER_SPIN_US: how long a wait polls its fence first (vk_context.spin_us) */
+    count = vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : 1000;
+    VKI_TRY(env_count("VKINFER_SPIN_US", 0, 1000000, "a count of microseconds up to 1000000", &count));
+    vk->spin_us = (uint32_t)count;
     /* VKINFER_FAULT_DEVICE_LOST=N: the context's Nth queue submission reports
      * VK_ERROR_DEVICE_LOST instead of running (tests of device loss) */
-    const char *fault = getenv("VKINFER_FAULT_DEVICE_LOST");
-    if (fault && *fault) {
-        char *end;
-        unsigned long long n = strtoull(fault, &end, 10);
-        if (*end || !n)
-            return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "VKINFER_FAULT_DEVICE_LOST=%s is not a positive submission count", fault);
-        vk->fault_lost_at = n;
-    }
+    count = 0;
+    VKI_TRY(env_count("VKINFER_FAULT_DEVICE_LOST", 1, UINT64_MAX, "a positive submission count", &count));
+    if (count) vk->fault_lost_at = count;
     /* VKINFER_MAX_BINDING_BYTES lowers the per-binding limit (tests of windowed dispatches) */
     const char *max_binding = getenv("VKINFER_MAX_BINDING_BYTES");
     if (max_binding && strtoull(max_binding, NULL, 10) >= 256 && strtoull(max_binding, NULL, 10) < vk->caps.max_storage_buffer_range)
