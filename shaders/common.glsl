@@ -103,11 +103,16 @@ float tanh_accurate(float v)
 
 // A fused epilogue (op_fuse_clamp, op_fuse_activation in src/plan/op_ctx.c): with lo <= hi a
 // Relu/Clip, min(max(v, lo), hi); with lo > hi (lo = +inf) an activation that hi names: 0 GELU
-// with erf, 1 GELU with tanh. Computed on the fp32 result, before any rounding to 16 bits.
+// with erf, 1 GELU with tanh, 2 SiLU (x * sigmoid(x)), 3 Sigmoid; the sigmoid as unary.glsl's
+// (no overflow of exp either side). Computed on the fp32 result, before any rounding to 16 bits.
 float fused_clamp(bool enabled, float v, float lo, float hi)
 {
     if (!enabled) return v;
     if (lo <= hi) return min(max(v, lo), hi);
+    if (hi >= 2.0) {
+        float s = v >= 0.0 ? 1.0 / (1.0 + exp(-v)) : exp(v) / (1.0 + exp(v));
+        return hi == 2.0 ? v * s : s;
+    }
     return hi == 0.0 ? 0.5 * v * (1.0 + erf_approx(v * 0.70710678118))
                      : 0.5 * v * (1.0 + tanh_accurate(0.7978845608 * (v + 0.044715 * v * v * v)));
 }

@@ -68,7 +68,9 @@ void main()
         for (uint q = 0u; q < PX4; q++) {
             if (q0 + q >= plane4) continue;
             vec4 v = acc[o][q] + bias;
-            if (CLAMP) v = min(max(v, vec4(pc.lo)), vec4(pc.hi));
+            if (CLAMP && pc.lo <= pc.hi) v = min(max(v, vec4(pc.lo)), vec4(pc.hi));
+            else if (CLAMP)
+                for (uint l = 0u; l < 4u; l++) v[l] = fused_clamp(true, v[l], pc.lo, pc.hi);
             if (DT != DT_F32)
                 for (uint l = 0u; l < 4u; l++) v[l] = round_to_dtype(DT, v[l]);
             STORE4(y, (n * pc.cout + c) * plane4 + q0 + q, v);

@@ -62,9 +62,14 @@ int cli_profile_collect(vki_session *s, profile_result *out)
     return 0;
 }
 
-void cli_profile_text(FILE *f, const profile_result *p, bool all)
+void cli_profile_text(FILE *f, const profile_result *p, bool all, double median_ms)
 {
     fprintf(f, "GPU time:   %.3f ms in %u dispatches (timestamps after each dispatch)\n", p->total_ms, p->n_dispatches);
+    /* what a run spends outside the recorded GPU work: submit, fence wait, upload, download
+     * (the profiled run is a separate one, so a small negative difference is noise) */
+    if (median_ms > 0)
+        fprintf(f, "outside:    %.3f ms of the median run (%.1f%%): submit, wait, input upload, output download\n",
+                median_ms - p->total_ms, 100 * (median_ms - p->total_ms) / median_ms);
     for (int k = 0; k < p->n_ops; k++)
         fprintf(f, "  %-24s %9.3f ms %5.1f%%  %d dispatches\n", p->ops[k].op, p->ops[k].ms,
                 p->total_ms > 0 ? 100 * p->ops[k].ms / p->total_ms : 0, p->ops[k].count);

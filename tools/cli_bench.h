@@ -28,7 +28,7 @@ typedef struct profile_result {
  * second run's timestamps are kept. Returns nonzero after a library error (vki_last_error). */
 int cli_profile_collect(vki_session *s, profile_result *out);
 /* `all`: every dispatch in recorded order after the summary (bench --profile-all) */
-void cli_profile_text(FILE *f, const profile_result *p, bool all);
+void cli_profile_text(FILE *f, const profile_result *p, bool all, double median_ms);
 /* `, "gpu_total_ms": ..., "gpu_ms_by_op": {...}` inside the bench JSON object */
 void cli_profile_json(FILE *f, const profile_result *p);
 void cli_profile_free(profile_result *p);

@@ -870,7 +870,10 @@ static void write_bench_json(FILE *f, const run_options *o, const loaded *l, con
             (unsigned long long)st->weight_bytes, (unsigned long long)st->intermediate_bytes);
     for (long i = 0; i < n; i++) fprintf(f, "%s%.4f", i ? ", " : "", times[i]);
     fprintf(f, "]");
-    if (pr) cli_profile_json(f, pr);
+    if (pr) {
+        cli_profile_json(f, pr);
+        fprintf(f, ", \"outside_ms\": %.4f", lat->median - pr->total_ms); /* median run minus the GPU's span */
+    }
     fprintf(f, "}\n");
 }
 
@@ -927,7 +930,7 @@ static int cmd_bench(int argc, char **argv)
             printf("throughput: %.1f items/s (batch %lld, from the mean)\n", lat.items_per_s, (long long)lat.batch);
             printf("plan:       %u dispatches; weights %.2f MiB, intermediates %.2f MiB\n", stats.dispatch_count,
                    (double)stats.weight_bytes / 1048576.0, (double)stats.intermediate_bytes / 1048576.0);
-            if (o.profile) cli_profile_text(stdout, &pr, o.profile_all);
+            if (o.profile) cli_profile_text(stdout, &pr, o.profile_all, lat.median);
         }
         if (o.plot) {
             char json_path[] = "/tmp/vkinfer-bench-XXXXXX";

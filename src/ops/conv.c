@@ -106,7 +106,8 @@ static bool fast_paths(const conv_geom *g, bool transposed)
     return !transposed && g->nsp <= 2 && !(force && *force && strcmp(force, "0"));
 }
 
-/* A Relu or Clip that follows the conv and that the conv's kernels apply (op_fuse_clamp). */
+/* A Relu, Clip, GELU, SiLU or Sigmoid that follows the conv and that the conv's kernels apply
+ * (op_fuse_activation). */
 typedef struct fused_act {
     bool on;
     float lo, hi;
@@ -507,7 +508,7 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
         p.sbk = col_stride;
         p.sb[0] = col_image;
     }
-    p.clamp = op_fuse_clamp(c, 0, &p.lo, &p.hi);
+    p.clamp = op_fuse_activation(c, 0, &p.lo, &p.hi);
     *taken = true;
     if (!batched) return mm_record(c, &p);
     /* one product over the batch into Y' [Cout, N*OH*OW], then Y' copied into Y */
@@ -619,7 +620,7 @@ static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
     uint64_t kernel_hw = (g->nsp == 2 ? (uint64_t)g->kernel[0] : 1) * (uint64_t)g->kernel[g->nsp - 1];
     gemm_choice gemm = choose_gemm(c, g, chunk, oh, ow, kernel_hw);
     fused_act act = {false, -INFINITY, INFINITY};
-    act.on = op_fuse_clamp(c, 0, &act.lo, &act.hi);
+    act.on = op_fuse_activation(c, 0, &act.lo, &act.hi);
     int partial = -1;
     bool cpu = fast_paths(g, transposed) && cpu_device(c) && cpu_grid_fits(g, chunk);
     bool gemm_path = fast_paths(g, transposed) && g->cin != g->groups && gemm.usable && !cpu;

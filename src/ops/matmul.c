@@ -20,8 +20,15 @@ enum { MM_LOCAL = 128 };    /* invocations per workgroup in the shaders */
  * (MM_SPLIT_BELOW_SCALAR for the scalar kernels: measured on the H200, bench/tile_sweep.py
  * --dtype float32 --env VKINFER_MM_SPLIT_BELOW, 128 -> 200 took ViT-B's [197,768]x[768,2304]
  * from 0.071 to 0.058 ms, [197,768]x[768,3072] 0.072 -> 0.059 and BERT's [1024,768]x[768,768]
- * 0.073 -> 0.062; the tensor-core kernels lost on the last, 0.019 -> 0.025). */
-enum { MM_BUSY_GROUPS = 256, MM_SPLIT_BELOW = 128, MM_SPLIT_BELOW_SCALAR = 200, MM_MIN_K_SLICE = 256 };
+ * 0.073 -> 0.062; the tensor-core kernels lost on the last, 0.019 -> 0.025). Slices of K are at
+ * least MM_MIN_K_SLICE long on GPUs: batch-1 CNNs' products are small (mobilenet_v2's
+ * [64,384]x[384,196]: 4 tiles that each walked all of K), and slices of 32 instead of 256 took
+ * whole models on the H200 (bench/env_sweep.sh, VKINFER_MM_MIN_K_SLICE 256/128/64/32, median
+ * ms): mobilenet_v2 0.747 -> 0.513, efficientnet_b0 1.97 -> 1.31, convnext_tiny 2.03 -> 1.66,
+ * resnet18 0.80 -> 0.60, vit_b_16 3.59 -> 3.46, the BERT-base encoder 2.54 -> 2.31. CPU
+ * devices keep MM_MIN_K_SLICE_CPU (each slice is one more pass over Y there). */
+enum { MM_BUSY_GROUPS = 256, MM_SPLIT_BELOW = 128, MM_SPLIT_BELOW_SCALAR = 200, MM_MIN_K_SLICE = 32,
+       MM_MIN_K_SLICE_CPU = 256 };
 /* Column blocks of a constant B larger than one binding, at most (each takes 3 plan values). */
 #define MM_MAX_COLUMN_BLOCKS 16
 
@@ -335,8 +342,11 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     int64_t split_below = on_coopmat ? MM_SPLIT_BELOW : MM_SPLIT_BELOW_SCALAR;
     const char *split_env = getenv("VKINFER_MM_SPLIT_BELOW"); /* tuning on a new device */
     if (split_env && *split_env) split_below = strtoll(split_env, NULL, 10);
-    if (fits && !gemv && outer_count == 1 && groups < split_below && p->K >= 2 * MM_MIN_K_SLICE) {
-        int64_t slices = (MM_BUSY_GROUPS + groups - 1) / groups, max_slices = p->K / MM_MIN_K_SLICE;
+    int64_t min_k_slice = c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? MM_MIN_K_SLICE_CPU : MM_MIN_K_SLICE;
+    const char *slice_env = getenv("VKINFER_MM_MIN_K_SLICE"); /* tuning on a new device */
+    if (slice_env && *slice_env && strtoll(slice_env, NULL, 10) >= 16) min_k_slice = strtoll(slice_env, NULL, 10);
+    if (fits && !gemv && outer_count == 1 && groups < split_below && p->K >= 2 * min_k_slice) {
+        int64_t slices = (MM_BUSY_GROUPS + groups - 1) / groups, max_slices = p->K / min_k_slice;
         if (slices > max_slices) slices = max_slices;
         int64_t k_slice = ((p->K + slices - 1) / slices + 15) / 16 * 16;
         slices = (p->K + k_slice - 1) / k_slice;

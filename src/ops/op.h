@@ -145,10 +145,13 @@ void *op_temp_const(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index)
 bool op_fuse_clamp_value(op_ctx *c, int v, float *lo, float *hi);
 bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi);
 /* op_fuse_activation_value: as op_fuse_clamp_value, or that node is a GELU (src/plan/fuse.c's
- * erf or tanh pattern, or opset 20's Gelu): claims it and returns *lo = +inf, *hi = 0 (erf)
- * or 1 (tanh), which shaders/common.glsl's fused_clamp applies as that GELU. Only for kernels
- * whose epilogue is fused_clamp on the fp32 result (the MatMul/Gemm kernels). */
+ * erf or tanh pattern, or opset 20's Gelu), a SiLU (fuse.c's Mul(x, Sigmoid(x)), or opset
+ * 24's Swish with alpha 1) or a Sigmoid: claims it and returns *lo = +inf, *hi = 0 (erf GELU),
+ * 1 (tanh GELU), 2 (SiLU) or 3 (Sigmoid), which shaders/common.glsl's fused_clamp applies.
+ * Only for kernels whose epilogue is fused_clamp on the fp32 result (the MatMul/Gemm and
+ * Conv kernels). op_fuse_activation does it for output `out` of the current node. */
 bool op_fuse_activation_value(op_ctx *c, int v, float *lo, float *hi);
+bool op_fuse_activation(op_ctx *c, int out, float *lo, float *hi);
 /* op_fuse_add_find: that node is Add(v, o) or Add(o, v) where o is another value of v's dtype
  * known now (a constant or the output of a node planned earlier) that broadcasts to v's shape
  * without growing it (a bias, or a residual of v's shape): returns the node and sets *other to

@@ -13,7 +13,11 @@
  * Pow 2, ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta): see match_layer_norm.
  *
  * Mish as exports of opset < 18 spell it (Diffusion Policy's and TD-MPC's activations):
- *   y = Mul(x, Tanh(Softplus(x))), either operand order: one element-wise pass, not three. */
+ *   y = Mul(x, Tanh(Softplus(x))), either operand order: one element-wise pass, not three.
+ *
+ * SiLU (nn.SiLU, EfficientNet's and diffusion U-Nets' activation) as every exporter before
+ * opset 24 spells it: y = Mul(x, Sigmoid(x)), either operand order; planned as Swish (alpha 1),
+ * which a producing Conv, MatMul or Gemm applies where it stores (op_fuse_activation_value). */
 #include "plan.h"
 
 #include <math.h>
@@ -158,6 +162,19 @@ static bool match_mish(matcher *m, int n)
     return true;
 }
 
+/* Node n as the Sigmoid of a SiLU, Mul(x, Sigmoid(x)): marks the pattern and returns true. */
+static bool match_silu(matcher *m, int n)
+{
+    if (!is_op(m, n, "Sigmoid", 1)) return false;
+    int x = m->p->graph->nodes[n].inputs[0];
+    int mu = only_reader(m, out0(m, n), "Mul", 2);
+    if (x < 0 || mu < 0 || other_input(m, mu, out0(m, n)) != x) return false;
+    m->p->pattern[n] = PATTERN_INNER;
+    m->p->pattern[mu] = PATTERN_SILU;
+    m->p->pattern_in[(size_t)mu * 3] = x;
+    return true;
+}
+
 /* ReduceMean over the last axis, keeping it (the attribute form of opsets < 18). */
 static bool is_mean_last(const matcher *m, int n)
 {
@@ -284,7 +301,7 @@ vki_status plan_fuse_patterns(plan *p, const bool *live)
     bool found = false;
     for (int n = 0; n < p->graph->n_nodes * 3; n++) p->pattern_in[n] = -1;
     for (int n = 0; n < p->graph->n_nodes; n++)
-        if (match_gelu(&m, n) || match_layer_norm(&m, n) || match_mish(&m, n)) found = true;
+        if (match_gelu(&m, n) || match_layer_norm(&m, n) || match_mish(&m, n) || match_silu(&m, n)) found = true;
     if (found) count_uses(p, live);
     return VKI_OK;
 }

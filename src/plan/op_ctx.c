@@ -393,25 +393,35 @@ bool op_fuse_activation_value(op_ctx *c, int v, float *lo, float *hi)
     int n = claimable_reader(p, v, false);
     if (n < 0) return false;
     const ir_node *node = &p->graph->nodes[n];
-    bool tanh;
-    if (p->pattern[n] == PATTERN_GELU || p->pattern[n] == PATTERN_GELU_TANH) { /* src/plan/fuse.c's erf/tanh GELU */
+    bool own = p->pattern[n] == PATTERN_NONE && !*node->domain && node->n_inputs >= 1 && node->inputs[0] == v;
+    float code; /* shaders/common.glsl's fused_clamp: 0 erf GELU, 1 tanh GELU, 2 SiLU, 3 Sigmoid */
+    if (p->pattern[n] == PATTERN_GELU || p->pattern[n] == PATTERN_GELU_TANH || p->pattern[n] == PATTERN_SILU) {
+        /* src/plan/fuse.c's erf/tanh GELU, Mul(x, Sigmoid(x)) */
         if (p->pattern_in[(size_t)n * 3] != v) return false;
-        tanh = p->pattern[n] == PATTERN_GELU_TANH;
-    } else if (p->pattern[n] == PATTERN_NONE && !*node->domain && !strcmp(node->op_type, "Gelu") && node->n_inputs >= 1 &&
-               node->inputs[0] == v) { /* opset 20's Gelu */
-        tanh = !strcmp(ir_attr_string(node, "approximate", "none"), "tanh");
+        code = p->pattern[n] == PATTERN_GELU ? 0.0f : p->pattern[n] == PATTERN_GELU_TANH ? 1.0f : 2.0f;
+    } else if (own && !strcmp(node->op_type, "Gelu")) { /* opset 20's Gelu */
+        code = !strcmp(ir_attr_string(node, "approximate", "none"), "tanh") ? 1.0f : 0.0f;
+    } else if (own && !strcmp(node->op_type, "Swish") && ir_attr_float(node, "alpha", 1.0f) == 1.0f) { /* opset 24 */
+        code = 2.0f;
+    } else if (own && !strcmp(node->op_type, "Sigmoid")) {
+        code = 3.0f;
     } else {
         return false;
     }
     op_fuse_claim_input0(c, n);
     *lo = INFINITY;
-    *hi = tanh ? 1.0f : 0.0f;
+    *hi = code;
     return true;
 }
 
 bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi)
 {
     return op_fuse_clamp_value(c, op_out_index(c, out), lo, hi);
+}
+
+bool op_fuse_activation(op_ctx *c, int out, float *lo, float *hi)
+{
+    return op_fuse_activation_value(c, op_out_index(c, out), lo, hi);
 }
 
 int op_fuse_add_find(op_ctx *c, int v, int *other)

@@ -319,6 +319,10 @@ static vki_status plan_node(plan *p, int n)
         fused.op_type = "Mish";
         fused.n_attrs = 0;
         break;
+    case PATTERN_SILU: /* opset 24's Swish with its default alpha of 1 */
+        fused.op_type = "Swish";
+        fused.n_attrs = 0;
+        break;
     case PATTERN_LAYER_NORM:
         fused.op_type = "LayerNormalization";
         fused.n_inputs = 3;

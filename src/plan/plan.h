@@ -120,7 +120,7 @@ struct plan {
  * planned as the op (on inputs pattern_in, writing the last node's output); the other nodes
  * are PATTERN_INNER: skipped, their outputs never exist. */
 enum plan_pattern { PATTERN_NONE = 0, PATTERN_INNER, PATTERN_GELU, PATTERN_GELU_TANH, PATTERN_LAYER_NORM,
-                    PATTERN_MISH };
+                    PATTERN_MISH, PATTERN_SILU };
 
 /* Finds the patterns among live nodes and marks them in p->pattern / p->pattern_in, then
  * counts p->uses and p->reader over the nodes as they will be planned. */

@@ -5,7 +5,7 @@ at least that many nodes "fused into their producer". A `control` case builds a 
 must NOT fuse (an intermediate read twice, a residual of a batched product) and expects 0.
 Opset 14 exports spell LayerNormalization as nine nodes, which are planned as one.
 
-    fusion.py VKINFER [fp16|bf16]
+    fusion.py VKINFER [fp16|bf16]          (FUSION_CASES=a,b runs only those cases)
 
 Run it with VKINFER_MATMUL_KERNELS=cpu and =gpu so that both MatMul kernel families take the
 fused C operand. fp16: the fp16 execution mode, bound 1e-2 * max|ref|. bf16: the models in
@@ -227,6 +227,33 @@ class Mishes(nn.Module):
         return mish(self.l1(x)).sum() + mish(y * 3.0).sum() + kept.sum()
 
 
+class Silus(nn.Module):
+    """SiLU as every exporter before opset 24 spells it, Mul(x, Sigmoid(x)), and a lone Sigmoid,
+    after the producers whose kernels apply them: a 3x3 Conv, a depthwise Conv, a 1x1 Conv (2
+    fewer each), a Linear (2), a Conv into a Sigmoid (1, EfficientNet's squeeze-excitation); a
+    SiLU of an input runs as one element-wise pass (1); a Sigmoid also read elsewhere keeps
+    both nodes (0). 10 in all."""
+
+    def __init__(self):
+        super().__init__()
+        self.c3 = nn.Conv2d(4, 8, 3, padding=1)
+        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.c1 = nn.Conv2d(8, 12, 1)
+        self.se = nn.Conv2d(12, 12, 1)
+        self.fc = nn.Linear(12, 6)
+
+    def forward(self, x, y):
+        h = nn.functional.silu(self.c3(x))
+        h = nn.functional.silu(self.dw(h))
+        h = nn.functional.silu(self.c1(h))
+        g = torch.sigmoid(self.se(h.mean((2, 3), keepdim=True)))
+        h = h * g
+        f = nn.functional.silu(self.fc(h.mean((2, 3))))
+        s = torch.sigmoid(y)
+        kept = y * s + s
+        return torch.cat([h.flatten(), f.flatten(), nn.functional.silu(y * 2.0).flatten(), kept.flatten()])
+
+
 class ConvTransposeRelu(nn.Module):
     """ConvTranspose (1-D and 2-D: strides, dilation, pads, output padding, no bias) + ReLU:
     the kernels apply the ReLU (1 each; on CPU devices the col2im gather after the product)."""
@@ -282,6 +309,7 @@ CASES = {
     "transposed_products": (TransposedProducts, (torch.randn(2, 4, 6, 8), torch.randn(2, 7, 6, 8)), 17, 3),
     "elementwise_acts": (ElementwiseActs, (torch.randn(2, 3, 16, 16), torch.randn(2, 3, 16, 16)), 17, 2),
     "mishes": (Mishes, (torch.randn(3, 24), torch.randn(2, 5, 7, 9)), 17, 4),
+    "silus": (Silus, (torch.randn(2, 4, 9, 11), torch.randn(3, 10)), 17, 10),
     "conv_transpose_relu": (ConvTransposeRelu, (torch.randn(3, 5, 4, 6), torch.randn(2, 6, 9)), 17, 2),
     "control": (Control, (torch.randn(2, 8, 16),), 17, 0),
     "scaled_products": (ScaledProducts, (torch.randn(2, 6, 4, 8), torch.randn(2, 6, 7, 8)), 17, 4),
@@ -321,7 +349,10 @@ def main():
     fp16 = len(sys.argv) > 2 and sys.argv[2] == "fp16"
     bf16 = len(sys.argv) > 2 and sys.argv[2] == "bf16"
     failed = 0
+    only = os.environ.get("FUSION_CASES")  # a comma-separated subset (the conv kernel runs)
     for name, (cls, inputs, opset, fewer) in CASES.items():
+        if only and name not in only.split(","):
+            continue
         if bf16 and name in NO_BF16_REFERENCE:
             print(f"not run in bf16: {name} (torch 1.13 has no bfloat16 ConvTranspose on CPU; "
                   "the fp32 and fp16 runs cover it)")
