@@ -21,7 +21,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 os.environ["VKINFER_LIBRARY"] = sys.argv[1]
-os.environ.setdefault("VKINFER_MATMUL_KERNELS", "gpu")  # =tiled on a device with tensor cores
+os.environ["VKINFER_MATMUL_KERNELS"] = "gpu"
 import vkinfer  # noqa: E402
 from torch_export import export_onnx  # noqa: E402
 
