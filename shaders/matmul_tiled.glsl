@@ -24,16 +24,6 @@ layout(std430, binding = 2) readonly buffer C { ELEM cb[]; };
 layout(std430, binding = 3) writeonly buffer Y { ELEM y[]; };
 // SPLIT_K writes fp32 partial sums to binding 3 whatever the storage: the same binding as words
 layout(std430, binding = 3) writeonly buffer YWords { uint y_words[]; };
-#ifdef MM_FIXUP
-// Split K finished in this dispatch (matmul_tiled_fixup*.comp): each slice writes its raw sums
-// to binding 4, [slice][z][M][N], then counts itself in at its tile's counter (binding 5, one
-// per tile, zero between runs); the workgroup that arrives last adds the slices up in slice
-// order (the same sums, in the same order, as shaders/matmul_splitk_reduce.comp), finishes Y
-// and sets the counter back to zero. One dispatch instead of two, no barrier between them.
-layout(std430, binding = 4) coherent buffer Partial { uint part[]; };
-layout(std430, binding = 5) coherent buffer Counter { uint counter[]; };
-shared bool last_slice;
-#endif
 
 // keep in step with mm_push in src/ops/matmul.c
 layout(push_constant) uniform Push {
@@ -110,52 +100,14 @@ void main()
         barrier();
     }
 
-#ifdef MM_FIXUP
-    uint count = pc.z_count * pc.M * pc.N, slices = gl_NumWorkGroups.z / pc.z_count;
-    uint p_off = gl_WorkGroupID.z * pc.M * pc.N;
-    for (uint i = 0u; i < RM; i++) {
-        uint m = m0 + ty + 8u * i;
-        if (m >= pc.M) break;
-        for (uint j = 0u; j < RN; j++) {
-            uint n = n0 + tx + 16u * j;
-            if (n >= pc.N) break;
-            part[p_off + m * pc.N + n] = IS_INT ? uint(acci[i][j]) : floatBitsToUint(accf[i][j]);
-        }
-    }
-    memoryBarrierBuffer();
-    barrier();
-    uint tile = (z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-    if (t == 0u) last_slice = atomicAdd(counter[tile], 1u) == slices - 1u;
-    barrier();
-    if (!last_slice) return;
-    memoryBarrierBuffer();
-    for (uint i = 0u; i < RM; i++)
-        for (uint j = 0u; j < RN; j++) {
-            uint m = min(m0 + ty + 8u * i, pc.M - 1u), n = min(n0 + tx + 16u * j, pc.N - 1u);
-            float sf = 0.0;
-            int si = 0;
-            for (uint l = 0u; l < slices; l++) {
-                uint w = part[l * count + z * pc.M * pc.N + m * pc.N + n];
-                if (IS_INT) si += int(w);
-                else sf += uintBitsToFloat(w);
-            }
-            accf[i][j] = sf;
-            acci[i][j] = si;
-        }
-    if (t == 0u) counter[tile] = 0u;
-    uint y_off = pc.y_base + z * pc.M * pc.N;
-    const bool PARTIAL_OUT = false;
-#else
     uint y_off = pc.y_base + (SPLIT_K ? gl_WorkGroupID.z : z) * pc.M * pc.N;
-    const bool PARTIAL_OUT = SPLIT_K;
-#endif
     for (uint i = 0u; i < RM; i++) {
         uint m = m0 + ty + 8u * i;
         if (m >= pc.M) break;
         for (uint j = 0u; j < RN; j++) {
             uint n = n0 + tx + 16u * j;
             if (n >= pc.N) break;
-            if (PARTIAL_OUT) {
+            if (SPLIT_K) {
                 y_words[y_off + m * pc.N + n] = IS_INT ? uint(acci[i][j]) : floatBitsToUint(accf[i][j]);
             } else if (IS_INT) {
                 STORE(y, y_off + m * pc.N + n, uint(wrap_to_dtype(OUT_DT, acci[i][j])));

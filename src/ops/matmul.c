@@ -42,20 +42,6 @@ typedef struct mm_push {
     float lo, hi;              /* a fused Relu/Clip (op_fuse_clamp) */
 } mm_push;
 
-/* Split K on the scalar kernels finishes in its own dispatch (matmul_tiled_fixup*.comp: the
- * last slice of a tile adds the slices up) where the device binds six storage buffers per
- * stage; otherwise, and on the tensor-core kernels, a second pass adds them
- * (matmul_splitk_reduce). Both add the slices in the same order: the same results.
- * VKINFER_MM_FIXUP=0 keeps the second pass (A/B checks). Measured on the H200: see
- * docs/benchmarks.md. */
-static bool fixup_wanted(op_ctx *c, bool on_coopmat)
-{
-    const char *env = getenv("VKINFER_MM_FIXUP");
-    if (on_coopmat || (env && !strcmp(env, "0"))) return false;
-    return c->vk->caps.props.limits.maxPerStageDescriptorStorageBuffers >= 6 &&
-           c->vk->caps.props.limits.maxDescriptorSetStorageBuffers >= 6;
-}
-
 /* Keep in step with shaders/matmul_splitk_reduce.glsl. */
 typedef struct mm_reduce_push {
     uint32_t count, slices, M, N, scm, scn;
@@ -367,23 +353,10 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         if (slices > 1 && z_count * slices <= 65535) {
             int partial;
             VKI_TRY(op_temp(c, is_int ? VKI_DTYPE_INT32 : VKI_DTYPE_FLOAT, slices * y_numel, &partial));
-            push.k_slice = (uint32_t)k_slice;
-            push.z_count = (uint32_t)z_count;
-            if (fixup_wanted(c, on_coopmat)) {
-                /* the last slice of each tile adds them up (matmul_tiled_fixup*.comp): a counter
-                 * per tile, zero between runs, kept in the plan's own constants (never shared) */
-                int counters;
-                if (!op_temp_const(c, VKI_DTYPE_INT32, gx * gy * z_count, &counters))
-                    return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
-                spec_tiled[7] = 1;
-                int fix_values[6] = {values[0], values[1], values[2], values[3], partial, counters};
-                gpu_storage fix_stores[6] = {stores[0], stores[1], stores[2], stores[3], GPU_W32, GPU_W32};
-                return op_dispatch_stored(c, op_variant(c, "matmul_tiled_fixup", st), spec_tiled, n_spec_tiled, &push,
-                                          sizeof push, fix_values, NULL, fix_stores, 6, (uint32_t)gx, (uint32_t)gy,
-                                          (uint32_t)(z_count * slices));
-            }
             spec_tiled[7] = 1;
             spec_tiled[8] = 0; /* the reduce pass clamps */
+            push.k_slice = (uint32_t)k_slice;
+            push.z_count = (uint32_t)z_count;
             int split_values[4] = {values[0], values[1], values[2], partial};
             gpu_storage split_stores[4] = {stores[0], stores[1], stores[2], GPU_W32}; /* sums stay fp32 words */
             VKI_TRY(op_dispatch_stored(c, tiled, spec_tiled, n_spec_tiled, &push, sizeof push,
