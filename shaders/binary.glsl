@@ -199,8 +199,7 @@ uint apply_pow(uint a_bits, uint b_bits)
 
 void main()
 {
-    uint i = linear_id();
-    if (i >= pc.count) return;
+    FOR_EACH_ELEMENT(i, pc.count) {
     uvec3 offset = broadcast_offsets(i);
     uint a_bits = LOAD(a_data, offset.x), b_bits = LOAD(b_data, offset.y), r;
     if (OP == OP_POW) {
@@ -215,4 +214,5 @@ void main()
         else r = uint(wrap_to_dtype(OUT_DT, apply_int(a, b)));
     }
     STORE(result, i, r);
+    }
 }

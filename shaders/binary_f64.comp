@@ -122,10 +122,8 @@ bool compare_f64(double a, double b)
     }
 }
 
-void main()
+void element(uint i)
 {
-    uint i = linear_id();
-    if (i >= pc.count) return;
     uvec3 offset = broadcast_offsets(i);
     double a = load_f64(a_data[2u * offset.x], a_data[2u * offset.x + 1u]);
     double b;
@@ -140,4 +138,9 @@ void main()
     uvec2 w = unpackDouble2x32(r);
     result[2u * i] = w.x;
     result[2u * i + 1u] = w.y;
+}
+
+void main()
+{
+    FOR_EACH_ELEMENT(i, pc.count) element(i);
 }

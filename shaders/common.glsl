@@ -57,6 +57,12 @@ uint from_float(uint dt, float v)
 // gl_WorkGroupSize (1,1,1), and every invocation past the first grid row then writes the
 // wrong element (found on tensors of more than 65535 workgroups).
 #define linear_id() (gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x)
+// Element-wise kernels dispatched on a capped grid (op_grid_elementwise in src/plan/op_ctx.c)
+// take every grid_stride()-th element from linear_id() on: FOR_EACH_ELEMENT(i, count) { ... }.
+// The step stops before i would pass count (no wrap past 2^32).
+#define grid_stride() (gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_WorkGroupSize.x)
+#define FOR_EACH_ELEMENT(i, count) \
+    for (uint i = linear_id(), step_ = grid_stride(); i < (count); i = (count) - i <= step_ ? (count) : i + step_)
 
 // erf with |error| < 1.2e-7 (Numerical Recipes' erfc Chebyshev fit).
 float erf_approx(float x)

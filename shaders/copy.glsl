@@ -21,15 +21,15 @@ layout(push_constant) uniform Push {
 
 void main()
 {
-    uint i = linear_id();
-    if (i >= pc.count) return;
-    int src = pc.in_base, dst = pc.out_base;
-    uint rest = i;
-    for (int k = RANK - 1; k >= 0; k--) {
-        uint idx = rest % pc.dims[k];
-        rest /= pc.dims[k];
-        src += int(idx) * pc.in_strides[k];
-        dst += int(idx) * pc.out_strides[k];
+    FOR_EACH_ELEMENT(i, pc.count) {
+        int src = pc.in_base, dst = pc.out_base;
+        uint rest = i;
+        for (int k = RANK - 1; k >= 0; k--) {
+            uint idx = rest % pc.dims[k];
+            rest /= pc.dims[k];
+            src += int(idx) * pc.in_strides[k];
+            dst += int(idx) * pc.out_strides[k];
+        }
+        y[dst] = x[src];
     }
-    y[dst] = x[src];
 }

@@ -133,8 +133,7 @@ int apply_int(int v)
 
 void main()
 {
-    uint i = linear_id();
-    if (i >= pc.count) return;
+    FOR_EACH_ELEMENT(i, pc.count) {
     uint bits = LOAD(x, i), r;
     if (OP == OP_ISNAN || OP == OP_ISINF) {
         float v = uintBitsToFloat(bits);
@@ -161,4 +160,5 @@ void main()
         r = uint(wrap_to_dtype(OUT_DT, apply_int(int(bits))));
     }
     STORE(y, i, r);
+    }
 }

@@ -74,10 +74,8 @@ uint cast_from_f64(double v, uint lo, uint hi)
     return uint(sd_wrap_to_dtype(OUT_DT, t));
 }
 
-void main()
+void element(uint i)
 {
-    uint i = linear_id();
-    if (i >= pc.count) return;
     if (IN_DT != DT_F64) { // a Cast to float64: every source value is a double exactly
         uint bits = x[i];
         store_f64(i, sd_is_float(IN_DT) ? double(uintBitsToFloat(bits)) : double(int(bits)));
@@ -94,4 +92,9 @@ void main()
     } else {
         store_f64(i, apply_f64(v));
     }
+}
+
+void main()
+{
+    FOR_EACH_ELEMENT(i, pc.count) element(i);
 }

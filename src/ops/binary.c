@@ -413,7 +413,7 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
             spec[4] = out64 ? OP_DTYPE_F64 : op_dtype_code(out_dtype);
             gpu_storage stores[3] = {GPU_F64, b64 ? GPU_F64 : GPU_W32, out64 ? GPU_F64 : GPU_W32};
             uint32_t gx, gy;
-            op_grid_1d(count, 128, &gx, &gy);
+            op_grid_elementwise(c, count, 128, &gx, &gy);
             VKI_TRY(op_dispatch_stored(c, "binary_f64", spec, clamp ? 9 : 6, &push, sizeof push, values, NULL, stores,
                                        3, gx, gy, 1));
             partial = target;
@@ -425,7 +425,7 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
         gpu_storage st = !windows && (e->codes[k] < B_EQUAL || e->codes[k] > B_GREATER_EQUAL) && dtype_is_float(out_dtype) ? op_half_storage(c, values, 3) : GPU_W32;
         gpu_storage stores[3] = {st, st, st};
         uint32_t gx, gy;
-        op_grid_1d(count, 128, &gx, &gy);
+        op_grid_elementwise(c, count, 128, &gx, &gy);
         VKI_TRY(op_dispatch_stored(c, op_variant(c, "binary", st), spec, clamp ? 9 : 6, &push, sizeof push, values,
                                    windows ? pair_windows : NULL, stores, 3, gx, gy, 1));
         partial = target;
@@ -659,7 +659,7 @@ vki_status binary_add_strided(op_ctx *c, int a, const int64_t *a_strides, int b,
     int values[3] = {a, b, out};
     gpu_storage stores[3] = {st, st, st};
     uint32_t gx, gy;
-    op_grid_1d((uint64_t)count, 128, &gx, &gy);
+    op_grid_elementwise(c, (uint64_t)count, 128, &gx, &gy);
     return op_dispatch_stored(c, op_variant(c, "binary", st), spec, clamp ? 9 : 6, &push, sizeof push, values, NULL, stores,
                               3, gx, gy, 1);
 }

@@ -184,7 +184,7 @@ static vki_status copy_dispatch_values(op_ctx *c, int from, int to, const stride
     uint32_t spec[2] = {128, (uint32_t)s->rank};
     int values[2] = {from, to};
     uint32_t gx, gy;
-    op_grid_1d((uint64_t)push.count, 128, &gx, &gy);
+    op_grid_elementwise(c, (uint64_t)push.count, 128, &gx, &gy);
     /* named for the width moved, not the dtype: the copy never looks at the bits */
     const char *shader = group == 16 ? "copy_128" : group == 8 ? "copy_64" : group == 4 ? "copy" : group == 2 ? "copy_16" : "copy_8";
     gpu_storage stores[2] = {st, st};

@@ -104,7 +104,7 @@ vki_status unary_float64(op_ctx *c, int code, const float params[3], bool *done)
     struct { uint32_t count; float a, b, g; } push = {(uint32_t)count, params[0], params[1], params[2]};
     int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
     uint32_t gx, gy;
-    op_grid_1d((uint64_t)count, 128, &gx, &gy);
+    op_grid_elementwise(c, (uint64_t)count, 128, &gx, &gy);
     *done = true;
     return op_dispatch_stored(c, "unary_f64", spec, 4, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1);
 }
@@ -263,7 +263,7 @@ static vki_status plan_unary(op_ctx *c)
         struct { uint32_t count; float a, b, g; } push = {(uint32_t)n, push_f[0], push_f[1], push_f[2]};
         op_window win[2] = {{(uint64_t)start * elem, (uint64_t)n * elem}, {(uint64_t)start * elem, (uint64_t)n * elem}};
         uint32_t gx, gy;
-        op_grid_1d((uint64_t)n, 128, &gx, &gy);
+        op_grid_elementwise(c, (uint64_t)n, 128, &gx, &gy);
         VKI_TRY(op_dispatch_stored(c, op_variant(c, "unary", st), spec, 4, &push, sizeof push, values,
                                    chunk == count ? NULL : win, stores, 2, gx, gy, 1));
     }

@@ -546,6 +546,17 @@ void op_grid_1d(uint64_t count, uint32_t local, uint32_t *gx, uint32_t *gy)
     }
 }
 
+void op_grid_elementwise(op_ctx *c, uint64_t count, uint32_t local, uint32_t *gx, uint32_t *gy)
+{
+    (void)c;
+    uint64_t cap = OP_ELEMENTWISE_GROUPS;
+    const char *env = getenv("VKINFER_ELEMENTWISE_GROUPS"); /* tuning on a new device */
+    if (env && *env) cap = strtoull(env, NULL, 10);
+    uint64_t groups = (count + local - 1) / local;
+    if (cap && groups > cap) count = cap * local;
+    op_grid_1d(count, local, gx, gy);
+}
+
 uint32_t op_dtype_code(vki_dtype t)
 {
     switch (t) {
