@@ -1,4 +1,5 @@
-// Matrix multiply for few rows (M <= 8: batch-1 Linear layers, decoding steps), where a
+// Matrix multiply for few rows (M <= 16: batch-1 Linear layers, decoding steps, a policy's
+// few tokens; and products of one column, run transposed), where a
 // tile would sit mostly idle: Y = alpha * A B + beta * C. A workgroup owns COLS columns of
 // Y; its 128 invocations split K among KSPLIT lanes per column, each lane keeping one sum
 // per row, and the lanes' sums are added through shared memory. Neighbouring invocations
@@ -8,7 +9,7 @@
 layout(local_size_x_id = 0) in; // 128
 layout(constant_id = 1) const uint OUT_DT = 0u;
 layout(constant_id = 2) const bool IS_INT = false;
-layout(constant_id = 3) const uint ROWS = 1u;          // M, 1..8
+layout(constant_id = 3) const uint ROWS = 1u;          // M, 1..32 (src/ops/matmul.c's MM_GEMV_MAX_ROWS)
 layout(constant_id = 4) const uint COLS = 4u;          // columns per workgroup, divides 128
 layout(constant_id = 5) const bool B_K_CONTIG = true;  // B(k+1,n) follows B(k,n)
 layout(constant_id = 6) const bool HAS_C = false;
@@ -30,10 +31,9 @@ layout(push_constant) uniform Push {
 } pc;
 
 #define LOCAL 128u
-#define MAX_ROWS 8u
 const uint KSPLIT = LOCAL / COLS;
 
-shared uint partial[MAX_ROWS * LOCAL]; // partial[row * LOCAL + invocation]
+shared uint partial[ROWS * LOCAL]; // partial[row * LOCAL + invocation]
 
 uint lane_slot(uint col, uint lane) { return B_K_CONTIG ? col * KSPLIT + lane : lane * COLS + col; }
 
@@ -47,9 +47,9 @@ void main()
     uint a_off = pc.a_base + i0 * pc.sa0 + i1 * pc.sa1 + i2 * pc.sa2;
     uint b_off = pc.b_base + i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2;
 
-    float accf[MAX_ROWS];
-    int acci[MAX_ROWS];
-    for (uint r = 0u; r < MAX_ROWS; r++) {
+    float accf[ROWS];
+    int acci[ROWS];
+    for (uint r = 0u; r < ROWS; r++) {
         accf[r] = 0.0;
         acci[r] = 0;
     }

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MM_GEMV_MAX_ROWS = 8 };
+/* Products of at most this many rows take matmul_gemv (VKINFER_MM_GEMV_ROWS overrides, 1..32);
+ * measured on the H200: see docs/benchmarks.md */
+enum { MM_GEMV_MAX_ROWS = 16, MM_GEMV_ROWS_LIMIT = 32 };
 enum { MM_LOCAL = 128 };    /* invocations per workgroup in the shaders */
 /* Workgroups that keep a large GPU busy (an H200 has 132 multiprocessors): 128-tiles where
  * there are this many of them (discrete GPUs), and fewer tiles than MM_SPLIT_BELOW split K
@@ -254,7 +256,24 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     bool blocks;
     VKI_TRY(record_column_blocks(c, p, &blocks));
     if (blocks) return VKI_OK;
-    bool gemv = p->M <= MM_GEMV_MAX_ROWS;
+    int64_t gemv_rows = MM_GEMV_MAX_ROWS;
+    const char *rows_env = getenv("VKINFER_MM_GEMV_ROWS"); /* tuning on a new device */
+    if (rows_env && *rows_env && atoi(rows_env) >= 1 && atoi(rows_env) <= MM_GEMV_ROWS_LIMIT) gemv_rows = atoi(rows_env);
+    /* one column ([M,K] x [K,1]: a squeeze-excitation's 1x1 convolutions, a matrix times a
+     * vector): Y^T = B^T A^T is one row, and its elements lie as Y's do */
+    mm_problem transposed;
+    if (p->N == 1 && p->M > gemv_rows && !(mm_storage(c, p) == GPU_W32 && mm_cpu_kernels(c))) {
+        transposed = *p;
+        transposed.a_value = p->b_value, transposed.b_value = p->a_value;
+        transposed.M = 1, transposed.N = p->M;
+        transposed.sam = p->sbn, transposed.sak = p->sbk, transposed.sbk = p->sak, transposed.sbn = p->sam;
+        transposed.scm = p->scn, transposed.scn = p->scm;
+        memcpy(transposed.sa, p->sb, sizeof transposed.sa);
+        memcpy(transposed.sb, p->sa, sizeof transposed.sb);
+        p = &transposed;
+        a = op_value(c, p->a_value), b = op_value(c, p->b_value);
+    }
+    bool gemv = p->M <= gemv_rows;
     bool b_k_contig = p->sbk == 1 && p->K > 1;
     /* GEMV: columns per workgroup, the rest of the 128 invocations split K */
     uint32_t gemv_cols = b_k_contig ? 4 : 8;

@@ -1,8 +1,8 @@
 """MatMul / Gemm / Linear parity with PyTorch eager over the shapes the matmul kernels treat
 differently: the issue-10 shapes ([563,512] x [512,512], [563,1,512] x [512,512]), batched 3-D
 and 4-D products with broadcast batch dims, transposed operands, Gemm's alpha/beta and C
-broadcast, small odd sizes (K not a multiple of 4, a 1x1 product), Linear with bias, and a
-Linear + ReLU that the kernel absorbs. Run once per kernel family (VKINFER_MATMUL_KERNELS=cpu,
+broadcast, small odd sizes (K not a multiple of 4, a 1x1 product), Linear with bias, a
+Linear + ReLU that the kernel absorbs, products of 12 and 16 rows and of one column. Run once per kernel family (VKINFER_MATMUL_KERNELS=cpu,
 =gpu: tests/CMakeLists.txt), so that each is checked on any device.
 
     matmul_parity.py VKINFER
@@ -59,6 +59,14 @@ def cases():
     yield "linear_bias", nn.Linear(100, 70), (r(9, 100),)
     yield "linear_bias_3d", nn.Linear(64, 48), (r(2, 10, 64),)
     yield "linear_relu", nn.Sequential(nn.Linear(96, 40), nn.ReLU(), nn.Linear(40, 8)), (r(23, 96),)
+    # 9 to 16 rows: the few-row kernel (matmul_gemv) on the GPU kernels, batched too
+    yield "rows_12", Fn(torch.matmul), (r(12, 200), r(200, 90))
+    yield "rows_16_batched", Fn(torch.matmul), (r(4, 16, 64), r(4, 64, 33))
+    # one column: run as its transpose, one row (matmul_gemv), batched, with a bias and with C
+    yield "column_n1", Fn(torch.matmul), (r(40, 300), r(300, 1))
+    yield "column_n1_batched", Fn(torch.matmul), (r(3, 40, 300), r(3, 300, 1))
+    yield "linear_to_one", nn.Sequential(nn.Linear(300, 1), nn.ReLU()), (r(50, 300),)
+    yield "gemm_n1_c", Fn(lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=1.5)), (r(40, 1), r(40, 300), r(300, 1))
 
 
 def main():
