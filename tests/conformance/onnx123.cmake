@@ -5,13 +5,18 @@
 #
 # - onnx 1.23.2 comes from the package registry into a virtual environment in the build
 #   folder (${CMAKE_BINARY_DIR}/onnx123-venv), made only when missing; -DONNX123_PYTHON=...
-#   uses an interpreter that already has onnx 1.23.2 instead.
+#   uses an interpreter that already has onnx 1.23.2 instead. numpy and ml_dtypes, which
+#   compute the expected outputs, are pinned too: ml_dtypes 0.7.0 (2026-12) turned a float
+#   cast out of int4/int2 range from wrapping (what 0.5.4 does, and vkinfer) into 0, which
+#   changed 24 tests' expected data overnight.
 # - The tree (~56 MB) is regenerated when missing or when the generator script changed.
 # - tests/conformance/onnx123_passing.txt: tests that must pass (the list only grows).
 #   tests/conformance/onnx123_failing.txt: every other test, with a one-line reason; such a
 #   test may fail (ctest shows it skipped). A test on neither list must pass.
 # Without the registry (pip fails) the suite is left out with a message.
 set(ONNX123_VERSION 1.23.2)
+set(ONNX123_PINS onnx==${ONNX123_VERSION} numpy==2.4.6 ml_dtypes==0.5.4)
+string(SHA1 ONNX123_PINS_ID "${ONNX123_PINS}")
 set(ONNX123_PYTHON "" CACHE FILEPATH "a Python with onnx ${ONNX123_VERSION} (empty: a venv in the build folder)")
 set(ONNX123_DATA ${CMAKE_BINARY_DIR}/onnx123-node)
 set(ONNX123_SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/conformance/onnx_node_tests.py)
@@ -25,22 +30,22 @@ if(ONNX123_PYTHON)
 else()
   set(venv ${CMAKE_BINARY_DIR}/onnx123-venv)
   set(onnx123_python ${venv}/bin/python)
-  if(NOT EXISTS ${venv}/.onnx-${ONNX123_VERSION})
+  if(NOT EXISTS ${venv}/.pins-${ONNX123_PINS_ID})
     message(STATUS "ONNX 1.23 node tests: installing onnx ${ONNX123_VERSION} into ${venv}")
     file(REMOVE_RECURSE ${venv})
     execute_process(COMMAND ${SYSTEM_PYTHON} -m venv ${venv} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
     if(rc EQUAL 0)
       execute_process(COMMAND ${venv}/bin/pip install --quiet --disable-pip-version-check --retries 1 --timeout 30
-                              onnx==${ONNX123_VERSION}
+                              ${ONNX123_PINS}
                       RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err TIMEOUT 900)
     endif()
     if(rc EQUAL 0)
-      file(TOUCH ${venv}/.onnx-${ONNX123_VERSION})
+      file(TOUCH ${venv}/.pins-${ONNX123_PINS_ID})
     else()
       file(REMOVE_RECURSE ${venv})
       string(STRIP "${err}" err)
       string(REGEX REPLACE ".*\n" "" err "${err}") # pip's last line says why
-      message(WARNING "ONNX 1.23 node tests skipped: could not install onnx==${ONNX123_VERSION} into a venv "
+      message(WARNING "ONNX 1.23 node tests skipped: could not install ${ONNX123_PINS} into a venv "
                       "(needs python3-venv and the package registry; or pass -DONNX123_PYTHON=): ${err}")
       set(ONNX123_OK OFF)
     endif()
@@ -50,7 +55,7 @@ endif()
 if(ONNX123_OK)
   file(SHA1 ${ONNX123_SCRIPT} script_sha1)
   set(stamp ${ONNX123_DATA}/.generated-by)
-  set(want "${onnx123_python} ${script_sha1}")
+  set(want "${onnx123_python} ${script_sha1} ${ONNX123_PINS}")
   set(have "")
   if(EXISTS ${stamp})
     file(READ ${stamp} have)
