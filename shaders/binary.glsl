@@ -9,6 +9,7 @@ layout(constant_id = 5) const uint RANK = 0u;
 layout(constant_id = 6) const bool CLAMP = false; // a fused Relu/Clip: float results clamped to [LO, HI]
 layout(constant_id = 7) const float LO = 0.0;
 layout(constant_id = 8) const float HI = 0.0;
+layout(constant_id = 9) const bool GRID_STRIDE = false; // common.glsl's ELEMENTWISE_MAIN
 #include "broadcast.glsl"
 
 layout(std430, binding = 0) readonly buffer A { ELEM a_data[]; };
@@ -197,9 +198,8 @@ uint apply_pow(uint a_bits, uint b_bits)
     return uint(wrap_to_dtype(OUT_DT, isnan(r) ? 0 : int(clamp(r, -2147483648.0, 2147483520.0))));
 }
 
-void main()
+void element(uint i)
 {
-    FOR_EACH_ELEMENT(i, pc.count) {
     uvec3 offset = broadcast_offsets(i);
     uint a_bits = LOAD(a_data, offset.x), b_bits = LOAD(b_data, offset.y), r;
     if (OP == OP_POW) {
@@ -214,5 +214,6 @@ void main()
         else r = uint(wrap_to_dtype(OUT_DT, apply_int(a, b)));
     }
     STORE(result, i, r);
-    }
 }
+
+ELEMENTWISE_MAIN(pc.count, element)

@@ -16,6 +16,7 @@ layout(constant_id = 5) const uint RANK = 0u;
 layout(constant_id = 6) const bool CLAMP = false; // a fused Relu/Clip: results clamped to [LO, HI]
 layout(constant_id = 7) const float LO = 0.0;
 layout(constant_id = 8) const float HI = 0.0;
+layout(constant_id = 9) const bool GRID_STRIDE = false; // common.glsl's ELEMENTWISE_MAIN
 #include "common.glsl"
 #include "f64_bits.glsl"
 #include "broadcast.glsl"
@@ -140,7 +141,4 @@ void element(uint i)
     result[2u * i + 1u] = w.y;
 }
 
-void main()
-{
-    FOR_EACH_ELEMENT(i, pc.count) element(i);
-}
+ELEMENTWISE_MAIN(pc.count, element)

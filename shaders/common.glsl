@@ -57,12 +57,24 @@ uint from_float(uint dt, float v)
 // gl_WorkGroupSize (1,1,1), and every invocation past the first grid row then writes the
 // wrong element (found on tensors of more than 65535 workgroups).
 #define linear_id() (gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x)
-// Element-wise kernels dispatched on a capped grid (op_grid_elementwise in src/plan/op_ctx.c)
-// take every grid_stride()-th element from linear_id() on: FOR_EACH_ELEMENT(i, count) { ... }.
-// The step stops before i would pass count (no wrap past 2^32).
+// Element-wise kernels (binary, unary, copy) put their work for element i in a function and
+// end in ELEMENTWISE_MAIN(count, function). On GPUs (spec constant GRID_STRIDE, set by
+// op_grid_elementwise in src/plan/op_ctx.c) the grid is capped and each invocation takes
+// every grid_stride()-th element from linear_id() on, stopping before i would pass count (no
+// wrap past 2^32); elsewhere an invocation per element, without the loop: lavapipe (Mesa
+// 22.3) grows its memory by about a kilobyte per dispatch of a kernel with such a loop.
 #define grid_stride() (gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_WorkGroupSize.x)
-#define FOR_EACH_ELEMENT(i, count) \
-    for (uint i = linear_id(), step_ = grid_stride(); i < (count); i = (count) - i <= step_ ? (count) : i + step_)
+#define ELEMENTWISE_MAIN(count, element)                                                              \
+    void main()                                                                                      \
+    {                                                                                                \
+        uint i_ = linear_id();                                                                       \
+        if (!GRID_STRIDE) {                                                                          \
+            if (i_ < (count)) element(i_);                                                           \
+            return;                                                                                  \
+        }                                                                                            \
+        for (uint step_ = grid_stride(); i_ < (count); i_ = (count) - i_ <= step_ ? (count) : i_ + step_) \
+            element(i_);                                                                             \
+    }
 
 // erf with |error| < 1.2e-7 (Numerical Recipes' erfc Chebyshev fit).
 float erf_approx(float x)

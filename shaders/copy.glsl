@@ -6,6 +6,7 @@
 // int16, uint16) or a byte (copy_8.comp: int8, uint8, bool), so one body serves every dtype.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int RANK = 1; // of the region after collapsing, 1..8
+layout(constant_id = 2) const bool GRID_STRIDE = false; // common.glsl's ELEMENTWISE_MAIN
 
 layout(std430, binding = 0) readonly buffer In { COPY_ELEM x[]; };
 layout(std430, binding = 1) writeonly buffer Out { COPY_ELEM y[]; };
@@ -19,17 +20,17 @@ layout(push_constant) uniform Push {
     int out_strides[8];
 } pc;
 
-void main()
+void element(uint i)
 {
-    FOR_EACH_ELEMENT(i, pc.count) {
-        int src = pc.in_base, dst = pc.out_base;
-        uint rest = i;
-        for (int k = RANK - 1; k >= 0; k--) {
-            uint idx = rest % pc.dims[k];
-            rest /= pc.dims[k];
-            src += int(idx) * pc.in_strides[k];
-            dst += int(idx) * pc.out_strides[k];
-        }
-        y[dst] = x[src];
+    int src = pc.in_base, dst = pc.out_base;
+    uint rest = i;
+    for (int k = RANK - 1; k >= 0; k--) {
+        uint idx = rest % pc.dims[k];
+        rest /= pc.dims[k];
+        src += int(idx) * pc.in_strides[k];
+        dst += int(idx) * pc.out_strides[k];
     }
+    y[dst] = x[src];
 }
+
+ELEMENTWISE_MAIN(pc.count, element)

@@ -5,6 +5,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OP = 0u;
 layout(constant_id = 2) const uint IN_DT = 0u;
 layout(constant_id = 3) const uint OUT_DT = 0u;
+layout(constant_id = 4) const bool GRID_STRIDE = false; // common.glsl's ELEMENTWISE_MAIN
 
 layout(std430, binding = 0) readonly buffer In { ELEM x[]; };
 layout(std430, binding = 1) writeonly buffer Out { ELEM y[]; };
@@ -131,9 +132,8 @@ int apply_int(int v)
     }
 }
 
-void main()
+void element(uint i)
 {
-    FOR_EACH_ELEMENT(i, pc.count) {
     uint bits = LOAD(x, i), r;
     if (OP == OP_ISNAN || OP == OP_ISINF) {
         float v = uintBitsToFloat(bits);
@@ -160,5 +160,6 @@ void main()
         r = uint(wrap_to_dtype(OUT_DT, apply_int(int(bits))));
     }
     STORE(y, i, r);
-    }
 }
+
+ELEMENTWISE_MAIN(pc.count, element)

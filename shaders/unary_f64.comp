@@ -7,6 +7,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OP = 0u;
 layout(constant_id = 2) const uint IN_DT = 0u;  // DT_F64, or a Cast's source code (small_dtypes.glsl)
 layout(constant_id = 3) const uint OUT_DT = 0u; // DT_F64, or a Cast's target code; DT_BOOL for IsNaN/IsInf
+layout(constant_id = 4) const bool GRID_STRIDE = false; // common.glsl's ELEMENTWISE_MAIN
 #include "common.glsl"
 #include "small_dtypes.glsl"
 #include "f64_bits.glsl"
@@ -94,7 +95,4 @@ void element(uint i)
     }
 }
 
-void main()
-{
-    FOR_EACH_ELEMENT(i, pc.count) element(i);
-}
+ELEMENTWISE_MAIN(pc.count, element)

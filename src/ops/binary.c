@@ -399,8 +399,10 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
             return op_error(c, VKI_ERROR_UNSUPPORTED, BROADCAST_TOO_DEEP, rank, BROADCAST_MAX_RANK);
         plan_value *b = op_value(c, e->ins[k]);
         bool clamp = last && e->clamp;
-        uint32_t spec[9] = {128, e->codes[k], op_dtype_code(partial_dtype), op_dtype_code(b->dtype),
-                            op_dtype_code(out_dtype), (uint32_t)rank, clamp, 0, 0};
+        uint32_t gx, gy;
+        uint32_t spec[10] = {128, e->codes[k], op_dtype_code(partial_dtype), op_dtype_code(b->dtype),
+                             op_dtype_code(out_dtype), (uint32_t)rank, clamp, 0, 0,
+                             op_grid_elementwise(c, count, 128, &gx, &gy)};
         memcpy(&spec[7], &e->lo, sizeof e->lo);
         memcpy(&spec[8], &e->hi, sizeof e->hi);
         int values[3] = {partial, e->ins[k], target};
@@ -412,9 +414,7 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
             spec[3] = b64 ? OP_DTYPE_F64 : op_dtype_code(b->dtype);
             spec[4] = out64 ? OP_DTYPE_F64 : op_dtype_code(out_dtype);
             gpu_storage stores[3] = {GPU_F64, b64 ? GPU_F64 : GPU_W32, out64 ? GPU_F64 : GPU_W32};
-            uint32_t gx, gy;
-            op_grid_elementwise(c, count, 128, &gx, &gy);
-            VKI_TRY(op_dispatch_stored(c, "binary_f64", spec, clamp ? 9 : 6, &push, sizeof push, values, NULL, stores,
+            VKI_TRY(op_dispatch_stored(c, "binary_f64", spec, 10, &push, sizeof push, values, NULL, stores,
                                        3, gx, gy, 1));
             partial = target;
             partial_dtype = out_dtype;
@@ -424,9 +424,7 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
         /* halves in, halves out, one binding each: the 16-bit variant (windows are in words) */
         gpu_storage st = !windows && (e->codes[k] < B_EQUAL || e->codes[k] > B_GREATER_EQUAL) && dtype_is_float(out_dtype) ? op_half_storage(c, values, 3) : GPU_W32;
         gpu_storage stores[3] = {st, st, st};
-        uint32_t gx, gy;
-        op_grid_elementwise(c, count, 128, &gx, &gy);
-        VKI_TRY(op_dispatch_stored(c, op_variant(c, "binary", st), spec, clamp ? 9 : 6, &push, sizeof push, values,
+        VKI_TRY(op_dispatch_stored(c, op_variant(c, "binary", st), spec, 10, &push, sizeof push, values,
                                    windows ? pair_windows : NULL, stores, 3, gx, gy, 1));
         partial = target;
         partial_window = pair_windows[2];
@@ -653,14 +651,14 @@ vki_status binary_add_strided(op_ctx *c, int a, const int64_t *a_strides, int b,
         stride *= dims[j];
     }
     vki_dtype dt = op_value(c, out)->dtype;
-    uint32_t spec[9] = {128, B_ADD, op_dtype_code(dt), op_dtype_code(dt), op_dtype_code(dt), (uint32_t)rank, clamp, 0, 0};
+    uint32_t gx, gy;
+    uint32_t spec[10] = {128, B_ADD, op_dtype_code(dt), op_dtype_code(dt), op_dtype_code(dt), (uint32_t)rank, clamp, 0, 0,
+                         op_grid_elementwise(c, (uint64_t)count, 128, &gx, &gy)};
     memcpy(&spec[7], &lo, sizeof lo);
     memcpy(&spec[8], &hi, sizeof hi);
     int values[3] = {a, b, out};
     gpu_storage stores[3] = {st, st, st};
-    uint32_t gx, gy;
-    op_grid_elementwise(c, (uint64_t)count, 128, &gx, &gy);
-    return op_dispatch_stored(c, op_variant(c, "binary", st), spec, clamp ? 9 : 6, &push, sizeof push, values, NULL, stores,
+    return op_dispatch_stored(c, op_variant(c, "binary", st), spec, 10, &push, sizeof push, values, NULL, stores,
                               3, gx, gy, 1);
 }
 

@@ -181,14 +181,13 @@ static vki_status copy_dispatch_values(op_ctx *c, int from, int to, const stride
         push.in_strides[k] = (int32_t)s->in_strides[k];
         push.out_strides[k] = (int32_t)s->out_strides[k];
     }
-    uint32_t spec[2] = {128, (uint32_t)s->rank};
-    int values[2] = {from, to};
     uint32_t gx, gy;
-    op_grid_elementwise(c, (uint64_t)push.count, 128, &gx, &gy);
+    uint32_t spec[3] = {128, (uint32_t)s->rank, op_grid_elementwise(c, (uint64_t)push.count, 128, &gx, &gy)};
+    int values[2] = {from, to};
     /* named for the width moved, not the dtype: the copy never looks at the bits */
     const char *shader = group == 16 ? "copy_128" : group == 8 ? "copy_64" : group == 4 ? "copy" : group == 2 ? "copy_16" : "copy_8";
     gpu_storage stores[2] = {st, st};
-    return op_dispatch_stored(c, shader, spec, 2, &push, sizeof push, values, windows, stores, 2, gx, gy, 1);
+    return op_dispatch_stored(c, shader, spec, 3, &push, sizeof push, values, windows, stores, 2, gx, gy, 1);
 }
 
 /* The element offsets, relative to the base, that `rows` rows of dim 0 and all of the other

@@ -246,15 +246,17 @@ int64_t op_batch_chunk(const op_ctx *c, int64_t items, const uint64_t *item_byte
 /* 1-D grid over `count` invocations in workgroups of `local`: sets gx, gy so that shaders
  * use  id = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * local. */
 void op_grid_1d(uint64_t count, uint32_t local, uint32_t *gx, uint32_t *gy);
-/* As op_grid_1d for the element-wise kernels that take every grid_stride()-th element
- * (shaders/common.glsl's FOR_EACH_ELEMENT: binary, unary, copy): at most
- * OP_ELEMENTWISE_GROUPS workgroups (VKINFER_ELEMENTWISE_GROUPS overrides, 0: no cap), so
- * that a large tensor is not hundreds of thousands of one-element-per-invocation workgroups.
+/* The grid of the element-wise kernels (shaders/common.glsl's ELEMENTWISE_MAIN: binary,
+ * unary, copy); returns their GRID_STRIDE spec constant. On GPUs at most
+ * OP_ELEMENTWISE_GROUPS workgroups (VKINFER_ELEMENTWISE_GROUPS overrides, 0: no cap), each
+ * invocation taking every grid-stride-th element, so that a large tensor is not hundreds of
+ * thousands of one-element-per-invocation workgroups; on CPU devices an invocation per
+ * element (lavapipe grows its memory per dispatch of a kernel with that loop).
  * Measured on the H200 (bench/env_sweep.sh, 0 / 1024 / 4096 / 16384): resnet50 at batch 32,
  * whose residual Adds run over 25.7M elements, 16.67 -> 16.09 ms in float32 and 10.01 -> 9.22
  * in the fp16 mode; batch-1 models unchanged. */
 enum { OP_ELEMENTWISE_GROUPS = 4096 };
-void op_grid_elementwise(op_ctx *c, uint64_t count, uint32_t local, uint32_t *gx, uint32_t *gy);
+uint32_t op_grid_elementwise(op_ctx *c, uint64_t count, uint32_t local, uint32_t *gx, uint32_t *gy);
 
 /* ---- errors: "node 'name' (Op) [inputs float32[1,3,8,8], ...]: message" ---- */
 vki_status op_error(op_ctx *c, vki_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

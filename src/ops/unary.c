@@ -99,14 +99,14 @@ vki_status unary_float64(op_ctx *c, int code, const float params[3], bool *done)
         return VKI_OK;
     bool in64 = x->dtype == VKI_DTYPE_DOUBLE, out64 = y->dtype == VKI_DTYPE_DOUBLE;
     gpu_storage stores[2] = {in64 ? GPU_F64 : GPU_W32, out64 ? GPU_F64 : GPU_W32};
-    uint32_t spec[4] = {128, (uint32_t)code, in64 ? OP_DTYPE_F64 : op_dtype_code_exact(x->dtype),
-                        out64 ? OP_DTYPE_F64 : op_dtype_code_exact(y->dtype)};
+    uint32_t spec[5] = {128, (uint32_t)code, in64 ? OP_DTYPE_F64 : op_dtype_code_exact(x->dtype),
+                        out64 ? OP_DTYPE_F64 : op_dtype_code_exact(y->dtype), 0};
     struct { uint32_t count; float a, b, g; } push = {(uint32_t)count, params[0], params[1], params[2]};
     int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
     uint32_t gx, gy;
-    op_grid_elementwise(c, (uint64_t)count, 128, &gx, &gy);
+    spec[4] = op_grid_elementwise(c, (uint64_t)count, 128, &gx, &gy);
     *done = true;
-    return op_dispatch_stored(c, "unary_f64", spec, 4, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1);
+    return op_dispatch_stored(c, "unary_f64", spec, 5, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1);
 }
 
 static vki_status plan_unary(op_ctx *c)
@@ -257,14 +257,14 @@ static vki_status plan_unary(op_ctx *c)
     if (chunk <= 0) return op_error(c, VKI_ERROR_UNSUPPORTED, "cannot split this tensor into bindings the device can address");
     /* Cast (the identity op code) rounds and wraps to the small dtypes by their own codes */
     uint32_t (*code_of)(vki_dtype) = d->code == U_IDENTITY ? op_dtype_code_exact : op_dtype_code;
-    uint32_t spec[4] = {128, d->code, code_of(x->dtype), code_of(out_dtype)};
+    uint32_t spec[5] = {128, d->code, code_of(x->dtype), code_of(out_dtype), 0};
     for (int64_t start = 0; start < count; start += chunk) {
         int64_t n = count - start < chunk ? count - start : chunk;
         struct { uint32_t count; float a, b, g; } push = {(uint32_t)n, push_f[0], push_f[1], push_f[2]};
         op_window win[2] = {{(uint64_t)start * elem, (uint64_t)n * elem}, {(uint64_t)start * elem, (uint64_t)n * elem}};
         uint32_t gx, gy;
-        op_grid_elementwise(c, (uint64_t)n, 128, &gx, &gy);
-        VKI_TRY(op_dispatch_stored(c, op_variant(c, "unary", st), spec, 4, &push, sizeof push, values,
+        spec[4] = op_grid_elementwise(c, (uint64_t)n, 128, &gx, &gy);
+        VKI_TRY(op_dispatch_stored(c, op_variant(c, "unary", st), spec, 5, &push, sizeof push, values,
                                    chunk == count ? NULL : win, stores, 2, gx, gy, 1));
     }
     return VKI_OK;

@@ -546,15 +546,20 @@ void op_grid_1d(uint64_t count, uint32_t local, uint32_t *gx, uint32_t *gy)
     }
 }
 
-void op_grid_elementwise(op_ctx *c, uint64_t count, uint32_t local, uint32_t *gx, uint32_t *gy)
+uint32_t op_grid_elementwise(op_ctx *c, uint64_t count, uint32_t local, uint32_t *gx, uint32_t *gy)
 {
-    (void)c;
-    uint64_t cap = OP_ELEMENTWISE_GROUPS;
-    const char *env = getenv("VKINFER_ELEMENTWISE_GROUPS"); /* tuning on a new device */
-    if (env && *env) cap = strtoull(env, NULL, 10);
+    /* VKINFER_ELEMENTWISE_GROUPS=N: tuning, and the tests of the loop on lavapipe (0: none) */
+    const char *env = getenv("VKINFER_ELEMENTWISE_GROUPS");
+    uint64_t cap = env && *env ? strtoull(env, NULL, 10)
+                 : c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : OP_ELEMENTWISE_GROUPS;
+    if (!cap) {
+        op_grid_1d(count, local, gx, gy);
+        return 0;
+    }
     uint64_t groups = (count + local - 1) / local;
-    if (cap && groups > cap) count = cap * local;
+    if (groups > cap) count = cap * local;
     op_grid_1d(count, local, gx, gy);
+    return 1;
 }
 
 uint32_t op_dtype_code(vki_dtype t)
