@@ -12,6 +12,10 @@ layout(constant_id = 4) const uint EPS_OUTSIDE_SQRT = 0u; // 1 / (sqrt(var) + ep
 // rows of X + R, each sum rounded to the dtype (a residual Add before a LayerNormalization,
 // src/ops/normalization.c norm_fuse_add); R is bound at 3 in place of the statistics
 layout(constant_id = 5) const bool RESIDUAL = false;
+// an activation after a LayerNormalization (op_fuse_activation): common.glsl's fused_clamp
+layout(constant_id = 6) const bool CLAMP = false;
+layout(constant_id = 7) const float LO = 0.0;
+layout(constant_id = 8) const float HI = 0.0;
 
 #define AFFINE_NONE 0u
 #define AFFINE_PER_ROW 1u     // pair (row % period): InstanceNormalization's channels
@@ -92,6 +96,6 @@ void main()
         if (AFFINE == AFFINE_PER_ELEMENT) ss = scale_shift[j % pc.period];
         float v = (x_at(at) - mean) * inv_std;
         if (AFFINE != AFFINE_NONE) v = v * ss.x + ss.y;
-        STORE(y, at, floatBitsToUint(round_to_dtype(DT, v)));
+        STORE(y, at, floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, v, LO, HI))));
     }
 }

@@ -13,6 +13,9 @@ layout(constant_id = 2) const uint AFFINE = 0u;  // keep in step with src/ops/no
 layout(constant_id = 3) const uint STRIDED = 0u; // rows are not contiguous (MVN)
 layout(constant_id = 4) const uint EPS_OUTSIDE_SQRT = 0u; // 1 / (sqrt(var) + eps), as MVN
 layout(constant_id = 5) const bool RESIDUAL = false; // rows of X + R (R at binding 3), as norm_rows.glsl
+layout(constant_id = 6) const bool CLAMP = false; // an activation after it, as norm_rows.glsl
+layout(constant_id = 7) const float LO = 0.0;
+layout(constant_id = 8) const float HI = 0.0;
 
 #define AFFINE_NONE 0u
 #define AFFINE_PER_ROW 1u     // pair (row % period): InstanceNormalization's channels
@@ -71,6 +74,6 @@ void main()
         if (AFFINE == AFFINE_PER_ELEMENT) ss = scale_shift[j % pc.period];
         float v = (x_at(at) - mean) * inv_std;
         if (AFFINE != AFFINE_NONE) v = v * ss.x + ss.y;
-        y[at] = floatBitsToUint(round_to_dtype(DT, v));
+        y[at] = floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, v, LO, HI)));
     }
 }

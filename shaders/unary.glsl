@@ -56,17 +56,7 @@ layout(push_constant) uniform Push { uint count; float alpha; float beta; float 
 #define OP_BITNOT 41u
 #define OP_SWISH 42u
 
-// log(1 + y) without the rounding of 1 + y for small y (Goldberg's trick)
-// log(1 + y) for y >= 0: by its series below 1/64, where a driver's log of a number near 1 is
-// accurate only absolutely (NVIDIA's: softplus(-10) came out 0.2% off, test_mish on the H200)
-float log1p_accurate(float y)
-{
-    if (y < 0.015625) return y * (1.0 - y * (0.5 - y * (1.0 / 3.0 - y * 0.25)));
-    float u = 1.0 + y;
-    return log(u) * (y / (u - 1.0));
-}
-float softplus(float v) { return v > 20.0 ? v : max(v, 0.0) + log1p_accurate(exp(-abs(v))); }
-// tanh_accurate: shaders/common.glsl
+// log1p_accurate, softplus, tanh_accurate: shaders/common.glsl
 
 float apply_float(float v)
 {

@@ -223,12 +223,19 @@ static row_layout contiguous_rows(int64_t rows, int64_t len)
     return (row_layout){rows, len, false, 1, 0, 0, 1, 0, 0};
 }
 
+/* An activation that norm_rows applies where it stores (op_fuse_activation); on = false: none. */
+typedef struct rows_act {
+    bool on;
+    float lo, hi;
+} rows_act;
+
 /* Records norm_rows over `layout`; `pairs` is the scale/shift array or -1; `stats` gets the
- * (mean, 1/stddev) pair of each row. Contiguous rows larger than one binding run as several
+ * (mean, 1/stddev) pair of each row; `act` (or NULL) is applied to the results. Contiguous rows larger than one binding run as several
  * dispatches over windows of `unit` rows (InstanceNormalization: the channels of one image,
  * so that a window's row 0 takes pair 0). */
 static vki_status rows_dispatch_into(op_ctx *c, const row_layout *l, enum affine_mode affine, int pairs, int64_t period,
-                                     float eps, bool eps_outside_sqrt, int stats, int64_t unit, int out, int residual)
+                                     float eps, bool eps_outside_sqrt, int stats, int64_t unit, int out, int residual,
+                                     const rows_act *act)
 {
     plan_value *x = op_in(c, 0);
     if (numel(x) > INT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^31 elements");
@@ -237,8 +244,12 @@ static vki_status rows_dispatch_into(op_ctx *c, const row_layout *l, enum affine
     gpu_storage st = op_half_storage(c, xy, 2);
     /* the CPU-device row kernel reads 32-bit words; halves take norm_rows' 16-bit variants */
     bool cpu = st == GPU_W32 && cpu_rows_kernel(c, l->len);
-    uint32_t spec[6] = {cpu ? NORM_CPU_LOCAL : row_group_size(l->len), op_dtype_code(x->dtype), affine, l->strided,
-                        eps_outside_sqrt, residual >= 0};
+    uint32_t spec[9] = {cpu ? NORM_CPU_LOCAL : row_group_size(l->len), op_dtype_code(x->dtype), affine, l->strided,
+                        eps_outside_sqrt, residual >= 0, act && act->on, 0, 0};
+    if (act && act->on) {
+        memcpy(&spec[7], &act->lo, sizeof act->lo);
+        memcpy(&spec[8], &act->hi, sizeof act->hi);
+    }
     struct {
         uint32_t rows, len, period;
         float eps;
@@ -256,7 +267,7 @@ static vki_status rows_dispatch_into(op_ctx *c, const row_layout *l, enum affine
     int64_t chunk = !l->strided && units ? op_batch_chunk(c, units, unit_bytes, 4) : units;
     if (chunk >= units) {
         rows_grid(cpu, l->rows, &gx, &gy);
-        return op_dispatch_stored(c, shader, spec, 6, &push, sizeof push, values, NULL, stores, 4, gx, gy, 1);
+        return op_dispatch_stored(c, shader, spec, 9, &push, sizeof push, values, NULL, stores, 4, gx, gy, 1);
     }
     if (chunk <= 0) return too_big(c, unit_bytes[0], unit > 1 ? "along N" : "along the rows it normalizes");
     if (residual >= 0) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a residual sum in windows");
@@ -266,7 +277,7 @@ static vki_status rows_dispatch_into(op_ctx *c, const row_layout *l, enum affine
         op_window win[4];
         for (int b = 0; b < 4; b++) win[b] = (op_window){(uint64_t)start * unit_bytes[b], (uint64_t)n * unit_bytes[b]};
         rows_grid(cpu, n * unit, &gx, &gy);
-        VKI_TRY(op_dispatch_stored(c, shader, spec, 6, &push, sizeof push, values, win, stores, 4, gx, gy, 1));
+        VKI_TRY(op_dispatch_stored(c, shader, spec, 9, &push, sizeof push, values, win, stores, 4, gx, gy, 1));
     }
     return VKI_OK;
 }
@@ -274,7 +285,7 @@ static vki_status rows_dispatch_into(op_ctx *c, const row_layout *l, enum affine
 static vki_status rows_dispatch(op_ctx *c, const row_layout *l, enum affine_mode affine, int pairs, int64_t period,
                                 float eps, bool eps_outside_sqrt, int stats, int64_t unit)
 {
-    return rows_dispatch_into(c, l, affine, pairs, period, eps, eps_outside_sqrt, stats, unit, op_out_index(c, 0), -1);
+    return rows_dispatch_into(c, l, affine, pairs, period, eps, eps_outside_sqrt, stats, unit, op_out_index(c, 0), -1, NULL);
 }
 
 /* GroupNormalization: each (n, group) normalized as one row into a scratch value, then the
@@ -323,7 +334,7 @@ static vki_status plan_group_norm(op_ctx *c)
     row_layout l = contiguous_rows(x->dims[0] * groups, count / (x->dims[0] * groups));
     VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * (l.rows ? l.rows : 1), &stats));
     VKI_TRY(rows_dispatch_into(c, &l, AFFINE_NONE, -1, 1, ir_attr_float(c->node, "epsilon", 1e-5f), false, stats, 1,
-                               normalized, -1));
+                               normalized, -1, NULL));
     uint32_t spec[2] = {NORM_GROUP, op_dtype_code(x->dtype)}, gx, gy;
     struct { uint32_t count, inner, channels; } push = {(uint32_t)count, (uint32_t)inner, (uint32_t)channels};
     int values[3] = {normalized, pairs, op_out_index(c, 0)};
@@ -392,7 +403,12 @@ static vki_status plan_layer_norm(op_ctx *c)
     int pairs, stats;
     VKI_TRY(pack_scale_bias(c, 1, 2, period, &pairs));
     VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * (l.rows ? l.rows : 1), &stats));
-    VKI_TRY(rows_dispatch(c, &l, AFFINE_PER_ELEMENT, pairs, period, ir_attr_float(c->node, "epsilon", 1e-5f), false, stats, 1));
+    /* an activation after it (TD-MPC's and the MLP policies' LayerNorm + Mish), where the
+     * statistics are not outputs */
+    rows_act act = {false, -INFINITY, INFINITY};
+    if (!op_has_output(c, 1) && !op_has_output(c, 2)) act.on = op_fuse_activation(c, 0, &act.lo, &act.hi);
+    VKI_TRY(rows_dispatch_into(c, &l, AFFINE_PER_ELEMENT, pairs, period, ir_attr_float(c->node, "epsilon", 1e-5f), false,
+                               stats, 1, op_out_index(c, 0), -1, &act));
     if (!op_has_output(c, 1) && !op_has_output(c, 2)) return VKI_OK;
     if (l.len == 0) return op_error(c, VKI_ERROR_SHAPE, "statistics of empty rows");
     /* the shader binds both outputs: an absent one gets a scratch value */
@@ -450,7 +466,9 @@ vki_status norm_fuse_add(op_ctx *c, bool *taken)
     VKI_TRY(pack_host_pairs(c, scale, bias, len, &pairs));
     row_layout l = contiguous_rows(count / len, len);
     *taken = true;
-    return rows_dispatch_into(c, &l, AFFINE_PER_ELEMENT, pairs, len, eps, false, -1, 1, sum, op_in_index(c, 1));
+    rows_act act = {false, -INFINITY, INFINITY};
+    act.on = op_fuse_activation_value(c, op_fused_output(c, n), &act.lo, &act.hi);
+    return rows_dispatch_into(c, &l, AFFINE_PER_ELEMENT, pairs, len, eps, false, -1, 1, sum, op_in_index(c, 1), &act);
 }
 
 /* MeanVarianceNormalization: the kept and the reduced dims, each merged into at most two

@@ -146,8 +146,10 @@ bool op_fuse_clamp_value(op_ctx *c, int v, float *lo, float *hi);
 bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi);
 /* op_fuse_activation_value: as op_fuse_clamp_value, or that node is a GELU (src/plan/fuse.c's
  * erf or tanh pattern, or opset 20's Gelu), a SiLU (fuse.c's Mul(x, Sigmoid(x)), or opset
- * 24's Swish with alpha 1) or a Sigmoid: claims it and returns *lo = +inf, *hi = 0 (erf GELU),
- * 1 (tanh GELU), 2 (SiLU) or 3 (Sigmoid), which shaders/common.glsl's fused_clamp applies.
+ * 24's Swish with alpha 1), a Sigmoid, an ELU with alpha 1, a Mish (fuse.c's pattern or
+ * opset 18's op) or a Tanh: claims it and returns *lo = +inf, *hi = 0 (erf GELU), 1 (tanh
+ * GELU), 2 (SiLU), 3 (Sigmoid), 4 (ELU), 5 (Mish) or 6 (Tanh), which
+ * shaders/common.glsl's fused_clamp applies.
  * Only for kernels whose epilogue is fused_clamp on the fp32 result (the MatMul/Gemm and
  * Conv kernels). op_fuse_activation does it for output `out` of the current node. */
 bool op_fuse_activation_value(op_ctx *c, int v, float *lo, float *hi);

@@ -394,17 +394,26 @@ bool op_fuse_activation_value(op_ctx *c, int v, float *lo, float *hi)
     if (n < 0) return false;
     const ir_node *node = &p->graph->nodes[n];
     bool own = p->pattern[n] == PATTERN_NONE && !*node->domain && node->n_inputs >= 1 && node->inputs[0] == v;
-    float code; /* shaders/common.glsl's fused_clamp: 0 erf GELU, 1 tanh GELU, 2 SiLU, 3 Sigmoid */
-    if (p->pattern[n] == PATTERN_GELU || p->pattern[n] == PATTERN_GELU_TANH || p->pattern[n] == PATTERN_SILU) {
-        /* src/plan/fuse.c's erf/tanh GELU, Mul(x, Sigmoid(x)) */
+    /* shaders/common.glsl's fused_clamp: 0 erf GELU, 1 tanh GELU, 2 SiLU, 3 Sigmoid, 4 ELU, 5 Mish, 6 Tanh */
+    float code;
+    if (p->pattern[n] == PATTERN_GELU || p->pattern[n] == PATTERN_GELU_TANH || p->pattern[n] == PATTERN_SILU ||
+        p->pattern[n] == PATTERN_MISH) {
+        /* src/plan/fuse.c's erf/tanh GELU, Mul(x, Sigmoid(x)), Mul(x, Tanh(Softplus(x))) */
         if (p->pattern_in[(size_t)n * 3] != v) return false;
-        code = p->pattern[n] == PATTERN_GELU ? 0.0f : p->pattern[n] == PATTERN_GELU_TANH ? 1.0f : 2.0f;
+        code = p->pattern[n] == PATTERN_GELU ? 0.0f : p->pattern[n] == PATTERN_GELU_TANH ? 1.0f
+             : p->pattern[n] == PATTERN_SILU ? 2.0f : 5.0f;
     } else if (own && !strcmp(node->op_type, "Gelu")) { /* opset 20's Gelu */
         code = !strcmp(ir_attr_string(node, "approximate", "none"), "tanh") ? 1.0f : 0.0f;
     } else if (own && !strcmp(node->op_type, "Swish") && ir_attr_float(node, "alpha", 1.0f) == 1.0f) { /* opset 24 */
         code = 2.0f;
     } else if (own && !strcmp(node->op_type, "Sigmoid")) {
         code = 3.0f;
+    } else if (own && !strcmp(node->op_type, "Elu") && ir_attr_float(node, "alpha", 1.0f) == 1.0f) {
+        code = 4.0f;
+    } else if (own && !strcmp(node->op_type, "Mish")) { /* opset 18 */
+        code = 5.0f;
+    } else if (own && !strcmp(node->op_type, "Tanh")) {
+        code = 6.0f;
     } else {
         return false;
     }

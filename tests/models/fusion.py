@@ -254,6 +254,24 @@ class Silus(nn.Module):
         return torch.cat([h.flatten(), f.flatten(), nn.functional.silu(y * 2.0).flatten(), kept.flatten()])
 
 
+class NormActs(nn.Module):
+    """Activations after LayerNormalization and after products: LayerNorm + Mish (the Mish
+    pattern's 3 nodes, then the Mish into the LayerNorm), Linear + ELU (1), a residual Add +
+    LayerNorm + Tanh (the LayerNorm into the Add, the Tanh into that: 2), Conv + Tanh (1).
+    7 in all."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.ln1, self.l2, self.ln2 = nn.Linear(24, 40), nn.LayerNorm(40), nn.Linear(40, 40), nn.LayerNorm(40)
+        self.conv = nn.Conv1d(4, 6, 3)
+
+    def forward(self, x, r, y):
+        h = mish(self.ln1(self.l1(x)))
+        h = nn.functional.elu(self.l2(h))
+        g = torch.tanh(self.ln2(h + r))
+        return torch.cat([g.flatten(), torch.tanh(self.conv(y)).flatten()])
+
+
 class ConvTransposeRelu(nn.Module):
     """ConvTranspose (1-D and 2-D: strides, dilation, pads, output padding, no bias) + ReLU:
     the kernels apply the ReLU (1 each; on CPU devices the col2im gather after the product)."""
@@ -309,7 +327,6 @@ CASES = {
     "transposed_products": (TransposedProducts, (torch.randn(2, 4, 6, 8), torch.randn(2, 7, 6, 8)), 17, 3),
     "elementwise_acts": (ElementwiseActs, (torch.randn(2, 3, 16, 16), torch.randn(2, 3, 16, 16)), 17, 2),
     "mishes": (Mishes, (torch.randn(3, 24), torch.randn(2, 5, 7, 9)), 17, 4),
-    "silus": (Silus, (torch.randn(2, 4, 9, 11), torch.randn(3, 10)), 17, 10),
     "conv_transpose_relu": (ConvTransposeRelu, (torch.randn(3, 5, 4, 6), torch.randn(2, 6, 9)), 17, 2),
     "control": (Control, (torch.randn(2, 8, 16),), 17, 0),
     "scaled_products": (ScaledProducts, (torch.randn(2, 6, 4, 8), torch.randn(2, 6, 7, 8)), 17, 4),
@@ -327,6 +344,9 @@ CASES = {
     # opset 14: LayerNormalization spelled as 9 nodes, 2 per layer, planned as one each, and
     # that one into the residual Add before it
     "encoder_opset14": (Encoder, (torch.randn(1, 12, 64),), 14, 2 * (4 + 1 + 2 + 1 + 2 * 8 + 2)),
+    # (new cases go last: the inputs above come from one seeded stream, in this order)
+    "silus": (Silus, (torch.randn(2, 4, 9, 11), torch.randn(3, 10)), 17, 10),
+    "norm_acts": (NormActs, (torch.randn(5, 24), torch.randn(5, 40), torch.randn(2, 4, 9)), 17, 7),
 }
 
 
