@@ -283,9 +283,10 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
      * where 64 ones were few, lost everywhere (BERT-base's [1024,768]x[768,3072] 0.354 against
      * 0.275 ms, ViT's [197,3072]x[3072,768] 0.172 against 0.071 with split K); 128 tiles take
      * the 4096 cube from 4.96 to 4.22 ms (32.6 TFLOP/s) but made resnet50's batched
-     * convolution products 6x slower (float32 at batch 32: 16.7 -> 105.8 ms). */
+     * convolution products 6x slower (float32 at batch 32: 16.7 -> 105.8 ms). Words only: the
+     * 16-bit variants' 128 tiles ran the fp16 4096 cube (tensor cores off) in 60 ms. */
     int64_t tile = batches == 1 && p->M >= 1024 && p->N >= 1024 &&
-                   (p->M + 127) / 128 * ((p->N + 127) / 128) >= MM_BUSY_GROUPS &&
+                   (p->M + 127) / 128 * ((p->N + 127) / 128) >= MM_BUSY_GROUPS && mm_storage(c, p) == GPU_W32 &&
                    c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? 128 : 64;
     const char *tile_env = getenv("VKINFER_TILED_TILE"); /* 32, 64 or 128: tuning on a new device */
     if (tile_env && (!strcmp(tile_env, "32") || !strcmp(tile_env, "64") || !strcmp(tile_env, "128"))) tile = atoi(tile_env);
