@@ -344,7 +344,47 @@ typedef struct elementwise {
     float param; /* Mean: the input count */
     bool clamp;  /* a Relu/Clip that follows, applied by the last pass (op_fuse_clamp) */
     float lo, hi;
+    bool strided; /* an input is a permuted view, read through its strides (one pass of two inputs) */
 } elementwise;
+
+/* Whether value v's elements fit one binding, so that a pass can read it whole (a permuted
+ * view spans as many elements as it has: a Transpose of a whole tensor). */
+static bool bound_whole(op_ctx *c, const plan_value *v)
+{
+    return (uint64_t)shape_numel(v->dims, v->rank) * storage_size(v->storage) <= op_max_binding_bytes(c);
+}
+
+/* Push dims and strides of one pass whose inputs may be permuted views (a Transpose that only
+ * this op reads): every output dim of size > 1 kept as it is (no merging), each input's stride
+ * along it its view stride, its row-major one, or 0 where it is broadcast. Returns the rank, or
+ * BROADCAST_MAX_RANK + 1 when the output has more dims of size > 1 than the shader takes. */
+static int strided_pass(op_ctx *c, const int *ins, const shape *in, int n, const shape *out, broadcast_push *push)
+{
+    int rank = 0;
+    for (int d = 0; d < out->rank; d++)
+        if (out->dims[d] != 1) rank++;
+    if (rank > BROADCAST_MAX_RANK) return rank;
+    for (int k = 0; k < n; k++) {
+        const plan_value *v = op_value(c, ins[k]);
+        int64_t rowmajor[VKI_MAX_RANK];
+        contiguous_strides(in[k].dims, in[k].rank, rowmajor);
+        for (int d = 0, j = 0; d < out->rank; d++) {
+            if (out->dims[d] == 1) continue;
+            int kd = d - (out->rank - in[k].rank);
+            bool broadcast = kd < 0 || in[k].dims[kd] == 1;
+            push->strides[k * BROADCAST_MAX_RANK + j] =
+                broadcast ? 0 : (uint32_t)(v->permuted ? v->view_strides[kd] : rowmajor[kd]);
+            j++;
+        }
+    }
+    for (int d = 0, j = 0; d < out->rank; d++)
+        if (out->dims[d] != 1) push->dims[j++] = (uint32_t)out->dims[d];
+    if (rank == 0) { /* one element */
+        push->dims[0] = 1;
+        rank = 1;
+    }
+    return rank;
+}
 
 static vki_status dispatch_where(op_ctx *c, const elementwise *e, const shape *shapes, const shape *out_shape,
                                  uint32_t count, const op_window *windows)
@@ -394,7 +434,8 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
         }
         shape pair[2] = {partial_shape, shapes[k]};
         broadcast_push push = {count, e->param, {0}, {0}};
-        int rank = collapse_broadcast(pair, 2, out_shape, &push);
+        int pair_ins[2] = {partial, e->ins[k]};
+        int rank = e->strided ? strided_pass(c, pair_ins, pair, 2, out_shape, &push) : collapse_broadcast(pair, 2, out_shape, &push);
         if (rank > BROADCAST_MAX_RANK)
             return op_error(c, VKI_ERROR_UNSUPPORTED, BROADCAST_TOO_DEEP, rank, BROADCAST_MAX_RANK);
         plan_value *b = op_value(c, e->ins[k]);
@@ -602,12 +643,26 @@ static vki_status plan_binary(op_ctx *c)
     /* BitShift: the dtype's width in bits (int64 is held narrowed to int32) */
     if (code == B_SHIFT_LEFT || code == B_SHIFT_RIGHT) e.param = (float)(8 * vki_dtype_size(out_dtype));
     if (code == B_SWIGLU) e.param = ir_attr_float(c->node, "alpha", 1.0f);
+    /* a permuted view (a Transpose that only this node reads: ConvNeXt's NHWC -> NCHW before
+     * its layer scale) is read through its strides by one pass of two float inputs bound
+     * whole; in any other case (a view whose scale was to be a constant and is not,
+     * src/plan/op_ctx.c constant_scale) its elements are copied in row-major order first */
+    bool strided_ok = n == 2 && code >= B_ADD && code <= B_DIV && dtype_is_float(out_dtype) && !op_in(c, 0)->view_scale &&
+                      !op_in(c, 1)->view_scale && bound_whole(c, op_in(c, 0)) && bound_whole(c, op_in(c, 1)) &&
+                      (uint64_t)count * storage_size(op_out(c, 0)->storage) <= op_max_binding_bytes(c);
     for (int k = 0; k < n; k++) {
         e.ins[k] = op_in_index(c, k);
-        /* a permuted view whose scale was to be a constant (src/plan/op_ctx.c, constant_scale)
-         * and is not: its elements, copied in row-major order first */
-        if (op_in(c, k)->permuted) VKI_TRY(op_contiguous_copy(c, op_in_index(c, k), &e.ins[k]));
+        if (op_in(c, k)->permuted && strided_ok) e.strided = true;
+        else if (op_in(c, k)->permuted) VKI_TRY(op_contiguous_copy(c, op_in_index(c, k), &e.ins[k]));
         e.codes[k] = k == n - 1 && !strcmp(d->name, "Mean") ? B_MEAN_LAST : code;
+    }
+    if (e.strided) {
+        int kept = 0;
+        for (int dd = 0; dd < out_shape.rank; dd++) kept += out_shape.dims[dd] != 1;
+        if (kept > BROADCAST_MAX_RANK)
+            for (int k = 0; k < n; k++)
+                if (op_in(c, k)->permuted) VKI_TRY(op_contiguous_copy(c, op_in_index(c, k), &e.ins[k]));
+        if (kept > BROADCAST_MAX_RANK) e.strided = false;
     }
     /* a residual Add that only a LayerNormalization reads (transformer blocks): one norm_rows
      * pass normalizes the sum */

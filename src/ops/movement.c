@@ -348,6 +348,21 @@ static vki_status plan_transpose(op_ctx *c)
             return VKI_OK;
         }
     }
+    /* A Transpose that only an element-wise Add, Sub, Mul or Div reads (ConvNeXt's NHWC -> NCHW
+     * before its layer scale) is a permuted view too: src/ops/binary.c reads it through its
+     * strides (or copies it, where that pass cannot) */
+    bool elementwise = false;
+    for (int k = 0; k < 4 && y && !mm; k++)
+        elementwise |= op_read_only_by(c, op_out_index(c, 0), (const char *[]){"Add", "Sub", "Mul", "Div"}[k]);
+    if (elementwise && op_fusion_on(c) && dtype_is_float(x->dtype) && !x->host && !x->view_scale &&
+        op_storage(c, op_in_index(c, 0)) == y->storage) {
+        VKI_TRY(op_output_alias(c, 0, 0));
+        if (y->alias_of >= 0) {
+            y->permuted = true;
+            for (int k = 0; k < x->rank; k++) y->view_strides[k] = src[perm[k]];
+            return VKI_OK;
+        }
+    }
     if (x->permuted) { /* a view whose chain ended elsewhere: its elements, permuted, copied */
         strided_copy s = {0};
         s.rank = x->rank;

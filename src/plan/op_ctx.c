@@ -444,7 +444,7 @@ int op_fuse_add_find(op_ctx *c, int v, int *other)
     if (o < 0 || o == v) return -1;
     const plan_value *x = &p->values[v], *ov = &p->values[o];
     /* known now: an initializer, a folded constant or the output of a node planned earlier */
-    if (!ov->shaped || ov->dtype != x->dtype || ov->rank > x->rank) return -1;
+    if (!ov->shaped || ov->dtype != x->dtype || ov->rank > x->rank || ov->permuted || ov->view_scale) return -1;
     for (int d = 0; d < ov->rank; d++) {
         int64_t od = ov->dims[ov->rank - 1 - d], xd = x->dims[x->rank - 1 - d];
         if (od != xd && od != 1) return -1; /* broadcasting must not grow v */

@@ -151,9 +151,9 @@ class ShapeScaledHeads(nn.Module):
 
 class ShapeVectorScale(nn.Module):
     """A scale made from dims that is not a scalar ([2,3,5,4] as floats, along the last axis):
-    Q's Transpose was planned as a view expecting a constant scalar, so the Mul copies its
-    permuted input first: as many dispatches on Q's side as without fusion; K's Transposes are
-    views (exactly 2 fewer)."""
+    Q's Transpose was planned as a view expecting a constant scalar, and the Mul reads that
+    permuted view through its strides (1 fewer: once it was copied first); K's Transposes are
+    views (2): exactly 3 fewer."""
     onnx_dynamic_axes = {"in0": {1: "batch"}, "in1": {1: "batch"}}
 
     def forward(self, x, y):
@@ -166,7 +166,8 @@ class ShapeVectorScale(nn.Module):
 class UnitAxisTransposes(nn.Module):
     """Transposes that move only axes of size 1 keep the elements' order: reshapes, whoever
     reads them (PyTorch 2's batch-first attention at batch 1 turns [1, S, D] into [S, 1, D]
-    and back). Exactly 2 fewer; the transpose of two longer axes stays a copy."""
+    and back): 2 fewer; the transpose of two longer axes is a permuted view that the Mul after
+    it reads through its strides (1): exactly 3 fewer."""
 
     def forward(self, x):                                            # [1, 5, 8]
         h = torch.tanh(x).transpose(0, 1)                            # [5, 1, 8]
@@ -272,6 +273,23 @@ class NormActs(nn.Module):
         return torch.cat([g.flatten(), torch.tanh(self.conv(y)).flatten()])
 
 
+class TransposedElementwise(nn.Module):
+    """ConvNeXt's block end: an NHWC tensor permuted back to NCHW, times a per-channel layer
+    scale, plus the residual; and a difference of a permuted tensor and a broadcast one. The
+    two Transposes that an element-wise op reads are permuted views it reads through their
+    strides (2 fewer), the Slices of x row views (2): 4 dispatches fewer, exactly."""
+
+    def __init__(self):
+        super().__init__()
+        self.gamma = nn.Parameter(torch.randn(4, 1, 1))
+
+    def forward(self, x, r, y):
+        x, y = torch.tanh(x), torch.tanh(y)  # intermediates, as in a model (the fp16 mode's inputs are words)
+        a = self.gamma * x.permute(0, 3, 1, 2) + r
+        b = y.permute(2, 0, 1) - x[:1, :1].permute(3, 0, 1, 2).reshape(4, 1, 6)
+        return torch.cat([a.flatten(), b.flatten()])
+
+
 class ConvTransposeRelu(nn.Module):
     """ConvTranspose (1-D and 2-D: strides, dilation, pads, output padding, no bias) + ReLU:
     the kernels apply the ReLU (1 each; on CPU devices the col2im gather after the product)."""
@@ -333,8 +351,8 @@ CASES = {
     "reshaped_heads": (ReshapedHeads, (torch.randn(5, 6, 8), torch.randn(5, 6, 8)), 17, 4),
     "late_scale": (LateScale, (torch.randn(2, 3, 5, 8), torch.randn(2, 3, 7, 8)), 17, 2),
     "shape_scaled_heads": (ShapeScaledHeads, (torch.randn(5, 6, 8), torch.randn(5, 6, 8)), 17, 5),
-    "shape_vector_scale": (ShapeVectorScale, (torch.randn(5, 6, 4), torch.randn(5, 6, 4)), 17, 2),
-    "unit_axis_transposes": (UnitAxisTransposes, (torch.randn(1, 5, 8),), 17, 2),
+    "shape_vector_scale": (ShapeVectorScale, (torch.randn(5, 6, 4), torch.randn(5, 6, 4)), 17, 3),
+    "unit_axis_transposes": (UnitAxisTransposes, (torch.randn(1, 5, 8),), 17, 3),
     "row_views": (RowViews, (torch.randn(6, 4, 32),), 17, 4),
     "row_view_output": (RowViewOutput, (torch.randn(6, 4, 32),), 17, 1),
     # per layer: the GELU's 4 nodes and the GELU itself (into linear1's epilogue), the
@@ -347,6 +365,8 @@ CASES = {
     # (new cases go last: the inputs above come from one seeded stream, in this order)
     "silus": (Silus, (torch.randn(2, 4, 9, 11), torch.randn(3, 10)), 17, 10),
     "norm_acts": (NormActs, (torch.randn(5, 24), torch.randn(5, 40), torch.randn(2, 4, 9)), 17, 7),
+    "transposed_elementwise": (TransposedElementwise, (torch.randn(2, 5, 6, 4), torch.randn(2, 4, 5, 6),
+                                                       torch.randn(7, 6, 4)), 17, 4),
 }
 
 
@@ -355,7 +375,7 @@ NO_BF16_REFERENCE = {"conv_transpose_relu"}
 
 # cases whose saving is views (planned as aliases, not "fused into their producer")
 VIEWS = {"transposed_products", "scaled_products", "reshaped_heads", "late_scale", "shape_scaled_heads",
-         "shape_vector_scale", "unit_axis_transposes", "row_views", "row_view_output"}
+         "shape_vector_scale", "unit_axis_transposes", "row_views", "row_view_output", "transposed_elementwise"}
 EXACT = VIEWS  # exactly `fewer` dispatches fewer, not at least
 
 
