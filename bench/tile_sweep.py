@@ -3,9 +3,10 @@
 shape, for tuning the tile choice of src/ops/matmul_coopmat.c on a device.
 
     bench/tile_sweep.py [--vkinfer build/vkinfer] [--shapes 1024x768x3072,...] [--tiles 64x64x32x128,...]
-        [--dtype float32 --env VKINFER_TILED_TILE --tiles default,32,64,128]
+        [--dtype float32 --env VKINFER_TILED_TILE --tiles default,32,64,128] [--transb]
 
-Each shape MxNxK is one ONNX MatMul [M,K] x [K,N] (float16, opset 17); each tile is
+Each shape MxNxK is one ONNX MatMul [M,K] x [K,N] (float16, opset 17; --transb: a Gemm of B
+stored [N,K]); each tile is
 VKINFER_COOPMAT2_TILE's BMxBNxBKxLOCAL ("default" is the kernel's own choice). Prints the GPU
 time of the product's dispatches (split-K's reduce included) from one profiled run (best of
 --repeat), TFLOP/s, and the kernels that ran; with torch on CUDA, torch.matmul's GPU time too."""
@@ -73,6 +74,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--dtype", default="float16", choices=["float16", "float32"])
     ap.add_argument("--env", default="VKINFER_COOPMAT2_TILE", help="the variable each tile sets (VKINFER_TILED_TILE: fp32)")
+    ap.add_argument("--transb", action="store_true", help="B stored [N,K] (Gemm transB=1, a Linear's weight as exported)")
     a = ap.parse_args()
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as tmp:
@@ -80,10 +82,11 @@ def main():
             M, N, K = (int(v) for v in shape.split("x"))
             dt = np.float16 if a.dtype == "float16" else np.float32
             x = (rng.standard_normal((M, K)) / np.sqrt(K)).astype(dt)
-            w = rng.standard_normal((K, N)).astype(dt)
+            w = rng.standard_normal((N, K) if a.transb else (K, N)).astype(dt)
             path = os.path.join(tmp, f"mm_{shape}.onnx")
-            build_model(path, [("a", x)], [helper.make_node("MatMul", ["a", "w"], ["y"])], "y", dt,
-                        initializers=[("w", w)])
+            node = (helper.make_node("Gemm", ["a", "w"], ["y"], transB=1) if a.transb
+                    else helper.make_node("MatMul", ["a", "w"], ["y"]))
+            build_model(path, [("a", x)], [node], "y", dt, initializers=[("w", w)])
             flags = input_flags(tmp, [("a", x)])
             flop = 2.0 * M * N * K
             t = torch_ms(M, N, K, a.dtype)

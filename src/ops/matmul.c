@@ -10,6 +10,7 @@
 #include "movement.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,6 +172,64 @@ static uint32_t aligned_operands(const mm_problem *p)
         b = b && p->sb[d] % 8 == 0;
     }
     return (uint32_t)a | (uint32_t)b << 1 | (uint32_t)(p->N % 8 == 0) << 2;
+}
+
+/* matmul_sgemm's tiles: BM x BN of Y per workgroup of MM_SGEMM_LOCAL invocations, BK of K a
+ * step. */
+enum { MM_SGEMM_LOCAL = 256 };
+typedef struct mm_sgemm_tiles {
+    uint32_t bm, bn, bk;
+} mm_sgemm_tiles;
+
+/* Whether float32 p runs matmul_sgemm, and on which tiles. Not yet by default: it was written
+ * for GPUs' float32 products (BERT's, ViT's, resnet50's at batch 32, where matmul_tiled reaches
+ * 21-33 TFLOP/s on the H200 against cuBLAS's 50) in a session that had no GPU to measure it
+ * on, so it runs where asked: VKINFER_MM_SGEMM=1 on GPUs, VKINFER_MATMUL_KERNELS=sgemm on any
+ * device (CI on lavapipe checks it so). Products of at least 64 rows and columns; the largest
+ * tiles that still give MM_BUSY_GROUPS workgroups (64 x 64 otherwise, where split K may
+ * follow). VKINFER_SGEMM_TILE=BMxBN and VKINFER_SGEMM_BK (8 or 16) override, for tuning. */
+static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, mm_sgemm_tiles *t)
+{
+    const char *force = getenv("VKINFER_MATMUL_KERNELS"), *on = getenv("VKINFER_MM_SGEMM");
+    bool forced = force && !strcmp(force, "sgemm");
+    bool asked = on && !strcmp(on, "1") && c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU &&
+                 !(force && !strcmp(force, "tiled"));
+    if (!forced && !asked) return false;
+    if (p->M < 64 || p->N < 64) return false;
+    static const uint32_t shapes[4][2] = {{128, 128}, {64, 128}, {128, 64}, {64, 64}};
+    *t = (mm_sgemm_tiles){64, 64, 8};
+    for (int i = 0; i < 4; i++) {
+        int64_t groups = (p->M + shapes[i][0] - 1) / shapes[i][0] * ((p->N + shapes[i][1] - 1) / shapes[i][1]) * z_count;
+        if (groups >= MM_BUSY_GROUPS) {
+            t->bm = shapes[i][0], t->bn = shapes[i][1];
+            break;
+        }
+    }
+    const char *tile = getenv("VKINFER_SGEMM_TILE"), *bk = getenv("VKINFER_SGEMM_BK");
+    unsigned bm, bn;
+    if (tile && sscanf(tile, "%ux%u", &bm, &bn) == 2 && (bm == 64 || bm == 128) && (bn == 64 || bn == 128))
+        t->bm = bm, t->bn = bn;
+    if (bk && (!strcmp(bk, "8") || !strcmp(bk, "16"))) t->bk = (uint32_t)atoi(bk);
+    /* two shared buffers of BK x (BM + BN) floats; a device with smaller workgroups or less
+     * shared memory (the Android Baseline) keeps matmul_tiled */
+    const VkPhysicalDeviceLimits *lim = &c->vk->caps.props.limits;
+    return lim->maxComputeWorkGroupInvocations >= MM_SGEMM_LOCAL && lim->maxComputeWorkGroupSize[0] >= MM_SGEMM_LOCAL &&
+           lim->maxComputeSharedMemorySize >= 2 * t->bk * (t->bm + t->bn) * 4;
+}
+
+/* matmul_sgemm's VEC: bit 0 where A's runs along its contiguous axis start on 16 bytes (that
+ * axis's stride 1, the other stride and every batch stride multiples of 4 floats), bit 1 for B,
+ * bit 2 where Y's rows do (N a multiple of 4). Bases are 0 here: the kernel is taken only on
+ * operands bound whole, one product of all batches. */
+static uint32_t sgemm_vec(const mm_problem *p)
+{
+    bool a = p->sak == 1 && p->K > 1 ? p->sam % 4 == 0 : p->sam == 1 && p->sak % 4 == 0;
+    bool b = p->sbk == 1 && p->K > 1 ? p->sbn % 4 == 0 : p->sbn == 1 && p->sbk % 4 == 0;
+    for (int d = 0; d < p->nb; d++) {
+        a = a && p->sa[d] % 4 == 0;
+        b = b && p->sb[d] % 4 == 0;
+    }
+    return (uint32_t)a | (uint32_t)b << 1 | (uint32_t)(p->N % 4 == 0) << 2;
 }
 
 /* Records the dispatches of one product. Up to three batch dims go to the shader (z is
@@ -357,6 +416,18 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         memcpy(&spec_tiled[9], cm.spec_tail, (cm.n_spec - 9) * sizeof spec_tiled[0]);
         gx = (p->N + cm.tile_n - 1) / cm.tile_n;
         gy = (p->M + cm.tile_m - 1) / cm.tile_m;
+    }
+    mm_sgemm_tiles sg;
+    if (!on_coopmat && fits && !is_int && !gemv && st == GPU_W32 && sgemm_choose(c, p, z_count, &sg)) {
+        tiled = "matmul_sgemm";
+        n_spec_tiled = 12;
+        spec_tiled[0] = MM_SGEMM_LOCAL;
+        spec_tiled[6] = sg.bn;
+        spec_tiled[9] = sg.bm;
+        spec_tiled[10] = sg.bk;
+        spec_tiled[11] = sgemm_vec(p);
+        gx = (p->N + sg.bn - 1) / sg.bn;
+        gy = (p->M + sg.bm - 1) / sg.bm;
     }
     int64_t groups = gx * gy * z_count;
     int64_t split_below = on_coopmat ? MM_SPLIT_BELOW : MM_SPLIT_BELOW_SCALAR;

@@ -35,7 +35,7 @@ enum { MM_PACK_LOCAL = 64 };
 bool mm_cpu_kernels(const op_ctx *c)
 {
     const char *force = getenv("VKINFER_MATMUL_KERNELS");
-    if (force && !strcmp(force, "gpu")) return false;
+    if (force && (!strcmp(force, "gpu") || !strcmp(force, "sgemm"))) return false;
     if (force && !strcmp(force, "cpu")) return true;
     return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }

@@ -2,11 +2,16 @@
 differently: the issue-10 shapes ([563,512] x [512,512], [563,1,512] x [512,512]), batched 3-D
 and 4-D products with broadcast batch dims, transposed operands, Gemm's alpha/beta and C
 broadcast, small odd sizes (K not a multiple of 4, a 1x1 product), Linear with bias, a
-Linear + ReLU that the kernel absorbs, products of 12 and 16 rows and of one column. Run once per kernel family (VKINFER_MATMUL_KERNELS=cpu,
-=gpu: tests/CMakeLists.txt), so that each is checked on any device.
+Linear + ReLU that the kernel absorbs, products of 12 and 16 rows and of one column, and the
+float32 GPU kernel's cases (sgemm_*). Run once per kernel family (VKINFER_MATMUL_KERNELS=cpu,
+=gpu, =sgemm: tests/CMakeLists.txt), so that each is checked on any device; with =sgemm the
+sgemm_* cases must run matmul_sgemm.
 
     matmul_parity.py VKINFER
 Passes when, for every case, max|vkinfer - eager| <= 1e-4 * max|eager| + 1e-5."""
+import os
+import re
+import subprocess
 import sys
 import tempfile
 
@@ -14,7 +19,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from torch_export import run_exported
+from torch_export import export_onnx, run_exported
 
 
 class Fn(nn.Module):
@@ -67,6 +72,27 @@ def cases():
     yield "column_n1_batched", Fn(torch.matmul), (r(3, 40, 300), r(3, 300, 1))
     yield "linear_to_one", nn.Sequential(nn.Linear(300, 1), nn.ReLU()), (r(50, 300),)
     yield "gemm_n1_c", Fn(lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=1.5)), (r(40, 1), r(40, 300), r(300, 1))
+    # 64 rows and columns or more: matmul_sgemm on GPUs (VKINFER_MATMUL_KERNELS=sgemm takes it
+    # on any device and checks that it ran): ragged edges of its tiles, K not a multiple of 4
+    # (quads cut short), N not a multiple of 4 (no vec4 stores), operands transposed (quads
+    # along rows), batched and broadcast, Gemm's C, a fused ReLU, split K, a convolution's product
+    yield "sgemm_ragged", Fn(torch.matmul), (r(130, 77), r(77, 200))
+    yield "sgemm_transposed_batched", Fn(lambda a, b: a.transpose(-1, -2) @ b.transpose(-1, -2)), (r(3, 90, 70), r(3, 66, 90))
+    yield "sgemm_broadcast_4d", Fn(torch.matmul), (r(2, 1, 70, 64), r(3, 64, 66))
+    yield "sgemm_gemm_c", Fn(lambda c, a, b: torch.addmm(c, a, b.t(), beta=0.5, alpha=1.5)), (r(65), r(100, 96), r(65, 96))
+    yield "sgemm_linear_relu_3d", nn.Sequential(nn.Linear(96, 130), nn.ReLU()), (r(2, 50, 96),)
+    yield "sgemm_split_k", Fn(torch.matmul), (r(64, 2000), r(2000, 64))
+    yield "sgemm_conv", nn.Conv2d(8, 72, 3, padding=1), (r(2, 8, 12, 12),)
+
+
+def profiled_kernels(vkinfer, model, inputs):
+    """The kernels one profiled run of the exported model dispatches."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "model.onnx")
+        export_onnx(model, inputs, path, [f"in{i}" for i in range(len(inputs))], ["out"], 13)
+        run = subprocess.run([vkinfer, "bench", path, "--random-inputs", "--runs", "1", "--warmup", "0", "--profile"],
+                             capture_output=True, text=True)
+        return set(re.findall(r"^\s+[\d.]+ ms\s+(\S+)\s", run.stdout, re.M))
 
 
 def main():
@@ -86,6 +112,11 @@ def main():
         if name == "linear_relu" and " 1 fused into their producer" not in run.stdout:
             print(f"FAIL {name}: the ReLU was not fused into its Gemm")
             ok = False
+        if name.startswith("sgemm_") and os.environ.get("VKINFER_MATMUL_KERNELS") == "sgemm" and ok:
+            kernels = profiled_kernels(vkinfer, model, inputs)
+            if "matmul_sgemm" not in kernels:
+                print(f"FAIL {name}: matmul_sgemm did not run (kernels: {', '.join(sorted(kernels))})")
+                ok = False
         print(("PASS" if ok else "FAIL") + f" {name}: shape {ref.shape}, max abs error {err:.3g} (bound {bound:.3g})")
         if not ok:
             failed.append(name)
