@@ -20,6 +20,9 @@ layout(constant_id = 8) const float HI = 0.0;
 #define AFFINE_NONE 0u
 #define AFFINE_PER_ROW 1u     // pair (row % period): InstanceNormalization's channels
 #define AFFINE_PER_ELEMENT 2u // pair (j % period): LayerNormalization's Scale and B
+// pair (row % period) * (len / channel_len) + j / channel_len: GroupNormalization's channels,
+// a row being one group (period groups) of channels of channel_len elements each
+#define AFFINE_PER_CHANNEL 3u
 
 layout(std430, binding = 0) readonly buffer In { uint x[]; };
 layout(std430, binding = 1) readonly buffer ScaleShift { vec2 scale_shift[]; };
@@ -30,6 +33,7 @@ layout(push_constant) uniform Push {
     uint rows; uint len; uint period; float eps;
     uint keep_inner; uint keep_stride_outer; uint keep_stride_inner;
     uint red_inner; uint red_stride_outer; uint red_stride_inner;
+    uint channel_len; // AFFINE_PER_CHANNEL
 } pc;
 
 uint row_start(uint row)
@@ -69,9 +73,11 @@ void main()
     if (!RESIDUAL) stats[row] = vec2(mean, inv_std);
 
     vec2 ss = AFFINE == AFFINE_PER_ROW ? scale_shift[row % pc.period] : vec2(1.0, 0.0);
+    uint first_channel = AFFINE == AFFINE_PER_CHANNEL ? (row % pc.period) * (pc.len / pc.channel_len) : 0u;
     for (uint j = 0u; j < pc.len; j++) {
         uint at = base + element(j);
         if (AFFINE == AFFINE_PER_ELEMENT) ss = scale_shift[j % pc.period];
+        if (AFFINE == AFFINE_PER_CHANNEL) ss = scale_shift[first_channel + j / pc.channel_len];
         float v = (x_at(at) - mean) * inv_std;
         if (AFFINE != AFFINE_NONE) v = v * ss.x + ss.y;
         y[at] = floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, v, LO, HI)));

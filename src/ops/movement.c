@@ -354,6 +354,14 @@ static vki_status plan_transpose(op_ctx *c)
     bool elementwise = false;
     for (int k = 0; k < 4 && y && !mm; k++)
         elementwise |= op_read_only_by(c, op_out_index(c, 0), (const char *[]){"Add", "Sub", "Mul", "Div"}[k]);
+    /* but not a residual Add that a LayerNormalization reads: norm_rows adds it up in its own
+     * pass (src/ops/normalization.c norm_fuse_add), from row-major inputs (PyTorch 1.13's
+     * batch-first encoder layer transposes its attention back before the residual) */
+    int add = op_only_reader(c, op_out_index(c, 0), "Add"), scale, bias;
+    float eps;
+    int64_t axis;
+    if (add >= 0 && op_layer_norm_reader(c, op_graph_node(c, add)->outputs[0], &scale, &bias, &eps, &axis) >= 0)
+        elementwise = false;
     if (elementwise && op_fusion_on(c) && dtype_is_float(x->dtype) && !x->host && !x->view_scale &&
         op_storage(c, op_in_index(c, 0)) == y->storage) {
         VKI_TRY(op_output_alias(c, 0, 0));

@@ -11,7 +11,7 @@
 #include <string.h>
 
 enum fold_mode { FOLD_SCALE, FOLD_SHIFT, FOLD_PACK, FOLD_PACK_SCALE }; /* shaders/norm_fold.glsl */
-enum affine_mode { AFFINE_NONE, AFFINE_PER_ROW, AFFINE_PER_ELEMENT };  /* shaders/norm_rows.glsl */
+enum affine_mode { AFFINE_NONE, AFFINE_PER_ROW, AFFINE_PER_ELEMENT, AFFINE_PER_CHANNEL }; /* shaders/norm_rows.glsl */
 
 #define NORM_GROUP 128
 
@@ -216,11 +216,12 @@ typedef struct row_layout {
     int64_t rows, len;
     bool strided;
     uint32_t keep_inner, keep_stride_outer, keep_stride_inner, red_inner, red_stride_outer, red_stride_inner;
+    uint32_t channel_len; /* AFFINE_PER_CHANNEL: the elements of one channel of a row */
 } row_layout;
 
 static row_layout contiguous_rows(int64_t rows, int64_t len)
 {
-    return (row_layout){rows, len, false, 1, 0, 0, 1, 0, 0};
+    return (row_layout){rows, len, false, 1, 0, 0, 1, 0, 0, 1};
 }
 
 /* An activation that norm_rows applies where it stores (op_fuse_activation); on = false: none. */
@@ -254,8 +255,10 @@ static vki_status rows_dispatch_into(op_ctx *c, const row_layout *l, enum affine
         uint32_t rows, len, period;
         float eps;
         uint32_t keep_inner, keep_stride_outer, keep_stride_inner, red_inner, red_stride_outer, red_stride_inner;
+        uint32_t channel_len;
     } push = {(uint32_t)l->rows, (uint32_t)l->len, (uint32_t)(period ? period : 1), eps, l->keep_inner,
-              l->keep_stride_outer, l->keep_stride_inner, l->red_inner, l->red_stride_outer, l->red_stride_inner};
+              l->keep_stride_outer, l->keep_stride_inner, l->red_inner, l->red_stride_outer, l->red_stride_inner,
+              l->channel_len ? l->channel_len : 1};
     int values[4] = {op_in_index(c, 0), pairs >= 0 ? pairs : op_in_index(c, 0), out, residual >= 0 ? residual : stats};
     /* X, Y (and R) in their 16-bit storage; the (scale, shift) pairs and the statistics stay fp32 */
     gpu_storage stores[4] = {st, pairs >= 0 ? GPU_W32 : st, st, residual >= 0 ? st : GPU_W32};
@@ -288,10 +291,25 @@ static vki_status rows_dispatch(op_ctx *c, const row_layout *l, enum affine_mode
     return rows_dispatch_into(c, l, affine, pairs, period, eps, eps_outside_sqrt, stats, unit, op_out_index(c, 0), -1, NULL);
 }
 
-/* GroupNormalization: each (n, group) normalized as one row into a scratch value, then the
- * per-channel affine map (norm_affine) into Y. Scale and bias have one value per channel
- * (opset 21) or, at opset 18, one per group (then they must be plan-time constants). The
- * statistics are fp32 whatever stash_type says. */
+/* Group normalization of X (the node's input 0, N x C x ..., contiguous) into value `out`:
+ * each (n, group) is one row, normalized and mapped by its channels' (scale, shift) pairs
+ * (`pairs`, one per channel) as it is stored, then the activation `act` (or NULL); one
+ * norm_rows dispatch (windows of whole images where X exceeds a binding). */
+static vki_status group_rows(op_ctx *c, int64_t n, int64_t groups, int64_t channels, int pairs, float eps, int out,
+                             const rows_act *act)
+{
+    int64_t count = numel(op_in(c, 0));
+    row_layout l = contiguous_rows(n * groups, count / (n * groups));
+    l.channel_len = (uint32_t)(count / (n * channels));
+    int stats;
+    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * (l.rows ? l.rows : 1), &stats));
+    return rows_dispatch_into(c, &l, AFFINE_PER_CHANNEL, pairs, groups, eps, false, stats, groups, out, -1, act);
+}
+
+/* GroupNormalization: group_rows, with an activation after it (op_fuse_activation_value) in
+ * the same pass. Scale and bias have one value per channel (opset 21) or, at opset 18, one
+ * per group (then they must be plan-time constants). The statistics are fp32 whatever
+ * stash_type says. */
 static vki_status plan_group_norm(op_ctx *c)
 {
     VKI_TRY(op_require_inputs(c, 3, 3));
@@ -308,13 +326,9 @@ static vki_status plan_group_norm(op_ctx *c)
         return op_error(c, VKI_ERROR_SHAPE, "scale and bias must have one value per channel (%lld) or per group (%lld)",
                         (long long)channels, (long long)groups);
     VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, x->dims));
-    int64_t count = numel(x), inner = shape_numel(x->dims + 2, x->rank - 2);
+    int64_t count = numel(x);
     if (count == 0) return VKI_OK;
     if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^32 elements");
-    if ((uint64_t)count * 4 > op_max_binding_bytes(c))
-        return op_error(c, VKI_ERROR_UNSUPPORTED, "X (%llu bytes as 32-bit words) exceeds the device's maxStorageBufferRange "
-                        "(%llu bytes); GroupNormalization does not split its work", (unsigned long long)count * 4,
-                        (unsigned long long)op_max_binding_bytes(c));
     int pairs;
     if (per_group) {
         if (!op_input_is_const(c, 1) || !op_input_is_const(c, 2))
@@ -329,19 +343,117 @@ static vki_status plan_group_norm(op_ctx *c)
     } else {
         VKI_TRY(pack_scale_bias(c, 1, 2, channels, &pairs));
     }
-    int normalized, stats;
-    VKI_TRY(op_temp(c, x->dtype, count, &normalized));
-    row_layout l = contiguous_rows(x->dims[0] * groups, count / (x->dims[0] * groups));
-    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * (l.rows ? l.rows : 1), &stats));
-    VKI_TRY(rows_dispatch_into(c, &l, AFFINE_NONE, -1, 1, ir_attr_float(c->node, "epsilon", 1e-5f), false, stats, 1,
-                               normalized, -1, NULL));
-    uint32_t spec[2] = {NORM_GROUP, op_dtype_code(x->dtype)}, gx, gy;
-    struct { uint32_t count, inner, channels; } push = {(uint32_t)count, (uint32_t)inner, (uint32_t)channels};
-    int values[3] = {normalized, pairs, op_out_index(c, 0)};
-    gpu_storage stores[3] = {GPU_W32, GPU_W32, GPU_W32};
-    op_grid_1d((uint64_t)count, NORM_GROUP, &gx, &gy);
-    return op_dispatch_stored(c, op_variant(c, "norm_affine", GPU_W32), spec, 2, &push, sizeof push, values, NULL, stores, 3,
-                              gx, gy, 1);
+    rows_act act = {false, -INFINITY, INFINITY};
+    act.on = op_fuse_activation_value(c, op_out_index(c, 0), &act.lo, &act.hi);
+    return group_rows(c, x->dims[0], groups, channels, pairs, ir_attr_float(c->node, "epsilon", 1e-5f), op_out_index(c, 0),
+                      &act);
+}
+
+/* The dims that Reshape node `r` will give its data, known before it is planned: its shape
+ * input a constant (0 copies the data's dim, -1 is inferred), or the Shape of a value planned
+ * already (PyTorch's GroupNorm reshapes back to Shape(X)). false if neither, or malformed. */
+static bool reshape_target(op_ctx *c, const ir_node *r, const int64_t *in_dims, int in_rank, int64_t *dims, int *rank)
+{
+    int sv = r->n_inputs == 2 ? r->inputs[1] : -1;
+    if (sv < 0) return false;
+    plan_value *shape_v = op_value(c, sv);
+    if (shape_v->host && shape_v->shaped && shape_v->rank == 1 && shape_v->dims[0] >= 1 && shape_v->dims[0] <= VKI_MAX_RANK) {
+        *rank = (int)shape_v->dims[0];
+        int64_t known = 1, total = shape_numel(in_dims, in_rank);
+        int infer = -1;
+        for (int d = 0; d < *rank; d++) {
+            dims[d] = host_read_i64(shape_v->dtype, shape_v->host, (size_t)d);
+            if (dims[d] == 0 && d < in_rank && !ir_attr_int(r, "allowzero", 0)) dims[d] = in_dims[d];
+            if (dims[d] == -1 && infer < 0) infer = d;
+            else if (dims[d] <= 0) return false;
+            else known *= dims[d];
+        }
+        if (infer >= 0) dims[infer] = known && total % known == 0 ? total / known : -1;
+        return infer < 0 || dims[infer] > 0;
+    }
+    int n = op_value_producer(c, sv);
+    const ir_node *shape_node = n >= 0 ? op_graph_node(c, n) : NULL;
+    if (!shape_node || *shape_node->domain || strcmp(shape_node->op_type, "Shape") || shape_node->n_inputs != 1 ||
+        ir_find_attr(shape_node, "start") || ir_find_attr(shape_node, "end"))
+        return false;
+    plan_value *src = shape_node->inputs[0] >= 0 ? op_value(c, shape_node->inputs[0]) : NULL;
+    if (!src || !src->shaped) return false;
+    *rank = src->rank;
+    memcpy(dims, src->dims, (size_t)src->rank * sizeof *dims);
+    return true;
+}
+
+/* Whether constant o, broadcast against dims[0..rank), is one value per channel (axis 1) or one
+ * value: every other axis it reaches is 1. */
+static bool per_channel(const plan_value *o, const int64_t *dims, int rank)
+{
+    if (!o->host || !o->shaped || o->rank > rank) return false;
+    for (int d = 0; d < o->rank; d++) {
+        int axis = rank - o->rank + d;
+        if (o->dims[d] != 1 && (axis != 1 || o->dims[d] != dims[1])) return false;
+    }
+    return true;
+}
+
+/* PyTorch's GroupNorm before opset 18: Reshape(X, [N, G, -1]) -> InstanceNormalization over G
+ * channels -> Reshape back to X's shape -> Mul by a per-channel weight -> Add of a per-channel
+ * bias (-> an activation: Diffusion Policy's Conv1d blocks end in Mish). When this node is
+ * that InstanceNormalization, with constant scale and B, and its output is read only by such a
+ * Reshape and then such a Mul (and Add) of plan-time constants, it claims them (and the
+ * activation) and stores their result: group_rows with both affine maps folded into one pair
+ * per channel, one dispatch for four or five. *taken false: not this case. */
+static vki_status torch_group_norm(op_ctx *c, bool *taken)
+{
+    *taken = false;
+    plan_value *x = op_in(c, 0), *gs = op_in(c, 1), *gb = op_in(c, 2);
+    int y = op_out_index(c, 0);
+    if (x->rank != 3 || !gs->host || !gb->host || !dtype_is_float(x->dtype)) return VKI_OK;
+    int r = op_only_reader(c, y, "Reshape");
+    if (r < 0) return VKI_OK;
+    const ir_node *rn = op_graph_node(c, r);
+    int64_t dims[VKI_MAX_RANK];
+    int rank;
+    if (rn->inputs[0] != y || !reshape_target(c, rn, x->dims, x->rank, dims, &rank) || rank < 2) return VKI_OK;
+    int64_t n = x->dims[0], groups = x->dims[1], channels = dims[1];
+    if (dims[0] != n || !groups || channels % groups || shape_numel(dims, rank) != numel(x)) return VKI_OK;
+    int w = rn->outputs[0];
+    int mul = op_only_reader(c, w, "Mul");
+    if (mul < 0) return VKI_OK;
+    const ir_node *mn = op_graph_node(c, mul);
+    int mo = mn->n_inputs == 2 ? (mn->inputs[0] == w ? mn->inputs[1] : mn->inputs[0]) : -1;
+    if (mo < 0 || mo == w || !per_channel(op_value(c, mo), dims, rank) || op_value(c, mo)->dtype != x->dtype) return VKI_OK;
+    int last = mn->outputs[0], ao = -1;
+    int add = op_only_reader(c, last, "Add");
+    if (add >= 0) {
+        const ir_node *an = op_graph_node(c, add);
+        ao = an->n_inputs == 2 ? (an->inputs[0] == last ? an->inputs[1] : an->inputs[0]) : -1;
+        if (ao < 0 || ao == last || !per_channel(op_value(c, ao), dims, rank) || op_value(c, ao)->dtype != x->dtype) {
+            add = -1;
+            ao = -1;
+        }
+    }
+    int pairs;
+    float *data;
+    VKI_TRY(pair_temp(c, channels, true, &pairs, &data));
+    plan_value *mv = op_value(c, mo), *av = ao >= 0 ? op_value(c, ao) : NULL;
+    int64_t per_group = channels / groups;
+    for (int64_t k = 0; k < channels; k++) {
+        double s = host_read_f64(gs->dtype, gs->host, (size_t)(k / per_group));
+        double b = host_read_f64(gb->dtype, gb->host, (size_t)(k / per_group));
+        double m = host_read_f64(mv->dtype, mv->host, numel(mv) == 1 ? 0 : (size_t)k);
+        double a = av ? host_read_f64(av->dtype, av->host, numel(av) == 1 ? 0 : (size_t)k) : 0;
+        data[2 * k] = (float)(s * m);
+        data[2 * k + 1] = (float)(b * m + a);
+    }
+    op_fuse_claim(c, mul, w);
+    if (add >= 0) {
+        op_fuse_claim(c, add, last);
+        last = op_fused_output(c, add);
+    }
+    rows_act act = {false, -INFINITY, INFINITY};
+    act.on = op_fuse_activation_value(c, last, &act.lo, &act.hi);
+    *taken = true;
+    return group_rows(c, n, groups, channels, pairs, ir_attr_float(c->node, "epsilon", 1e-5f), y, &act);
 }
 
 static vki_status plan_instance_norm(op_ctx *c)
@@ -354,6 +466,9 @@ static vki_status plan_instance_norm(op_ctx *c)
     if (numel(op_in(c, 1)) != channels || numel(op_in(c, 2)) != channels)
         return op_error(c, VKI_ERROR_SHAPE, "scale and B must have one value per channel (%lld)", (long long)channels);
     VKI_TRY(op_set_output(c, 0, x->dtype, x->rank, x->dims));
+    bool taken;
+    VKI_TRY(torch_group_norm(c, &taken));
+    if (taken) return VKI_OK;
     int pairs, stats;
     VKI_TRY(pack_scale_bias(c, 1, 2, channels, &pairs));
     row_layout l = contiguous_rows(x->dims[0] * channels, shape_numel(x->dims + 2, x->rank - 2));

@@ -164,6 +164,12 @@ int op_fuse_add_find(op_ctx *c, int v, int *other);
 /* Whether one node alone reads value v (once), is an `op_type` node of the default domain,
  * v is a float value that is not a graph output, and fusion is on (VKINFER_NO_FUSION unset). */
 bool op_read_only_by(op_ctx *c, int v, const char *op_type);
+/* The same node's index, or -1. */
+int op_only_reader(op_ctx *c, int v, const char *op_type);
+/* Node n of the graph being planned (an index from op_only_reader or op_value_producer), and
+ * the node that computes value v (-1 for graph inputs, initializers and made values). */
+const ir_node *op_graph_node(op_ctx *c, int n);
+int op_value_producer(op_ctx *c, int v);
 /* The node that alone reads value v as the X of a LayerNormalization whose statistics are
  * unread: the op, or opset < 17's nine nodes that src/plan/fuse.c plans as one. Its index, with
  * its Scale and B values (B -1 if none), epsilon and axis; -1 otherwise (and with fusion off).

@@ -335,10 +335,20 @@ bool op_output_scaled_view(op_ctx *c, int in, double scale)
     return true;
 }
 
-bool op_read_only_by(op_ctx *c, int v, const char *op_type)
+int op_only_reader(op_ctx *c, int v, const char *op_type)
 {
     int n = sole_reader(c->plan, v);
-    return n >= 0 && !strcmp(c->plan->graph->nodes[n].op_type, op_type);
+    return n >= 0 && !strcmp(c->plan->graph->nodes[n].op_type, op_type) ? n : -1;
+}
+
+bool op_read_only_by(op_ctx *c, int v, const char *op_type) { return op_only_reader(c, v, op_type) >= 0; }
+
+const ir_node *op_graph_node(op_ctx *c, int n) { return &c->plan->graph->nodes[n]; }
+
+int op_value_producer(op_ctx *c, int v)
+{
+    const ir_graph *g = c->plan->graph;
+    return v >= 0 && v < g->n_values ? g->values[v].producer : -1;
 }
 
 void op_fuse_claim(op_ctx *c, int node, int v)

@@ -273,6 +273,27 @@ class NormActs(nn.Module):
         return torch.cat([g.flatten(), torch.tanh(self.conv(y)).flatten()])
 
 
+class GroupNorms(nn.Module):
+    """PyTorch's GroupNorm as opsets < 18 export it (Reshape, InstanceNormalization, Reshape,
+    Mul by the weight, Add of the bias): the norm kernel applies both affine maps and the
+    activation after them. A Conv1d block of Diffusion Policy's U-Net (GroupNorm + Mish: the
+    Mul, the Add and the Mish pattern's 3 nodes, 5) and a 2-D GroupNorm + SiLU (the Mul, the Add,
+    the SiLU pattern's 2 nodes: 4); 9 in all."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.gn1 = nn.Conv1d(4, 16, 3, padding=1), nn.GroupNorm(4, 16)
+        self.conv2, self.gn2 = nn.Conv2d(3, 12, 3), nn.GroupNorm(3, 12)
+        for gn in (self.gn1, self.gn2):  # not the initial ones and zeros
+            nn.init.normal_(gn.weight)
+            nn.init.normal_(gn.bias)
+
+    def forward(self, x, y):
+        a = mish(self.gn1(self.conv1(x)))
+        b = nn.functional.silu(self.gn2(self.conv2(y)))
+        return torch.cat([a.flatten(), b.flatten()])
+
+
 class TransposedElementwise(nn.Module):
     """ConvNeXt's block end: an NHWC tensor permuted back to NCHW, times a per-channel layer
     scale, plus the residual; and a difference of a permuted tensor and a broadcast one. The
@@ -367,6 +388,7 @@ CASES = {
     "norm_acts": (NormActs, (torch.randn(5, 24), torch.randn(5, 40), torch.randn(2, 4, 9)), 17, 7),
     "transposed_elementwise": (TransposedElementwise, (torch.randn(2, 5, 6, 4), torch.randn(2, 4, 5, 6),
                                                        torch.randn(7, 6, 4)), 17, 4),
+    "group_norms": (GroupNorms, (torch.randn(2, 4, 10), torch.randn(2, 3, 7, 9)), 13, 9),
 }
 
 
