@@ -405,6 +405,56 @@ static vki_status dispatch_where(op_ctx *c, const elementwise *e, const shape *s
                               gy, 1);
 }
 
+/* A float Add, Sub, Mul or Div of two inputs whose only reader is another of them, with a
+ * value known now (a constant, or a node planned earlier) that broadcasts to the output without
+ * growing it, and then maybe an activation: the reader (and the activation) claimed, both steps
+ * in one binary_chain pass into this node's output (FiLM's x * scale + shift, ConvNeXt's layer
+ * scale then residual Add; a permuted input read through its strides). Operands bound whole only.
+ * *taken false: not this case. */
+static vki_status dispatch_two_steps(op_ctx *c, const elementwise *e, const shape *shapes, const shape *out_shape,
+                                     uint32_t count, bool *taken)
+{
+    *taken = false;
+    int y = op_out_index(c, 0), node = -1;
+    enum binary_code code2 = B_ADD;
+    static const char *const names[4] = {"Add", "Sub", "Mul", "Div"};
+    for (int k = 0; k < 4 && node < 0; k++)
+        if ((node = op_only_reader(c, y, names[k])) >= 0) code2 = (enum binary_code)(B_ADD + k);
+    if (node < 0) return VKI_OK;
+    const ir_node *nd = op_graph_node(c, node);
+    if (nd->n_inputs != 2 || nd->inputs[0] == nd->inputs[1]) return VKI_OK;
+    bool swap = nd->inputs[1] == y;
+    int other = swap ? nd->inputs[0] : nd->inputs[1];
+    plan_value *o = other >= 0 ? op_value(c, other) : NULL, *yv = op_out(c, 0);
+    if (!o || !o->shaped || o->kind || o->dtype != yv->dtype || o->permuted || o->view_scale || o->rank > out_shape->rank)
+        return VKI_OK;
+    for (int d = 0; d < o->rank; d++) {
+        int64_t od = o->dims[o->rank - 1 - d], yd = out_shape->dims[out_shape->rank - 1 - d];
+        if (od != yd && od != 1) return VKI_OK; /* broadcasting must not grow the output */
+    }
+    uint64_t range = op_max_binding_bytes(c), elem = storage_size(yv->storage);
+    if ((uint64_t)shape_numel(o->dims, o->rank) * elem > range) return VKI_OK;
+    shape three[3] = {shapes[0], shapes[1], {o->rank, {0}}};
+    memcpy(three[2].dims, o->dims, sizeof o->dims);
+    broadcast_push push = {count, 0, {0}, {0}};
+    int ins[3] = {e->ins[0], e->ins[1], other};
+    int rank = e->strided ? strided_pass(c, ins, three, 3, out_shape, &push) : collapse_broadcast(three, 3, out_shape, &push);
+    if (rank > BROADCAST_MAX_RANK) return VKI_OK;
+    op_fuse_claim(c, node, y);
+    float lo = -INFINITY, hi = INFINITY;
+    bool act = op_fuse_activation_value(c, op_fused_output(c, node), &lo, &hi);
+    *taken = true;
+    int values[4] = {e->ins[0], e->ins[1], other, y};
+    gpu_storage st = op_half_storage(c, values, 4), stores[4] = {st, st, st, st};
+    uint32_t gx, gy;
+    uint32_t spec[10] = {128, e->codes[1] - B_ADD, code2 - B_ADD, swap, op_dtype_code(yv->dtype), (uint32_t)rank, act, 0, 0,
+                         op_grid_elementwise(c, count, 128, &gx, &gy)};
+    memcpy(&spec[7], &lo, sizeof lo);
+    memcpy(&spec[8], &hi, sizeof hi);
+    return op_dispatch_stored(c, op_variant(c, "binary_chain", st), spec, 10, &push, sizeof push, values, NULL, stores, 4,
+                              gx, gy, 1);
+}
+
 /* Inputs 0 and 1 into the output; with more inputs (Sum, Max...), each further one is
  * combined with the partial result, which alternates between the two scratch values `temps`
  * (created on first use, of the output's full size). windows[k] is input k's window and
@@ -670,6 +720,14 @@ static vki_status plan_binary(op_ctx *c)
         same_shape(&shapes[1], &out_shape)) {
         bool taken;
         VKI_TRY(norm_fuse_add(c, &taken));
+        if (taken) return VKI_OK;
+    }
+    /* and a second such op after it, in the same pass */
+    if (code >= B_ADD && code <= B_DIV && n == 2 && dtype_is_float(out_dtype) && out_dtype != VKI_DTYPE_DOUBLE &&
+        (uint64_t)count * storage_size(op_out(c, 0)->storage) <= op_max_binding_bytes(c) &&
+        bound_whole(c, op_value(c, e.ins[0])) && bound_whole(c, op_value(c, e.ins[1]))) {
+        bool taken;
+        VKI_TRY(dispatch_two_steps(c, &e, shapes, &out_shape, (uint32_t)count, &taken));
         if (taken) return VKI_OK;
     }
     /* a Relu or Clip after Add, Sub, Mul or Div of floats (the residual Add + Relu of ResNets)
