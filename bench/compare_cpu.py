@@ -8,8 +8,11 @@ and PyTorch eager CPU, all with the same thread count, on the same .onnx files: 
 (onnxruntime comes from a virtual environment: /work/venv-ort/bin/python bench/compare_cpu.py ...)
 
 Times are medians of --runs whole inferences after --warmup, host input to host output
-(vkinfer bench: upload + device + download). lavapipe's thread count is set with
-LP_NUM_THREADS, onnxruntime's with intra_op_num_threads, PyTorch's with set_num_threads.
+(vkinfer bench: upload + device + download), each peer measured in --rounds alternating rounds
+(this VM's timings drift by up to 2x) and the median of the rounds reported. lavapipe's thread
+count is set with `vkinfer bench --cpu-threads` (LP_NUM_THREADS), both --threads and 0 (every
+dispatch on lavapipe's submit thread: faster for small networks), onnxruntime's with
+intra_op_num_threads, PyTorch's with set_num_threads.
 GFLOP/s is given for the MatMuls (2 M N K per product)."""
 import argparse
 import json
@@ -73,6 +76,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of every peer; medians of the rounds")
     ap.add_argument("--markdown")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -80,7 +84,6 @@ def main():
         import onnxruntime as ort
     except ImportError:
         ort = None
-    env = dict(os.environ, LP_NUM_THREADS=str(args.threads))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.cases.split(","):
@@ -88,44 +91,62 @@ def main():
             names = [f"in{i}" for i in range(len(inputs))]
             path = os.path.join(tmp, name + ".onnx")
             export_onnx(model, inputs, path, names, ["out"], 13)
-            cmd = [args.vkinfer, "bench", path, "--runs", str(args.runs), "--warmup", str(args.warmup), "--json", "--profile"]
+            cmd = [args.vkinfer, "bench", path, "--runs", str(args.runs), "--warmup", str(args.warmup), "--json"]
             for n, t in zip(names, inputs):
                 np.save(os.path.join(tmp, n + ".npy"), t.numpy())
                 cmd += ["--input", f"{n}={os.path.join(tmp, n + '.npy')}"]
             row = {"case": name, "flops": flops}
-            with torch.no_grad():
-                row["torch_ms"] = timed(lambda: model(*inputs), args.runs, args.warmup)
+            sess = None
             if ort is not None:
                 so = ort.SessionOptions()
                 so.intra_op_num_threads = args.threads
                 so.inter_op_num_threads = 1
                 sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
                 feed = {n: t.numpy() for n, t in zip(names, inputs)}
-                row["ort_ms"] = timed(lambda: sess.run(None, feed), args.runs, args.warmup)
-            bench = subprocess.run(cmd, capture_output=True, text=True, env=env)
-            if bench.returncode == 0:
-                b = json.loads(bench.stdout.strip().splitlines()[-1])
-                row.update({"vkinfer_ms": b["median_ms"], "vkinfer_gpu_ms": b.get("gpu_total_ms"), "device": b["device"]})
-            else:
-                row["vkinfer_error"] = (bench.stderr or bench.stdout).strip()[-300:]
+            times = {"torch_ms": [], "ort_ms": [], "vkinfer_ms": [], "vkinfer_inline_ms": []}
+            for rnd in range(args.rounds):
+                with torch.no_grad():
+                    times["torch_ms"].append(timed(lambda: model(*inputs), args.runs, args.warmup))
+                if sess is not None:
+                    times["ort_ms"].append(timed(lambda: sess.run(None, feed), args.runs, args.warmup))
+                # lavapipe's compute threads: one per core (LP_NUM_THREADS = --threads), and none
+                # (--cpu-threads 0: each dispatch on its submit thread)
+                for key, extra in (("vkinfer_ms", ["--cpu-threads", str(args.threads)]),
+                                   ("vkinfer_inline_ms", ["--cpu-threads", "0"])):
+                    profile = ["--profile"] if rnd == 0 and key == "vkinfer_ms" else []
+                    bench = subprocess.run(cmd + extra + profile, capture_output=True, text=True)
+                    if bench.returncode == 0:
+                        b = json.loads(bench.stdout.strip().splitlines()[-1])
+                        times[key].append(b["median_ms"])
+                        if profile:
+                            row.update({"vkinfer_gpu_ms": b.get("gpu_total_ms"), "device": b["device"]})
+                    else:
+                        row["vkinfer_error"] = (bench.stderr or bench.stdout).strip()[-300:]
+            for key, values in times.items():
+                if values:
+                    row[key] = float(np.median(values))
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     dev = next((r["device"] for r in rows if "device" in r), "?")
     lines = [f"Machine: {platform.node()}, {os.cpu_count()} CPU cores, {args.threads} threads each; vkinfer device: {dev}; "
              f"torch {torch.__version__}" + (f", onnxruntime {ort.__version__}" if ort else ", no onnxruntime")
-             + f"; median of {args.runs} runs after {args.warmup} warm-up.", "",
-             "| case | vkinfer ms | (device ms, profiled run) | onnxruntime ms | PyTorch ms | vkinfer GFLOP/s | onnxruntime GFLOP/s | PyTorch GFLOP/s | vkinfer / onnxruntime |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             + f"; medians of {args.runs} runs after {args.warmup} warm-up, the median of {args.rounds} alternating rounds.",
+             "",
+             f"| case | vkinfer ms ({args.threads} lavapipe threads) | vkinfer ms (--cpu-threads 0) | (device ms, profiled run) "
+             "| onnxruntime ms | PyTorch ms | vkinfer GFLOP/s | onnxruntime GFLOP/s | PyTorch GFLOP/s | better vkinfer / onnxruntime |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         def ms(k):
             return f"{r[k]:.2f}" if r.get(k) is not None else "-"
 
         def gf(k):
             return f"{r['flops'] / r[k] / 1e6:.1f}" if r["flops"] and r.get(k) else "-"
-        ratio = f"{r['vkinfer_ms'] / r['ort_ms']:.1f}x" if "vkinfer_ms" in r and "ort_ms" in r else "-"
+        best = min((r[k] for k in ("vkinfer_ms", "vkinfer_inline_ms") if r.get(k)), default=None)
+        r["vkinfer_best_ms"] = best
+        ratio = f"{best / r['ort_ms']:.1f}x" if best and r.get("ort_ms") else "-"
         vk = ms("vkinfer_ms") if "vkinfer_ms" in r else "error: " + r.get("vkinfer_error", "")[:60]
-        lines.append(f"| {r['case']} | {vk} | {ms('vkinfer_gpu_ms')} | {ms('ort_ms')} | {ms('torch_ms')} | "
-                     f"{gf('vkinfer_ms')} | {gf('ort_ms')} | {gf('torch_ms')} | {ratio} |")
+        lines.append(f"| {r['case']} | {vk} | {ms('vkinfer_inline_ms')} | {ms('vkinfer_gpu_ms')} | {ms('ort_ms')} | "
+                     f"{ms('torch_ms')} | {gf('vkinfer_best_ms')} | {gf('ort_ms')} | {gf('torch_ms')} | {ratio} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.markdown:

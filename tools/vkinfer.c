@@ -135,6 +135,7 @@ typedef struct run_options {
     uint64_t seed;
     long warmup, runs;
     double duration_s; /* > 0: time runs for this long instead of `runs` */
+    long cpu_threads;  /* >= 0: LP_NUM_THREADS for lavapipe; -1: as the environment says */
 } run_options;
 
 /* "1x3x224x224" (a scalar: "" is not accepted, use a rank-0 .npy input instead) */
@@ -169,6 +170,7 @@ static int parse_run_options(const char *cmd, int argc, char **argv, bool bench,
     memset(o, 0, sizeof *o);
     o->warmup = 10;
     o->runs = 50;
+    o->cpu_threads = -1;
     for (int i = 0; i < argc; i++) {
         char *arg = argv[i], *value = NULL;
         char opt[64];
@@ -186,6 +188,7 @@ static int parse_run_options(const char *cmd, int argc, char **argv, bool bench,
         }
         bool takes_value = !strcmp(opt, "--input") || !strcmp(opt, "--output-dir") || !strcmp(opt, "--device") ||
                            !strcmp(opt, "--seed") || !strcmp(opt, "--shape") || !strcmp(opt, "--precision") ||
+                           !strcmp(opt, "--cpu-threads") ||
                            (bench && (!strcmp(opt, "--warmup") || !strcmp(opt, "--runs") || !strcmp(opt, "--duration") ||
                                       !strcmp(opt, "--plot")));
         if (takes_value && !value) {
@@ -227,6 +230,9 @@ static int parse_run_options(const char *cmd, int argc, char **argv, bool bench,
             if (strcmp(value, "fp32") && strcmp(value, "fp16"))
                 return cli_usage_error(cmd, "--precision takes fp32 or fp16, got '%s'", value);
             o->fp16 = !strcmp(value, "fp16");
+        } else if (!strcmp(opt, "--cpu-threads")) {
+            if (!parse_count(value, 0, &o->cpu_threads) || o->cpu_threads > 64)
+                return cli_usage_error(cmd, "--cpu-threads takes an integer from 0 to 64");
         } else if (!strcmp(opt, "--seed")) {
             char *end;
             errno = 0;
@@ -691,6 +697,13 @@ static void unload(loaded *l)
 static int load(const run_options *o, loaded *l)
 {
     memset(l, 0, sizeof *l);
+    /* lavapipe reads LP_NUM_THREADS when the context's Vulkan instance finds it; this program
+     * has one thread here, so setting the environment is safe (the library never does) */
+    if (o->cpu_threads >= 0) {
+        char n[24];
+        snprintf(n, sizeof n, "%ld", o->cpu_threads);
+        if (setenv("LP_NUM_THREADS", n, 1)) return lib_error("setting LP_NUM_THREADS");
+    }
     vki_context_options opts = {.device = o->device, .validation = -1, .cache_dir = NULL};
     if (vki_context_create(&opts, &l->ctx) != VKI_OK) return lib_error("opening the Vulkan device");
     double t0 = now_ms();

@@ -141,19 +141,38 @@ class Context:
     """A Vulkan device opened for running models (vki_context). Sessions made with the same
     Context share the device, and device tensors (Tensor) move between them without copies.
 
-    Context(device=None, validation=None, cache_dir=None)
+    Context(device=None, validation=None, cache_dir=None, cpu_threads=None)
       device: index or name substring as `vkinfer devices` lists (None: VKINFER_DEVICE, else the
         best device); validation: True/False for the Khronos validation layer (None:
-        VKINFER_VALIDATION decides); cache_dir: the pipeline cache folder ("" for none).
+        VKINFER_VALIDATION decides); cache_dir: the pipeline cache folder ("" for none);
+        cpu_threads: on lavapipe (the CPU device), its compute threads (None: LP_NUM_THREADS,
+        else one per core). 0 runs each dispatch on lavapipe's submit thread without waking
+        others, which small networks (robot policies) run 2-3x faster and large ones slower
+        (docs/troubleshooting.md). lavapipe reads LP_NUM_THREADS when the context is created,
+        so it is set for that call and restored after: do not create contexts on other threads
+        meanwhile.
     It stays open while a Session or Tensor made on it is alive.
     """
 
-    def __init__(self, device=None, validation=None, cache_dir=None):
+    def __init__(self, device=None, validation=None, cache_dir=None, cpu_threads=None):
         self._ctx = ctypes.c_void_p()
         opts = ContextOptions(device=None if device is None else str(device).encode(),
                               validation=-1 if validation is None else int(bool(validation)),
                               cache_dir=None if cache_dir is None else os.fsencode(cache_dir))
-        check(lib().vki_context_create(ctypes.byref(opts), ctypes.byref(self._ctx)))
+        if cpu_threads is not None and (isinstance(cpu_threads, bool) or not isinstance(cpu_threads, int)
+                                        or not 0 <= cpu_threads <= 64):
+            raise ValueError(f"cpu_threads must be an integer from 0 to 64 or None, not {cpu_threads!r}")
+        saved = os.environ.get("LP_NUM_THREADS")
+        if cpu_threads is not None:
+            os.environ["LP_NUM_THREADS"] = str(cpu_threads)
+        try:
+            check(lib().vki_context_create(ctypes.byref(opts), ctypes.byref(self._ctx)))
+        finally:
+            if cpu_threads is not None:
+                if saved is None:
+                    del os.environ["LP_NUM_THREADS"]
+                else:
+                    os.environ["LP_NUM_THREADS"] = saved
 
     @property
     def device(self):
@@ -233,15 +252,17 @@ class Tensor:
 class Session:
     """A model loaded on a Vulkan device, ready to run.
 
-    Session(path, device=None, precision="fp32", validation=None, cache_dir=None, context=None)
-      device, validation, cache_dir: as for Context (used when no context is given);
+    Session(path, device=None, precision="fp32", validation=None, cache_dir=None, context=None,
+            cpu_threads=None)
+      device, validation, cache_dir, cpu_threads: as for Context (used when no context is given);
       precision: "fp32" (the model's own dtypes) or "fp16" (the fp16 execution mode: float32
       weights and activations held as float16 on the GPU, fp32 accumulation); context: a
       Context to share with other sessions (device tensors move between its sessions).
     Use it as a context manager or call close(); the handles are freed when it is collected too.
     """
 
-    def __init__(self, path, device=None, precision="fp32", validation=None, cache_dir=None, context=None):
+    def __init__(self, path, device=None, precision="fp32", validation=None, cache_dir=None, context=None,
+                 cpu_threads=None):
         self._model = ctypes.c_void_p()
         self._session = ctypes.c_void_p()
         self.context = None
@@ -253,7 +274,7 @@ class Session:
             raise VkinferError(f"precision='fp16' needs vki_session_create_with_options, which the library at "
                                f"{L.vkinfer_path} (version {library_version()}) does not have", 5)
         try:
-            self.context = context if context is not None else Context(device, validation, cache_dir)
+            self.context = context if context is not None else Context(device, validation, cache_dir, cpu_threads)
             self._ctx = self.context._ctx
             check(L.vki_model_load(self._ctx, os.fsencode(path), ctypes.byref(self._model)))
             if precision == "fp32":

@@ -5,6 +5,7 @@
  * is read in place when its rows are whole texels, else padded the same two ways. */
 #include "matmul.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,10 @@ static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
     while (rm < 16 && rm < p->M) rm *= 2;
     mm_cpu_tiling t = {rm, 16, sg >= 4 && sg <= 16 ? sg : 8};
     if (p->N < 2 * t.lx * 16) t.rn = p->N > 4 * t.lx ? 8 : 4;
+    const char *env = getenv("VKINFER_CPU_MM_BLOCK"); /* RMxRN: tuning */
+    unsigned em, en;
+    if (env && sscanf(env, "%ux%u", &em, &en) == 2 && em >= 1 && em <= 32 && (en == 4 || en == 8 || en == 16 || en == 32))
+        t.rm = em, t.rn = en;
     return t;
 }
 

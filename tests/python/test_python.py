@@ -168,6 +168,24 @@ def test_sessions(vkinfer):
     e = raises(lambda: s.run({"x": x}), vkinfer.VkinferError)
     check("a closed session raises", isinstance(e, vkinfer.VkinferError) and "closed" in str(e), e)
 
+    # cpu_threads: LP_NUM_THREADS for the context's creation only; on lavapipe, 0 starts no
+    # compute threads of its own and the results are the same
+    before = os.environ.get("LP_NUM_THREADS")
+    e = raises(lambda: vkinfer.Context(cpu_threads=-1), ValueError)
+    check("cpu_threads=-1: ValueError", isinstance(e, ValueError), e)
+
+    def threads_with(n):
+        with vkinfer.Session(relu, cpu_threads=n) as s:
+            return len(os.listdir("/proc/self/task")), s.run({"x": x})["y"], s.device["type"]
+
+    inline, y0, kind = threads_with(0)
+    pooled, y2, _ = threads_with(2)
+    check("cpu_threads leaves LP_NUM_THREADS as it was", os.environ.get("LP_NUM_THREADS") == before,
+          os.environ.get("LP_NUM_THREADS"))
+    check("cpu_threads=0 and 2 give the same results", np.array_equal(y0, y2) and np.array_equal(y0, np.maximum(x, 0)))
+    if kind == "cpu":
+        check("on lavapipe cpu_threads=2 runs 2 more threads than 0", pooled - inline >= 2, (inline, pooled))
+
     # dtypes: int64 and bool in, float16 in/out, bfloat16 out in the documented form
     g = helper.make_graph(
         [helper.make_node("Cast", ["ids"], ["ids_f"], to=TensorProto.FLOAT), helper.make_node("Not", ["m"], ["nm"]),
