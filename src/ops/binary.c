@@ -63,6 +63,7 @@ typedef struct broadcast_push {
     float param;
     uint32_t dims[BROADCAST_MAX_RANK];
     uint32_t strides[3 * BROADCAST_MAX_RANK];
+    uint32_t base[3]; /* input k's first element: a strided Slice read in place (view_elem) */
 } broadcast_push;
 _Static_assert(sizeof(broadcast_push) <= 128, "push constants are limited to 128 bytes");
 
@@ -376,6 +377,7 @@ static int strided_pass(op_ctx *c, const int *ins, const shape *in, int n, const
                 broadcast ? 0 : (uint32_t)(v->permuted ? v->view_strides[kd] : rowmajor[kd]);
             j++;
         }
+        push->base[k] = v->permuted ? (uint32_t)v->view_elem : 0;
     }
     for (int d = 0, j = 0; d < out->rank; d++)
         if (out->dims[d] != 1) push->dims[j++] = (uint32_t)out->dims[d];
@@ -426,8 +428,7 @@ static vki_status dispatch_two_steps(op_ctx *c, const elementwise *e, const shap
     bool swap = nd->inputs[1] == y;
     int other = swap ? nd->inputs[0] : nd->inputs[1];
     plan_value *o = other >= 0 ? op_value(c, other) : NULL, *yv = op_out(c, 0);
-    if (!o || !o->shaped || o->kind || o->dtype != yv->dtype || o->permuted || o->view_scale || o->rank > out_shape->rank)
-        return VKI_OK;
+    if (!o || !o->shaped || o->kind || o->dtype != yv->dtype || o->view_scale || o->rank > out_shape->rank) return VKI_OK;
     for (int d = 0; d < o->rank; d++) {
         int64_t od = o->dims[o->rank - 1 - d], yd = out_shape->dims[out_shape->rank - 1 - d];
         if (od != yd && od != 1) return VKI_OK; /* broadcasting must not grow the output */
@@ -438,7 +439,8 @@ static vki_status dispatch_two_steps(op_ctx *c, const elementwise *e, const shap
     memcpy(three[2].dims, o->dims, sizeof o->dims);
     broadcast_push push = {count, 0, {0}, {0}};
     int ins[3] = {e->ins[0], e->ins[1], other};
-    int rank = e->strided ? strided_pass(c, ins, three, 3, out_shape, &push) : collapse_broadcast(three, 3, out_shape, &push);
+    bool strided = e->strided || o->permuted;
+    int rank = strided ? strided_pass(c, ins, three, 3, out_shape, &push) : collapse_broadcast(three, 3, out_shape, &push);
     if (rank > BROADCAST_MAX_RANK) return VKI_OK;
     op_fuse_claim(c, node, y);
     float lo = -INFINITY, hi = INFINITY;

@@ -591,6 +591,8 @@ static vki_status plan_matmul(op_ctx *c)
     /* element strides of each operand's dims: row-major, or a permuted view's own (a Transpose
      * read in place, src/ops/movement.c) */
     int64_t as_[VKI_MAX_RANK], bs_[VKI_MAX_RANK];
+    if ((a->permuted && a->view_elem) || (b->permuted && b->view_elem))
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a strided Slice view reached a product");
     if (a->permuted) memcpy(as_, a->view_strides, sizeof as_);
     else contiguous_strides(a->dims, a->rank, as_);
     if (b->permuted) memcpy(bs_, b->view_strides, sizeof bs_);

@@ -122,6 +122,7 @@ vki_status op_contiguous_copy(op_ctx *c, int v, int *copy)
     strided_copy s = {.rank = x->rank};
     memcpy(s.dims, x->dims, (size_t)x->rank * sizeof *x->dims);
     memcpy(s.in_strides, x->view_strides, (size_t)x->rank * sizeof *x->view_strides);
+    s.in_base = x->view_elem;
     contiguous_strides(s.dims, s.rank, s.out_strides);
     if ((uint64_t)shape_numel(x->dims, x->rank) * storage_size(x->storage) > op_max_binding_bytes(c))
         return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a permuted view larger than the device's maxStorageBufferRange "
@@ -344,6 +345,7 @@ static vki_status plan_transpose(op_ctx *c)
         VKI_TRY(op_output_alias(c, 0, 0));
         if (y->alias_of >= 0) {
             y->permuted = true;
+            y->view_elem = x->permuted ? x->view_elem : 0;
             for (int k = 0; k < x->rank; k++) y->view_strides[k] = src[perm[k]];
             return VKI_OK;
         }
@@ -367,6 +369,7 @@ static vki_status plan_transpose(op_ctx *c)
         VKI_TRY(op_output_alias(c, 0, 0));
         if (y->alias_of >= 0) {
             y->permuted = true;
+            y->view_elem = x->permuted ? x->view_elem : 0;
             for (int k = 0; k < x->rank; k++) y->view_strides[k] = src[perm[k]];
             return VKI_OK;
         }
@@ -374,6 +377,7 @@ static vki_status plan_transpose(op_ctx *c)
     if (x->permuted) { /* a view whose chain ended elsewhere: its elements, permuted, copied */
         strided_copy s = {0};
         s.rank = x->rank;
+        s.in_base = x->view_elem;
         for (int k = 0; k < x->rank; k++) {
             s.dims[k] = x->dims[perm[k]];
             s.in_strides[k] = src[perm[k]];
@@ -512,6 +516,27 @@ static vki_status plan_slice(op_ctx *c)
     if (fold) movement_alloc_host_outputs(c);
     /* elements that lie together in X (a run of rows along the outermost sliced axis): a view */
     if (!fold && one_run(&s) && op_output_offset_view(c, 0, 0, s.in_base)) return VKI_OK;
+    /* a strided slice that only an element-wise Add, Sub, Mul or Div reads (FiLM's scale and
+     * shift, chunks of one conditioning vector): a view of X at its strides and first element,
+     * which src/ops/binary.c reads in place (or copies, where its pass cannot) */
+    plan_value *y = op_out(c, 0);
+    bool elementwise = false;
+    for (int k = 0; k < 4 && y && !fold; k++)
+        elementwise |= op_read_only_by(c, op_out_index(c, 0), (const char *[]){"Add", "Sub", "Mul", "Div"}[k]);
+    bool forward = true;
+    for (int k = 0; k < x->rank; k++) forward = forward && step[k] > 0;
+    bool bound_whole = x->view_offset + (uint64_t)shape_numel(x->dims, x->rank) * storage_size(op_storage(c, op_in_index(c, 0))) <=
+                       op_max_binding_bytes(c); /* the reader binds X whole, from its start */
+    if (elementwise && forward && bound_whole && op_fusion_on(c) && dtype_is_float(x->dtype) && !x->host && !x->permuted &&
+        !x->view_scale && shape_numel(dims, x->rank) > 0 && op_storage(c, op_in_index(c, 0)) == y->storage) {
+        /* (not op_output_alias: the view has fewer elements than X; it is bound from X's start) */
+        y->alias_of = op_in_index(c, 0);
+        y->view_offset = x->view_offset;
+        y->permuted = true;
+        y->view_elem = s.in_base;
+        memcpy(y->view_strides, s.in_strides, sizeof s.in_strides[0] * (size_t)x->rank);
+        return VKI_OK;
+    }
     return copy_run(c, 0, 0, &s, fold);
 }
 

@@ -21,6 +21,9 @@ typedef struct plan_value {
      * this value's dims lies at sum i_k * view_strides[k] of its root, not in row-major order */
     bool permuted;
     int64_t view_strides[VKI_MAX_RANK];
+    /* and, for a strided Slice that only an element-wise Add, Sub, Mul or Div reads (FiLM's
+     * scale and shift cut from one conditioning vector), the element its index 0 lies at */
+    int64_t view_elem;
     /* a view that starts this many bytes into its root (op_output_offset_view: a contiguous
      * Slice, Split or Gather of one index); kernels bind it through a window at that offset,
      * a multiple of the binding alignment */

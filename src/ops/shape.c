@@ -165,6 +165,7 @@ static vki_status reshape_view(op_ctx *c)
         VKI_TRY(op_output_alias(c, 0, 0));
         if (y->alias_of >= 0) {
             y->permuted = true;
+            y->view_elem = x->view_elem;
             memcpy(y->view_strides, ns, sizeof ns);
             return VKI_OK;
         }
@@ -173,6 +174,7 @@ static vki_status reshape_view(op_ctx *c)
     s.rank = x->rank;
     memcpy(s.dims, x->dims, (size_t)x->rank * sizeof *x->dims);
     memcpy(s.in_strides, x->view_strides, (size_t)x->rank * sizeof *x->dims);
+    s.in_base = x->view_elem;
     contiguous_strides(x->dims, x->rank, s.out_strides);
     return copy_values(c, op_in_index(c, 0), op_out_index(c, 0), &s, op_storage(c, op_in_index(c, 0)));
 }

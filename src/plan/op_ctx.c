@@ -323,7 +323,9 @@ const ir_node *op_product_reader(op_ctx *c, int v, int *operand, bool *direct)
 bool op_output_scaled_view(op_ctx *c, int in, double scale)
 {
     plan_value *o = op_out(c, 0), *i = op_in(c, in);
-    if (!o || !i || i->host || !isfinite(scale) || !op_read_only_by(c, op_out_index(c, 0), "MatMul")) return false;
+    /* (not of a strided Slice: the product kernels take strides, not a first element) */
+    if (!o || !i || i->host || i->view_elem || !isfinite(scale) || !op_read_only_by(c, op_out_index(c, 0), "MatMul"))
+        return false;
     if (o->rank != i->rank || memcmp(o->dims, i->dims, (size_t)i->rank * sizeof *i->dims) || o->dtype != i->dtype)
         return false;
     if (c->plan->values[plan_root(c->plan, op_in_index(c, in))].storage != o->storage) return false;

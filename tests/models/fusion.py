@@ -314,6 +314,22 @@ class TwoSteps(nn.Module):
         return torch.cat([f.flatten(), d.flatten(), g.flatten()])
 
 
+class StridedSlices(nn.Module):
+    """Strided Slices that only an element-wise op reads are views it reads in place, at their
+    strides and first element: FiLM's chunk of a conditioning vector into scale and shift (2, and
+    the Mul and the Add one pass: 1), every second column minus the others (2), and a slice
+    scaled before a product (1: the scale does not become the product's alpha, the product
+    kernels take no first element). Exactly 6 fewer."""
+
+    def forward(self, x, cond, y, z, w):
+        x, cond, y, z = torch.tanh(x), torch.tanh(cond), torch.tanh(y), torch.tanh(z)  # intermediates
+        scale, shift = cond.unsqueeze(-1).chunk(2, dim=1)
+        f = x * scale + shift
+        g = y[:, ::2] - y[:, 1::2]
+        h = (z[:, 2:8] * 0.5) @ w
+        return torch.cat([f.flatten(), g.flatten(), h.flatten()])
+
+
 class TransposedElementwise(nn.Module):
     """ConvNeXt's block end: an NHWC tensor permuted back to NCHW, times a per-channel layer
     scale, plus the residual; and a difference of a permuted tensor and a broadcast one. The
@@ -414,6 +430,8 @@ CASES = {
     "group_norms": (GroupNorms, (torch.randn(2, 4, 10), torch.randn(2, 3, 7, 9)), 13, 9),
     "two_steps": (TwoSteps, (torch.randn(2, 8, 5), torch.randn(2, 16), torch.randn(3, 7), torch.rand(7) + 0.5,
                              torch.randn(2, 5, 6, 4), torch.randn(2, 4, 5, 6)), 17, 4),
+    "strided_slices": (StridedSlices, (torch.randn(2, 8, 5), torch.randn(2, 16), torch.randn(3, 12), torch.randn(4, 10),
+                                       torch.randn(6, 4)), 17, 6),
 }
 
 
@@ -422,7 +440,7 @@ NO_BF16_REFERENCE = {"conv_transpose_relu"}
 
 # cases whose saving is views (planned as aliases, not "fused into their producer")
 VIEWS = {"transposed_products", "scaled_products", "reshaped_heads", "late_scale", "shape_scaled_heads",
-         "shape_vector_scale", "unit_axis_transposes", "row_views", "row_view_output", "transposed_elementwise"}
+         "shape_vector_scale", "unit_axis_transposes", "row_views", "row_view_output", "transposed_elementwise", "strided_slices"}
 EXACT = VIEWS | {"control"}  # exactly `fewer` dispatches fewer, not at least
 
 
