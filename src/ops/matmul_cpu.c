@@ -55,12 +55,22 @@ typedef struct mm_cpu_tiling {
     uint32_t rm, rn, lx;
 } mm_cpu_tiling;
 
+/* Small products (fewer than MM_CPU_SMALL_OUTPUTS elements of Y per batch: a policy's layers
+ * at batch 1 to 20) take at most 8 rows: a block's setup, spills and epilogue are paid per
+ * workgroup, and the transformer policy's [20,64] x [64,128] products took 105-122 us with 16
+ * rows against 53-57 with 8 (VKINFER_CPU_MM_BLOCK, --cpu-threads 0; all its products 0.52 ->
+ * 0.30 ms). */
+enum { MM_CPU_SMALL_OUTPUTS = 32768 };
+
 static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
 {
     uint32_t sg = c->vk->caps.subgroup_size, rm = 1;
-    while (rm < 16 && rm < p->M) rm *= 2;
+    bool small = p->M * p->N < MM_CPU_SMALL_OUTPUTS;
+    while (rm < (small ? 8u : 16u) && rm < p->M) rm *= 2;
     mm_cpu_tiling t = {rm, 16, sg >= 4 && sg <= 16 ? sg : 8};
-    if (p->N < 2 * t.lx * 16) t.rn = p->N > 4 * t.lx ? 8 : 4;
+    /* narrow products fewer columns; larger ones keep 16 down to N = 8 lx (mobilenet_v2's
+     * [384,64] x [64,196] took 0.70 ms with 8 columns, 0.48 with 16) */
+    if (p->N < (small ? 2 * t.lx * 16 : t.lx * 8 + 1)) t.rn = p->N > 4 * t.lx ? 8 : 4;
     const char *env = getenv("VKINFER_CPU_MM_BLOCK"); /* RMxRN: tuning */
     unsigned em, en;
     if (env && sscanf(env, "%ux%u", &em, &en) == 2 && em >= 1 && em <= 32 && (en == 4 || en == 8 || en == 16 || en == 32))

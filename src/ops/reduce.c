@@ -190,9 +190,15 @@ static vki_status read_axes(op_ctx *c, enum reduce_kind kind, int rank, bool *re
 }
 
 /* A workgroup per output when each output reads many elements; else an invocation each (the
- * shader's ROWS spec constant). */
-static bool workgroup_per_output(const reduce_layout *l)
+ * shader's ROWS spec constant). On CPU devices (lavapipe) a workgroup's barrier tree costs more
+ * than its loop saves below long rows: the MLP policy's two ReduceMeans over 32 elements took
+ * 31-32 us each as workgroups, about 1-4 us as invocations (--cpu-threads 0). */
+enum { REDUCE_CPU_WORKGROUP_FROM = 8192 };
+
+static bool workgroup_per_output(const op_ctx *c, const reduce_layout *l)
 {
+    if (c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+        return l->red_count >= REDUCE_CPU_WORKGROUP_FROM && l->out_count < 2048;
     return l->red_count >= 256 || (l->red_count >= 32 && l->out_count < 2048);
 }
 
@@ -249,7 +255,7 @@ static vki_status reduce_two_stage(op_ctx *c, enum reduce_kind kind, const reduc
     reduce_layout piece = *l;
     piece.red_dim[0] = (uint32_t)part;
     piece.red_count = l->red_count / (uint32_t)rows * (uint32_t)part;
-    bool rows_wg = workgroup_per_output(&piece);
+    bool rows_wg = workgroup_per_output(c, &piece);
     uint32_t spec1[6] = {spec[0], spec[1], spec[2], spec[3], rows_wg, spec[5]};
     int values1[2] = {op_in_index(c, 0), partial};
     gpu_storage stores[2] = {st, st};
@@ -263,7 +269,7 @@ static vki_status reduce_two_stage(op_ctx *c, enum reduce_kind kind, const reduc
     /* the slots: kept elements contiguous, one slot per part */
     reduce_layout join = {l->out_count, (uint32_t)parts, 1, 1, {l->out_count}, {1}, {(uint32_t)parts},
                           {(uint32_t)(slot / elem)}};
-    bool rows2 = workgroup_per_output(&join);
+    bool rows2 = workgroup_per_output(c, &join);
     uint32_t spec2[6] = {spec[0], (uint32_t)combine, spec[3], spec[3], rows2, 0};
     int values2[2] = {partial, op_out_index(c, 0)};
     op_grid_1d((uint64_t)join.out_count * (rows2 ? 128 : 1), 128, &gx, &gy);
@@ -300,7 +306,7 @@ static vki_status plan_reduce(op_ctx *c)
         return VKI_OK;
     }
     if (l.out_count == 0) return VKI_OK; /* an empty output: nothing to compute */
-    bool rows = workgroup_per_output(&l);
+    bool rows = workgroup_per_output(c, &l);
     uint32_t spec[6] = {128, kind, op_dtype_code(x->dtype), op_dtype_code(op_out(c, 0)->dtype), rows, select_last};
     int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
     /* halves in, halves out (float reductions, fp32 accumulation): the 16-bit variant; ArgMax
