@@ -417,12 +417,10 @@ static vki_status dispatch_two_steps(op_ctx *c, const elementwise *e, const shap
                                      uint32_t count, bool *taken)
 {
     *taken = false;
-    int y = op_out_index(c, 0), node = -1;
-    enum binary_code code2 = B_ADD;
-    static const char *const names[4] = {"Add", "Sub", "Mul", "Div"};
-    for (int k = 0; k < 4 && node < 0; k++)
-        if ((node = op_only_reader(c, y, names[k])) >= 0) code2 = (enum binary_code)(B_ADD + k);
+    int y = op_out_index(c, 0), k;
+    int node = op_arithmetic_reader(c, y, &k);
     if (node < 0) return VKI_OK;
+    enum binary_code code2 = (enum binary_code)(B_ADD + k);
     const ir_node *nd = op_graph_node(c, node);
     if (nd->n_inputs != 2 || nd->inputs[0] == nd->inputs[1]) return VKI_OK;
     bool swap = nd->inputs[1] == y;

@@ -353,9 +353,7 @@ static vki_status plan_transpose(op_ctx *c)
     /* A Transpose that only an element-wise Add, Sub, Mul or Div reads (ConvNeXt's NHWC -> NCHW
      * before its layer scale) is a permuted view too: src/ops/binary.c reads it through its
      * strides (or copies it, where that pass cannot) */
-    bool elementwise = false;
-    for (int k = 0; k < 4 && y && !mm; k++)
-        elementwise |= op_read_only_by(c, op_out_index(c, 0), (const char *[]){"Add", "Sub", "Mul", "Div"}[k]);
+    bool elementwise = y && !mm && op_arithmetic_reader(c, op_out_index(c, 0), NULL) >= 0;
     /* but not a residual Add that a LayerNormalization reads: norm_rows adds it up in its own
      * pass (src/ops/normalization.c norm_fuse_add), from row-major inputs (PyTorch 1.13's
      * batch-first encoder layer transposes its attention back before the residual) */
@@ -520,9 +518,7 @@ static vki_status plan_slice(op_ctx *c)
      * shift, chunks of one conditioning vector): a view of X at its strides and first element,
      * which src/ops/binary.c reads in place (or copies, where its pass cannot) */
     plan_value *y = op_out(c, 0);
-    bool elementwise = false;
-    for (int k = 0; k < 4 && y && !fold; k++)
-        elementwise |= op_read_only_by(c, op_out_index(c, 0), (const char *[]){"Add", "Sub", "Mul", "Div"}[k]);
+    bool elementwise = y && !fold && op_arithmetic_reader(c, op_out_index(c, 0), NULL) >= 0;
     bool forward = true;
     for (int k = 0; k < x->rank; k++) forward = forward && step[k] > 0;
     bool bound_whole = x->view_offset + (uint64_t)shape_numel(x->dims, x->rank) * storage_size(op_storage(c, op_in_index(c, 0))) <=

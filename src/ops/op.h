@@ -169,6 +169,9 @@ int op_fuse_add_find(op_ctx *c, int v, int *other);
 bool op_read_only_by(op_ctx *c, int v, const char *op_type);
 /* The same node's index, or -1. */
 int op_only_reader(op_ctx *c, int v, const char *op_type);
+/* The node that alone reads v if it is an Add, Sub, Mul or Div (the binary kernel's arithmetic,
+ * which reads views through their strides), with *code 0..3 in that order; -1 otherwise. */
+int op_arithmetic_reader(op_ctx *c, int v, int *code);
 /* Node n of the graph being planned (an index from op_only_reader or op_value_producer), and
  * the node that computes value v (-1 for graph inputs, initializers and made values). */
 const ir_node *op_graph_node(op_ctx *c, int n);

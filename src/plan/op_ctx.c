@@ -345,6 +345,19 @@ int op_only_reader(op_ctx *c, int v, const char *op_type)
 
 bool op_read_only_by(op_ctx *c, int v, const char *op_type) { return op_only_reader(c, v, op_type) >= 0; }
 
+int op_arithmetic_reader(op_ctx *c, int v, int *code)
+{
+    static const char *const names[4] = {"Add", "Sub", "Mul", "Div"};
+    for (int k = 0; k < 4; k++) {
+        int n = op_only_reader(c, v, names[k]);
+        if (n >= 0) {
+            if (code) *code = k;
+            return n;
+        }
+    }
+    return -1;
+}
+
 const ir_node *op_graph_node(op_ctx *c, int n) { return &c->plan->graph->nodes[n]; }
 
 int op_value_producer(op_ctx *c, int v)
