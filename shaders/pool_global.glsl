@@ -1,10 +1,13 @@
 // Global pooling (GlobalAveragePool, GlobalMaxPool, GlobalLpPool): one workgroup per (n, c)
-// plane, each invocation folds a strided part of the plane, then a shared-memory tree.
+// plane, each invocation folds a strided part of the plane, then a shared-memory tree; on CPU
+// devices (ROWS_IN_LANES) an invocation per plane, without the tree, whose barriers cost more
+// there than the plane.
 
 layout(local_size_x_id = 0) in; // a power of two, at most 128
 layout(constant_id = 1) const uint OP = 0u; // keep in step with src/ops/pool.c
 layout(constant_id = 2) const uint DT = 0u;
 layout(constant_id = 3) const uint LP_P = 2u;
+layout(constant_id = 4) const bool ROWS_IN_LANES = false;
 
 #define OP_MAX 0u
 #define OP_AVG 1u
@@ -22,8 +25,27 @@ float combine(float a, float b)
     return a + b;
 }
 
+float finish(float r)
+{
+    if (OP == OP_AVG) r /= float(pc.len);
+    if (OP == OP_LP) r = LP_P == 1u ? r : LP_P == 2u ? sqrt(r) : pow(r, 1.0 / float(LP_P));
+    return r;
+}
+
 void main()
 {
+    if (ROWS_IN_LANES) {
+        uint row = linear_id();
+        if (row >= pc.rows) return;
+        float acc = OP == OP_MAX ? uintBitsToFloat(0xff800000u) : 0.0;
+        for (uint j = 0u; j < pc.len; j++) {
+            float v = uintBitsToFloat(LOAD(x, row * pc.len + j));
+            if (OP == OP_LP) v = LP_P == 1u ? abs(v) : LP_P == 2u ? v * v : pow(abs(v), float(LP_P));
+            acc = combine(acc, v);
+        }
+        STORE(y, row, floatBitsToUint(round_to_dtype(DT, finish(acc))));
+        return;
+    }
     uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
     if (row >= pc.rows) return; // whole workgroups leave together
     uint t = gl_LocalInvocationID.x;
@@ -44,8 +66,5 @@ void main()
         barrier();
     }
     if (t != 0u) return;
-    float r = partial[0];
-    if (OP == OP_AVG) r /= float(pc.len);
-    if (OP == OP_LP) r = LP_P == 1u ? r : LP_P == 2u ? sqrt(r) : pow(r, 1.0 / float(LP_P));
-    STORE(y, row, floatBitsToUint(round_to_dtype(DT, r)));
+    STORE(y, row, floatBitsToUint(round_to_dtype(DT, finish(partial[0]))));
 }

@@ -3,12 +3,16 @@
  * workgroup per (n, c) plane reducing through shared memory). */
 #include "op.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP }; /* keep in step with shaders/pool*.glsl */
 
 #define POOL_MAX_SPATIAL 3
 #define POOL_GROUP 128
+/* CPU devices' global pooling: an invocation per plane of up to this many elements, 8 to a
+ * workgroup (one SIMD vector of llvmpipe) */
+enum { POOL_CPU_MAX_LEN = 4096, POOL_CPU_LOCAL = 8 };
 
 /* The window geometry of one pooling node, per spatial dim. */
 typedef struct pool_geometry {
@@ -113,6 +117,57 @@ static vki_status lp_order(op_ctx *c, int64_t *p)
     return VKI_OK;
 }
 
+/* The CPU-device pooling kernels run on CPU devices; VKINFER_POOL_KERNELS=gpu|cpu says otherwise
+ * (CI on lavapipe runs the pooling tests both ways). */
+static bool cpu_pool_kernels(const op_ctx *c)
+{
+    const char *force = getenv("VKINFER_POOL_KERNELS");
+    if (force && !strcmp(force, "gpu")) return false;
+    if (force && !strcmp(force, "cpu")) return true;
+    return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
+/* 1-D and 2-D MaxPool and AveragePool of float32 on CPU devices (lavapipe), without MaxPool's
+ * indices, windows of up to 64 positions, X in one texel buffer: shaders/pool2d_cpu.comp, PXB
+ * outputs of a row per invocation (resnet18's 3x3 MaxPool over 64 x 112 x 112 took 7.3 ms on
+ * the generic kernel there). *taken false: not this case. */
+enum { POOL_CPU_PXB = 8, POOL_CPU_MAX_WINDOW = 64 };
+
+static vki_status record_pool2d_cpu(op_ctx *c, enum pool_kind kind, const pool_geometry *g, bool count_include_pad,
+                                    bool *taken)
+{
+    *taken = false;
+    plan_value *x = op_in(c, 0);
+    int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
+    if (!cpu_pool_kernels(c) || kind == POOL_LP || g->spatial < 1 ||
+        g->spatial > 2 || x->dtype != VKI_DTYPE_FLOAT || op_storage(c, values[0]) != GPU_W32 ||
+        op_storage(c, values[1]) != GPU_W32)
+        return VKI_OK;
+    bool two = g->spatial == 2;
+    int64_t ih = two ? g->in[0] : 1, iw = g->in[g->spatial - 1], oh = two ? g->out[0] : 1, ow = g->out[g->spatial - 1];
+    int64_t kh = two ? g->kernel[0] : 1, kw = g->kernel[g->spatial - 1];
+    int64_t planes = x->dims[0] * x->dims[1];
+    uint64_t columns = (uint64_t)planes * (uint64_t)oh * (uint64_t)((ow + POOL_CPU_PXB - 1) / POOL_CPU_PXB);
+    if (kh * kw > POOL_CPU_MAX_WINDOW || columns > UINT32_MAX ||
+        (uint64_t)shape_numel(x->dims, x->rank) > c->vk->caps.props.limits.maxTexelBufferElements ||
+        (uint64_t)shape_numel(x->dims, x->rank) * 4 > op_max_binding_bytes(c))
+        return VKI_OK;
+    uint32_t spec[10] = {8, kind == POOL_AVG, (uint32_t)kh, (uint32_t)kw, (uint32_t)(two ? g->stride[0] : 1),
+                         (uint32_t)g->stride[g->spatial - 1], (uint32_t)(two ? g->dilation[0] : 1),
+                         (uint32_t)g->dilation[g->spatial - 1], POOL_CPU_PXB, count_include_pad};
+    struct {
+        uint32_t columns;
+        int32_t ih, iw, oh, ow, ph, pw, limit_h, limit_w;
+    } push = {(uint32_t)columns, (int32_t)ih, (int32_t)iw, (int32_t)oh, (int32_t)ow,
+              (int32_t)(two ? g->pad_begin[0] : 0), (int32_t)g->pad_begin[g->spatial - 1],
+              (int32_t)(ih + (two ? g->pad_end[0] : 0)), (int32_t)(iw + g->pad_end[g->spatial - 1])};
+    gpu_storage stores[2] = {GPU_W32, GPU_W32};
+    uint32_t gx, gy;
+    op_grid_1d(columns, 8, &gx, &gy);
+    *taken = true;
+    return op_dispatch_stored(c, "pool2d_cpu", spec, 10, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1);
+}
+
 static vki_status plan_pool(op_ctx *c)
 {
     const char *op = c->node->op_type;
@@ -162,6 +217,11 @@ static vki_status plan_pool(op_ctx *c)
         push.pad_limit[d] = (int32_t)(g.in[i] + g.pad_end[i]);
         push.in_spatial *= (uint32_t)g.in[i];
         push.out_spatial *= (uint32_t)g.out[i];
+    }
+    if (!with_indices && count > 0) {
+        bool taken;
+        VKI_TRY(record_pool2d_cpu(c, kind, &g, count_include_pad != 0, &taken));
+        if (taken) return VKI_OK;
     }
     int indices;
     if (with_indices) indices = op_out_index(c, 1);
@@ -213,7 +273,10 @@ static vki_status plan_global_pool(op_ctx *c)
     int64_t rows = x->dims[0] * x->dims[1], len = shape_numel(x->dims + 2, x->rank - 2);
     if (rows * len > INT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^31 elements");
     if (len == 0) return op_error(c, VKI_ERROR_SHAPE, "global pooling over an empty plane");
-    uint32_t spec[4] = {row_group_size(len), kind, op_dtype_code(x->dtype), (uint32_t)p};
+    /* CPU devices: an invocation per plane (mobilenet_v2's GlobalAveragePool of 1280 planes of
+     * 49 took 3.4 ms as workgroups with barrier trees on lavapipe) */
+    bool lanes = cpu_pool_kernels(c) && len <= POOL_CPU_MAX_LEN;
+    uint32_t spec[5] = {lanes ? POOL_CPU_LOCAL : row_group_size(len), kind, op_dtype_code(x->dtype), (uint32_t)p, lanes};
     struct { uint32_t rows, len; } push = {(uint32_t)rows, (uint32_t)len};
     int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
     gpu_storage st = op_half_storage(c, values, 2); /* halves in and out: the 16-bit variant */
@@ -224,7 +287,8 @@ static vki_status plan_global_pool(op_ctx *c)
     int64_t chunk = rows ? op_batch_chunk(c, rows, row_bytes, 2) : 0;
     if (chunk >= rows) {
         uint32_t gx = rows > 65535 ? 65535 : (uint32_t)rows, gy = gx ? (uint32_t)((rows + gx - 1) / gx) : 0;
-        return op_dispatch_stored(c, shader, spec, 4, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1);
+        if (lanes) op_grid_1d((uint64_t)rows, POOL_CPU_LOCAL, &gx, &gy);
+        return op_dispatch_stored(c, shader, spec, 5, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1);
     }
     if (chunk <= 0)
         return too_big(c, "X", row_bytes[0], "Y", row_bytes[1]);
@@ -234,7 +298,8 @@ static vki_status plan_global_pool(op_ctx *c)
         op_window win[2] = {{(uint64_t)start * row_bytes[0], (uint64_t)n * row_bytes[0]},
                             {(uint64_t)start * row_bytes[1], (uint64_t)n * row_bytes[1]}};
         uint32_t gx = n > 65535 ? 65535 : (uint32_t)n, gy = (uint32_t)((n + gx - 1) / gx);
-        VKI_TRY(op_dispatch_stored(c, shader, spec, 4, &push, sizeof push, values, win, stores, 2, gx, gy, 1));
+        if (lanes) op_grid_1d((uint64_t)n, POOL_CPU_LOCAL, &gx, &gy);
+        VKI_TRY(op_dispatch_stored(c, shader, spec, 5, &push, sizeof push, values, win, stores, 2, gx, gy, 1));
     }
     return VKI_OK;
 }
