@@ -4,8 +4,9 @@
 // shaders/matmul_cpu.comp would first copy into its texel layout (shaders/matmul_cpu_pack.comp,
 // a dispatch as long as the product there). Here A and B are read in place through texel
 // buffers of 32-bit words at any element strides (one gather for all lanes each), an
-// invocation computing a 4 x 4 block of Y, the lanes of a workgroup on adjacent column blocks.
-// Y = alpha * A B + beta * C, batched over gl_WorkGroupID.z.
+// invocation computing a 4 x 4 block of Y, the lanes of a workgroup on adjacent column blocks
+// of consecutive batches (an attention product at sequence 10 has 3 column blocks: a lane per
+// block alone left 5 of llvmpipe's 8 idle). Y = alpha * A B + beta * C.
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
@@ -27,14 +28,17 @@ layout(push_constant) uniform Push {
     uint sam, sak, sbk, sbn, scm, scn;
     float alpha, beta;
     uint bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2; // three batch dims (outermost size implied)
-    uint batch_base;
+    uint batch_base, batches; // this dispatch's batches from batch_base on
     float lo, hi; // CLAMP's bounds
 } pc;
 
 void main()
 {
-    uint n0 = gl_GlobalInvocationID.x * R, m0 = gl_WorkGroupID.y * R;
-    uint z = gl_WorkGroupID.z + pc.batch_base;
+    uint blocks = (pc.N + R - 1u) / R, lane = gl_GlobalInvocationID.x;
+    bool live = lane < blocks * pc.batches;
+    lane = min(lane, blocks * pc.batches - 1u); // past the end: the last block again, not stored
+    uint n0 = lane % blocks * R, m0 = gl_WorkGroupID.y * R;
+    uint z = lane / blocks + pc.batch_base;
     uint i2 = z % pc.bd2, i1 = (z / pc.bd2) % pc.bd1, i0 = z / (pc.bd2 * pc.bd1);
     int a_off = int(i0 * pc.sa0 + i1 * pc.sa1 + i2 * pc.sa2), b_off = int(i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2);
     int rows[R], cols[R]; // past M or N, the last row or column again: every fetch in bounds
@@ -54,7 +58,7 @@ void main()
         uint m = m0 + i;
         [[unroll]] for (uint j = 0u; j < R; j++) {
             uint n = n0 + j;
-            if (m >= pc.M || n >= pc.N) continue;
+            if (!live || m >= pc.M || n >= pc.N) continue;
             float v = pc.alpha * acc[i][j];
             if (HAS_C) v += pc.beta * uintBitsToFloat(cb[m * pc.scm + n * pc.scn]);
             y[y_off + m * pc.N + n] = floatBitsToUint(round_to_dtype(OUT_DT, fused_clamp(CLAMP, v, pc.lo, pc.hi)));

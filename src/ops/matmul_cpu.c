@@ -27,7 +27,7 @@ typedef struct mm_pack_push {
 typedef struct mm_small_push {
     uint32_t M, N, K, sam, sak, sbk, sbn, scm, scn;
     float alpha, beta;
-    uint32_t bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2, batch_base;
+    uint32_t bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2, batch_base, batches;
     float lo, hi;
 } mm_small_push;
 
@@ -139,18 +139,21 @@ static vki_status record_small(op_ctx *c, const mm_problem *p, const int64_t bd[
 {
     plan_value *y = op_value(c, p->y_value);
     uint32_t lx = c->vk->caps.subgroup_size >= 4 && c->vk->caps.subgroup_size <= 16 ? c->vk->caps.subgroup_size : 8;
-    int64_t gx = ((p->N + 3) / 4 + lx - 1) / lx, gy = (p->M + 3) / 4;
+    /* lanes over (batch, column block): as many batches a dispatch as keep x within the grid */
+    int64_t blocks = (p->N + 3) / 4, gy = (p->M + 3) / 4, per = 65535 * (int64_t)lx / blocks;
+    if (per < 1) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: %lld column blocks", (long long)blocks);
     mm_small_push push = {(uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->K, (uint32_t)p->sam, (uint32_t)p->sak,
                           (uint32_t)p->sbk, (uint32_t)p->sbn, (uint32_t)p->scm, (uint32_t)p->scn, p->alpha, p->beta,
                           (uint32_t)bd[1], (uint32_t)bd[2], (uint32_t)sa[0], (uint32_t)sa[1], (uint32_t)sa[2],
-                          (uint32_t)sb[0], (uint32_t)sb[1], (uint32_t)sb[2], 0, p->lo, p->hi};
+                          (uint32_t)sb[0], (uint32_t)sb[1], (uint32_t)sb[2], 0, 0, p->lo, p->hi};
     uint32_t spec[4] = {lx, op_dtype_code(y->dtype), p->has_c, p->clamp};
     int values[4] = {p->a_value, p->b_value, p->has_c ? p->c_value : p->a_value, p->y_value};
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
-        gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
+        gz = z_count - z0 < per ? z_count - z0 : per;
         push.batch_base = (uint32_t)z0;
-        VKI_TRY(op_dispatch(c, "matmul_cpu_small", spec, 4, &push, sizeof push, values, 4, (uint32_t)gx, (uint32_t)gy,
-                            (uint32_t)gz));
+        push.batches = (uint32_t)gz;
+        uint32_t gx = (uint32_t)((gz * blocks + lx - 1) / lx);
+        VKI_TRY(op_dispatch(c, "matmul_cpu_small", spec, 4, &push, sizeof push, values, 4, gx, (uint32_t)gy, 1));
     }
     return VKI_OK;
 }
