@@ -5,6 +5,7 @@
  * over weights repacked at plan time; the direct N-d kernel (shaders/conv.glsl) for everything
  * else, ConvTranspose included. */
 #include "binary.h"
+#include "conv.h"
 #include "matmul.h"
 #include "movement.h"
 #include "op.h"
@@ -13,12 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A convolution's shape facts; spatial arrays hold the first nsp entries. */
-typedef struct conv_geom {
-    int nsp; /* spatial dims, 1..3 */
-    int64_t batch, cin, cout, groups;
-    int64_t in[3], out[3], kernel[3], stride[3], dil[3], pad_begin[3];
-} conv_geom;
 
 static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
@@ -603,6 +598,11 @@ static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
     int64_t count = shape_numel(out_dims, 2 + g->nsp);
     if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "outputs over 2^32 elements are not supported");
     if (count == 0) return VKI_OK;
+    if (!transposed) {
+        bool taken;
+        VKI_TRY(conv_winograd_record(c, g, &taken));
+        if (taken) return VKI_OK;
+    }
     if (matmul_path_wanted(g, transposed)) {
         bool taken;
         VKI_TRY(record_as_matmul(c, g, &taken));

@@ -6,7 +6,8 @@ against PyTorch eager, fused and with VKINFER_NO_FUSION=1. In the fp16 mode (the
 product; float32 products take the CPU MatMul on CPU devices, per image): exactly 6 dispatches
 fewer, the Relus of the first two convolutions (their products' epilogue) and each residual's
 Add and Relu (into the layout pass); before the layout pass took them, 4 (the Relus into the
-Adds). float32: 4 fewer (the same Relus, and each residual's Relu into its Add).
+Adds). float32: 4 fewer (the same Relus, and each residual's Relu into its Add); as Winograd,
+5 (the second residual's Add too, into the output transform).
 
     conv_residual.py VKINFER"""
 import os
@@ -45,7 +46,15 @@ def main():
         ref = model(x).numpy()
     os.environ["VKINFER_CONV_KERNELS"] = "gemm_batch"
     failed = 0
-    for mode, extra, bound, fewer in (("float32", [], 1e-4, 4), ("fp16", ["--precision", "fp16"], 1e-2, 6)):
+    # float32 as im2col and products, and as Winograd F(2x2, 3x3) (forced on any device; CPU
+    # devices take it on their larger 3x3 layers), whose output pass takes the second
+    # residual's Add and Relu: one fewer than its Relu alone into the Add
+    modes = (("float32", [], {"VKINFER_CONV_WINOGRAD": "0"}, 1e-4, 4),
+             ("float32 winograd", [], {"VKINFER_CONV_WINOGRAD": "1"}, 1e-4, 5),
+             ("fp16", ["--precision", "fp16"], {}, 1e-2, 6))
+    for mode, extra, env, bound, fewer in modes:
+        os.environ.pop("VKINFER_CONV_WINOGRAD", None)
+        os.environ.update(env)
         counts = {}
         for fusion in ("fused", "unfused"):
             if fusion == "unfused":

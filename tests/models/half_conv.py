@@ -98,11 +98,12 @@ def vkinfer_run(vkinfer, path, x, tmp, precision):
     return np.load(os.path.join(out, "out.npy")) if run.returncode == 0 else None
 
 
-def bench(vkinfer, path, precision, profile):
+def bench(vkinfer, path, precision, profile, env_extra=None):
     """`vkinfer bench` once: (the JSON stats, the profile's dispatch lines (shader, op, node))."""
     cmd = [vkinfer, "bench", path, "--random-inputs", "--precision", precision, "--runs", "1", "--warmup", "0"]
     # the `vkinfer run` calls check validation; here it would only multiply resnet18's time
     env = {k: v for k, v in os.environ.items() if k != "VKINFER_VALIDATION"}
+    env.update(env_extra or {})
     run = subprocess.run(cmd + ["--json"], capture_output=True, text=True, env=env)
     if run.returncode != 0:
         print(run.stdout, run.stderr, sep="\n")
@@ -120,7 +121,9 @@ def check_variants(vkinfer, path, want_family_dispatches):
     """The fp16 run's conv and pool dispatches are _f16 variants (the profile lists up to 15:
     the small CNN's all, resnet18's slowest, which are convs); weights about half of fp32's."""
     s16, dispatches = bench(vkinfer, path, "fp16", True)
-    s32, _ = bench(vkinfer, path, "fp32", False)
+    # (the fp32 run's convolutions as W holds them: Winograd's transformed 3x3 weights, which
+    # CPU devices take in fp32, are 16/9 of W's bytes)
+    s32, _ = bench(vkinfer, path, "fp32", False, {"VKINFER_CONV_WINOGRAD": "0"})
     if s16 is None or s32 is None:
         print("FAIL: vkinfer bench failed")
         return False

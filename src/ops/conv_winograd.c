@@ -1,0 +1,125 @@
+/* Winograd F(2x2, 3x3) convolutions for CPU Vulkan devices (lavapipe): Y = A^T [(G g G^T) .
+ * (B^T d B)] A per 2x2 output tile, as 16 products U[xi] [Cout, Cin] x V[xi] [Cin, tiles] on
+ * the CPU MatMul (src/ops/matmul_cpu.c): 16 multiply-adds per tile and channel pair where
+ * im2col and one product spend 36, and V, 4x the input, is written in place of im2col's
+ * columns, 9x the input (stores are what llvmpipe does worst: one lane at a time). The
+ * weights are transformed on the host at plan time; shaders/winograd_in_cpu.comp and
+ * winograd_out_cpu.comp transform the data, the latter adding the bias and the fused
+ * activation. float32 only: the transforms' rounding is within fp32's (tests/models). */
+#include "conv.h"
+#include "matmul.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Below this many tiles (all images) or channels a product is too small to gain from the
+ * transforms' two extra dispatches. */
+enum { WINO_LOCAL = 8, WINO_MIN_TILES = 32, WINO_MIN_CHANNELS = 16 };
+
+/* VKINFER_CONV_WINOGRAD=0 keeps im2col and the product, =1 takes Winograd wherever it applies,
+ * small layers too (any device: CI on lavapipe forces it for the conformance tests); by default
+ * CPU devices whose float32 products run the CPU MatMul, on layers of enough tiles and
+ * channels. */
+static bool winograd_wanted(const op_ctx *c, bool *forced)
+{
+    const char *env = getenv("VKINFER_CONV_WINOGRAD");
+    *forced = env && !strcmp(env, "1");
+    if (env && !strcmp(env, "0")) return false;
+    return *forced || (c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && mm_cpu_kernels(c));
+}
+
+/* U[xi][co][ci] = (G g G^T)[xi] for W's 3x3 kernels, rows of k_pad (zeros past Cin). */
+static void transform_weights(const plan_value *w, int64_t cout, int64_t cin, int64_t k_pad, float *u)
+{
+    static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+    memset(u, 0, (size_t)(16 * cout * k_pad) * sizeof *u);
+    for (int64_t co = 0; co < cout; co++)
+        for (int64_t ci = 0; ci < cin; ci++) {
+            double gk[3][3], t[4][3];
+            for (int i = 0; i < 9; i++) gk[i / 3][i % 3] = host_read_f64(w->dtype, w->host, (size_t)((co * cin + ci) * 9 + i));
+            for (int a = 0; a < 4; a++)
+                for (int j = 0; j < 3; j++) t[a][j] = G[a][0] * gk[0][j] + G[a][1] * gk[1][j] + G[a][2] * gk[2][j];
+            for (int a = 0; a < 4; a++)
+                for (int b = 0; b < 4; b++)
+                    u[((a * 4 + b) * cout + co) * k_pad + ci] = (float)(t[a][0] * G[b][0] + t[a][1] * G[b][1] + t[a][2] * G[b][2]);
+        }
+}
+
+vki_status conv_winograd_record(op_ctx *c, const conv_geom *g, bool *taken)
+{
+    *taken = false;
+    plan_value *x = op_in(c, 0), *w = op_in(c, 1), *b = op_in(c, 2);
+    int y = op_out_index(c, 0);
+    bool forced;
+    if (!winograd_wanted(c, &forced) || g->nsp != 2 || g->groups != 1 || g->kernel[0] != 3 || g->kernel[1] != 3 ||
+        g->stride[0] != 1 || g->stride[1] != 1 || g->dil[0] != 1 || g->dil[1] != 1 || x->dtype != VKI_DTYPE_FLOAT ||
+        !w->host || op_storage(c, op_in_index(c, 0)) != GPU_W32 || op_storage(c, y) != GPU_W32 ||
+        (b && op_storage(c, op_in_index(c, 2)) != GPU_W32) ||
+        (!forced && (g->cin < WINO_MIN_CHANNELS || g->cout < WINO_MIN_CHANNELS)))
+        return VKI_OK;
+    int64_t oh = g->out[0], ow = g->out[1], tiles_w = (ow + 1) / 2, tiles = (oh + 1) / 2 * tiles_w;
+    int64_t all = g->batch * tiles, t4 = (all + 3) / 4 * 4, k_pad = (g->cin + 3) / 4 * 4;
+    int64_t v_numel = 16 * k_pad * t4, m_numel = 16 * g->cout * t4, x_numel = shape_numel(x->dims, x->rank);
+    uint64_t range = op_max_binding_bytes(c), texels = c->vk->caps.props.limits.maxTexelBufferElements;
+    /* X through a texel buffer of words, M of 4-word texels */
+    if ((!forced && all < WINO_MIN_TILES) || (uint64_t)v_numel * 4 > range || (uint64_t)m_numel * 4 > range ||
+        (uint64_t)x_numel * 4 > range || (uint64_t)x_numel > texels || (uint64_t)m_numel / 4 > texels ||
+        (uint64_t)k_pad * t4 / 4 > UINT32_MAX || (uint64_t)g->cout * all > UINT32_MAX)
+        return VKI_OK;
+
+    int u_value, v_value, m_value;
+    float *u = op_temp_const(c, VKI_DTYPE_FLOAT, 16 * g->cout * k_pad, &u_value);
+    if (!u) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory transforming W");
+    transform_weights(w, g->cout, g->cin, k_pad, u);
+    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, v_numel, &v_value));
+    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, m_numel, &m_value));
+    *taken = true;
+
+    struct {
+        uint32_t count, cin, k_pad, t4, tiles, tiles_w, images;
+        int32_t h, w, ph, pw;
+    } in_push = {(uint32_t)(k_pad * t4 / 4), (uint32_t)g->cin, (uint32_t)k_pad, (uint32_t)t4, (uint32_t)tiles,
+                 (uint32_t)tiles_w, (uint32_t)g->batch, (int32_t)g->in[0], (int32_t)g->in[1], (int32_t)g->pad_begin[0],
+                 (int32_t)g->pad_begin[1]};
+    uint32_t spec[1] = {WINO_LOCAL}, gx, gy;
+    int in_values[2] = {op_in_index(c, 0), v_value};
+    gpu_storage stores[3] = {GPU_W32, GPU_W32, GPU_W32};
+    op_grid_1d(in_push.count, WINO_LOCAL, &gx, &gy);
+    VKI_TRY(op_dispatch_stored(c, "winograd_in_cpu", spec, 1, &in_push, sizeof in_push, in_values, NULL, stores, 2, gx, gy,
+                               1));
+
+    /* M[xi] [Cout, t4] = U[xi] [Cout, k_pad] x V[xi] [k_pad, t4], the 16 as one batched product */
+    mm_problem p = {.a_value = u_value, .b_value = v_value, .y_value = m_value, .M = g->cout, .N = t4, .K = k_pad,
+                    .sam = k_pad, .sak = 1, .sbk = t4, .sbn = 1, .alpha = 1, .beta = 1, .lo = -INFINITY, .hi = INFINITY,
+                    .nb = 1};
+    p.bdims[0] = 16;
+    p.sa[0] = g->cout * k_pad;
+    p.sb[0] = k_pad * t4;
+    VKI_TRY(mm_record(c, &p));
+
+    /* a residual Add of Y's shape that alone reads Y (ResNet's shortcut), then the activation */
+    float lo = -INFINITY, hi = INFINITY;
+    int other = -1, add = op_fuse_add_find(c, y, &other);
+    plan_value *o = add >= 0 ? op_value(c, other) : NULL, *yv = op_out(c, 0);
+    bool residual = o && !o->host && o->rank == yv->rank && !memcmp(o->dims, yv->dims, sizeof yv->dims[0] * (size_t)yv->rank) &&
+                    op_storage(c, other) == GPU_W32 && (uint64_t)shape_numel(o->dims, o->rank) * 4 <= range;
+    bool act;
+    if (residual) {
+        op_fuse_claim(c, add, y);
+        act = op_fuse_activation_value(c, op_fused_output(c, add), &lo, &hi);
+    } else {
+        act = op_fuse_activation(c, 0, &lo, &hi);
+    }
+    struct {
+        uint32_t count, cout, t4, tiles, tiles_w, images, oh, ow;
+        float lo, hi;
+    } out_push = {(uint32_t)(g->cout * t4 / 4), (uint32_t)g->cout, (uint32_t)t4, (uint32_t)tiles, (uint32_t)tiles_w,
+                  (uint32_t)g->batch, (uint32_t)oh, (uint32_t)ow, lo, hi};
+    uint32_t out_spec[5] = {WINO_LOCAL, b != NULL, act, ow % 2 == 0, residual};
+    int out_values[4] = {m_value, b ? op_in_index(c, 2) : m_value, y, residual ? other : m_value};
+    gpu_storage out_stores[4] = {GPU_W32, GPU_W32, GPU_W32, GPU_W32};
+    op_grid_1d(out_push.count, WINO_LOCAL, &gx, &gy);
+    return op_dispatch_stored(c, "winograd_out_cpu", out_spec, 5, &out_push, sizeof out_push, out_values, NULL, out_stores,
+                              4, gx, gy, 1);
+}
