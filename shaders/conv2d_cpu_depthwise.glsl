@@ -14,19 +14,28 @@ layout(constant_id = 7) const int DW = 1;
 layout(constant_id = 9) const int PXB = 8; // consecutive output pixels of a row per invocation
 layout(constant_id = 10) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
 layout(constant_id = 11) const bool PADDED = true; // some window may leave the input
+// the _tx variant: OW and OH * OW multiples of 4 (so every run of 4 outputs starts on 16
+// bytes): 4 outputs as one uvec4 store (llvmpipe stores a lane at a time)
+layout(constant_id = 12) const bool VEC4_Y = false;
 
 const int SPAN = (PXB - 1) * SW + (KW - 1) * DW + 1; // input columns under PXB windows
 
 #ifdef DEPTHWISE_TEXEL_X
-layout(binding = 0) uniform usamplerBuffer X; // 32-bit words (conv2d_cpu_depthwise_tx)
+layout(binding = 0) uniform usamplerBuffer X; // 32-bit words (conv2d_cpu_depthwise_tx), W too
 #define LOAD_X(i) texelFetch(X, int(i)).x
+layout(binding = 1) uniform usamplerBuffer W;
+#define LOAD_W(i) texelFetch(W, int(i)).x
 #else
 layout(std430, binding = 0) readonly buffer X { ELEM x[]; };
 #define LOAD_X(i) LOAD(x, i)
-#endif
 layout(std430, binding = 1) readonly buffer W { ELEM w[]; };
+#define LOAD_W(i) LOAD(w, i)
+#endif
 layout(std430, binding = 2) readonly buffer B { ELEM b[]; };
 layout(std430, binding = 3) writeonly buffer Y { ELEM y[]; };
+#ifdef DEPTHWISE_TEXEL_X
+layout(std430, binding = 3) writeonly buffer Y4 { uvec4 y4[]; };
+#endif
 layout(push_constant) uniform Push {
     uint columns; // batch * OH * ceil(OW / PXB): the invocations needed
     uint cin, cin_g, cout, cout_g; // cin_g = 1, cout_g = the channel multiplier
@@ -65,7 +74,7 @@ void main()
             }
         }
         for (int kw = 0; kw < KW; kw++) {
-            float wv = uintBitsToFloat(LOAD(w, oc * uint(KH * KW) + uint(kh * KW + kw)));
+            float wv = uintBitsToFloat(LOAD_W(oc * uint(KH * KW) + uint(kh * KW + kw)));
             for (int j = 0; j < PXB; j++) acc[j] += wv * xs[j * SW + kw * DW];
         }
     }
@@ -73,6 +82,17 @@ void main()
     if (gl_GlobalInvocationID.x >= pc.columns) return;
     float bias = pc.has_bias != 0u ? uintBitsToFloat(LOAD(b, oc)) : 0.0;
     uint y_row = (n * pc.cout + oc) * uint(pc.OH * pc.OW) + uint(oh * pc.OW);
+#ifdef DEPTHWISE_TEXEL_X
+    if (VEC4_Y) {
+        for (int j = 0; j < PXB; j += 4) {
+            if (ow0 + j >= pc.OW) break;
+            uvec4 o;
+            for (int e = 0; e < 4; e++) o[e] = floatBitsToUint(fused_clamp(CLAMP, acc[j + e] + bias, pc.lo, pc.hi));
+            y4[(y_row + uint(ow0 + j)) / 4u] = o;
+        }
+        return;
+    }
+#endif
     for (int j = 0; j < PXB; j++) {
         if (ow0 + j >= pc.OW) continue;
         STORE(y, y_row + uint(ow0 + j), floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, acc[j] + bias, pc.lo, pc.hi))));

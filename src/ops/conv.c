@@ -220,8 +220,12 @@ static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const
          * rounds at load 9) */
         uint64_t x_words = win ? win[0].size / 4 : (uint64_t)shape_numel(op_in(c, 0)->dims, op_in(c, 0)->rank);
         bool texel_x = st == GPU_W32 && x_words <= c->vk->caps.props.limits.maxTexelBufferElements;
-        return op_dispatch_stored(c, texel_x ? "conv2d_cpu_depthwise_tx" : op_variant(c, "conv2d_cpu_depthwise", st), spec,
-                                  12, &push, sizeof push, values,
+        /* whole runs of 4 outputs as one store (the PXB pixels of a row are 4-aligned) */
+        uint32_t spec_dw[13];
+        memcpy(spec_dw, spec, sizeof spec);
+        spec_dw[12] = texel_x && v.ow % 4 == 0 && t.pxb % 4 == 0 && !win;
+        return op_dispatch_stored(c, texel_x ? "conv2d_cpu_depthwise_tx" : op_variant(c, "conv2d_cpu_depthwise", st), spec_dw,
+                                  13, &push, sizeof push, values,
                                   win, stores, 4, (uint32_t)((columns + t.lx - 1) / t.lx), (uint32_t)g->cout, 1);
     }
     if (packed >= 0) {
