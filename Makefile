@@ -46,10 +46,11 @@ test: deps-test
 	$(MAKE) sanitize
 	$(MAKE) tsan
 
-# The unit tests, the CLI test and a slice of the conformance suite built with AddressSanitizer
+# The unit tests, the CLI test and a slice of the conformance suite (with the convolutions as
+# Winograd F(2x2, 3x3) too) built with AddressSanitizer
 # and UndefinedBehaviorSanitizer (in $(BUILD)-asan). Leak checks are off: lavapipe's own
 # allocations outlive the process; the unit tests check our memory by counters instead.
-SANITIZE_TESTS ?= ^unit/|^cli$$|^node/test_(add|averagepool|batchnorm|cast|concat|conv|gather|gemm|matmul|reshape|resize|slice|softmax|transpose)
+SANITIZE_TESTS ?= ^unit/|^cli$$|^node/test_(add|averagepool|batchnorm|cast|concat|conv|gather|gemm|matmul|maxpool|reshape|resize|slice|softmax|transpose)|^winograd/node/
 sanitize: deps-test
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKINFER_SANITIZE=ON -DVKINFER_ONNX123_TESTS=OFF $(DEV_FLAGS)
 	cmake --build $(BUILD)-asan -j $(JOBS)
