@@ -87,7 +87,8 @@ void main()
         for (int j = 0; j < PXB; j += 4) {
             if (ow0 + j >= pc.OW) break;
             uvec4 o;
-            for (int e = 0; e < 4; e++) o[e] = floatBitsToUint(fused_clamp(CLAMP, acc[j + e] + bias, pc.lo, pc.hi));
+            for (int e = 0; e < 4; e++)
+                o[e] = floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, acc[j + e] + bias, pc.lo, pc.hi)));
             y4[(y_row + uint(ow0 + j)) / 4u] = o;
         }
         return;

@@ -273,6 +273,8 @@ class Session:
         if precision == "fp16" and not hasattr(L, "vki_session_create_with_options"):
             raise VkinferError(f"precision='fp16' needs vki_session_create_with_options, which the library at "
                                f"{L.vkinfer_path} (version {library_version()}) does not have", 5)
+        if context is not None and cpu_threads is not None:
+            raise ValueError("cpu_threads applies when a context is created: give it to the Context instead")
         try:
             self.context = context if context is not None else Context(device, validation, cache_dir, cpu_threads)
             self._ctx = self.context._ctx

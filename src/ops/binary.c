@@ -349,10 +349,12 @@ typedef struct elementwise {
 } elementwise;
 
 /* Whether value v's elements fit one binding, so that a pass can read it whole (a permuted
- * view spans as many elements as it has: a Transpose of a whole tensor). */
+ * view spans as many elements as it has: a Transpose of a whole tensor). Counted in 32-bit
+ * words, as dispatch_elementwise decides between one pass and windows: a strided pass must
+ * never be cut into windows, whose offsets are row-major. */
 static bool bound_whole(op_ctx *c, const plan_value *v)
 {
-    return (uint64_t)shape_numel(v->dims, v->rank) * storage_size(v->storage) <= op_max_binding_bytes(c);
+    return (uint64_t)shape_numel(v->dims, v->rank) * 4 <= op_max_binding_bytes(c);
 }
 
 /* Push dims and strides of one pass whose inputs may be permuted views (a Transpose that only
@@ -594,6 +596,7 @@ static vki_status dispatch_elementwise(op_ctx *c, const elementwise *e, const sh
         if (e->where) return dispatch_where(c, e, shapes, out_shape, (uint32_t)count, NULL);
         return dispatch_chain(c, e, shapes, out_shape, (uint32_t)count, NULL, temps);
     }
+    if (e->strided) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a strided pass larger than one binding");
     int64_t chunk = 0;
     for (int depth = 1; depth <= out_shape->rank && chunk <= 0; depth++)
         if (split_rows_at(c, shapes, e->n, out_shape, depth, &s)) chunk = op_batch_chunk(c, s.rows, s.row_bytes, e->n + 1);
@@ -699,7 +702,7 @@ static vki_status plan_binary(op_ctx *c)
      * src/plan/op_ctx.c constant_scale) its elements are copied in row-major order first */
     bool strided_ok = n == 2 && code >= B_ADD && code <= B_DIV && dtype_is_float(out_dtype) && !op_in(c, 0)->view_scale &&
                       !op_in(c, 1)->view_scale && bound_whole(c, op_in(c, 0)) && bound_whole(c, op_in(c, 1)) &&
-                      (uint64_t)count * storage_size(op_out(c, 0)->storage) <= op_max_binding_bytes(c);
+                      (uint64_t)count * 4 <= op_max_binding_bytes(c) && !(d->legacy_bcast && c->opset < 7);
     for (int k = 0; k < n; k++) {
         e.ins[k] = op_in_index(c, k);
         if (op_in(c, k)->permuted && strided_ok) e.strided = true;
@@ -724,8 +727,8 @@ static vki_status plan_binary(op_ctx *c)
     }
     /* and a second such op after it, in the same pass */
     if (code >= B_ADD && code <= B_DIV && n == 2 && dtype_is_float(out_dtype) && out_dtype != VKI_DTYPE_DOUBLE &&
-        (uint64_t)count * storage_size(op_out(c, 0)->storage) <= op_max_binding_bytes(c) &&
-        bound_whole(c, op_value(c, e.ins[0])) && bound_whole(c, op_value(c, e.ins[1]))) {
+        (uint64_t)count * 4 <= op_max_binding_bytes(c) && bound_whole(c, op_value(c, e.ins[0])) &&
+        bound_whole(c, op_value(c, e.ins[1]))) {
         bool taken;
         VKI_TRY(dispatch_two_steps(c, &e, shapes, &out_shape, (uint32_t)count, &taken));
         if (taken) return VKI_OK;

@@ -26,7 +26,11 @@ static bool winograd_wanted(const op_ctx *c, bool *forced)
     const char *env = getenv("VKINFER_CONV_WINOGRAD");
     *forced = env && !strcmp(env, "1");
     if (env && !strcmp(env, "0")) return false;
-    return *forced || (c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && mm_cpu_kernels(c));
+    if (*forced) return true;
+    /* a kernel family asked for by name (VKINFER_CONV_KERNELS, VKINFER_CONV_REFERENCE) runs as asked */
+    const char *kernels = getenv("VKINFER_CONV_KERNELS"), *ref = getenv("VKINFER_CONV_REFERENCE");
+    if ((kernels && *kernels) || (ref && *ref && strcmp(ref, "0"))) return false;
+    return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && mm_cpu_kernels(c);
 }
 
 /* U[xi][co][ci] = (G g G^T)[xi] for W's 3x3 kernels, rows of k_pad (zeros past Cin). */
@@ -54,7 +58,8 @@ vki_status conv_winograd_record(op_ctx *c, const conv_geom *g, bool *taken)
     bool forced;
     if (!winograd_wanted(c, &forced) || g->nsp != 2 || g->groups != 1 || g->kernel[0] != 3 || g->kernel[1] != 3 ||
         g->stride[0] != 1 || g->stride[1] != 1 || g->dil[0] != 1 || g->dil[1] != 1 || x->dtype != VKI_DTYPE_FLOAT ||
-        !w->host || op_storage(c, op_in_index(c, 0)) != GPU_W32 || op_storage(c, y) != GPU_W32 ||
+        !w->host || x->view_offset || shape_numel(x->dims, x->rank) == 0 || op_storage(c, op_in_index(c, 0)) != GPU_W32 ||
+        op_storage(c, y) != GPU_W32 ||
         (b && op_storage(c, op_in_index(c, 2)) != GPU_W32) ||
         (!forced && (g->cin < WINO_MIN_CHANNELS || g->cout < WINO_MIN_CHANNELS)))
         return VKI_OK;

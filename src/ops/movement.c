@@ -353,7 +353,10 @@ static vki_status plan_transpose(op_ctx *c)
     /* A Transpose that only an element-wise Add, Sub, Mul or Div reads (ConvNeXt's NHWC -> NCHW
      * before its layer scale) is a permuted view too: src/ops/binary.c reads it through its
      * strides (or copies it, where that pass cannot) */
-    bool elementwise = y && !mm && op_arithmetic_reader(c, op_out_index(c, 0), NULL) >= 0;
+    /* (X bound whole, counted in words as the binary pass counts: a strided pass is never cut
+     * into windows, and a Transpose too large for one binding takes the windowed copy) */
+    bool elementwise = y && !mm && op_arithmetic_reader(c, op_out_index(c, 0), NULL) >= 0 &&
+                       (uint64_t)shape_numel(x->dims, x->rank) * 4 + x->view_offset <= op_max_binding_bytes(c);
     /* but not a residual Add that a LayerNormalization reads: norm_rows adds it up in its own
      * pass (src/ops/normalization.c norm_fuse_add), from row-major inputs (PyTorch 1.13's
      * batch-first encoder layer transposes its attention back before the residual) */
@@ -521,8 +524,8 @@ static vki_status plan_slice(op_ctx *c)
     bool elementwise = y && !fold && op_arithmetic_reader(c, op_out_index(c, 0), NULL) >= 0;
     bool forward = true;
     for (int k = 0; k < x->rank; k++) forward = forward && step[k] > 0;
-    bool bound_whole = x->view_offset + (uint64_t)shape_numel(x->dims, x->rank) * storage_size(op_storage(c, op_in_index(c, 0))) <=
-                       op_max_binding_bytes(c); /* the reader binds X whole, from its start */
+    bool bound_whole = x->view_offset + (uint64_t)shape_numel(x->dims, x->rank) * 4 <=
+                       op_max_binding_bytes(c); /* the reader binds X whole, from its start (in words, as binary.c counts) */
     if (elementwise && forward && bound_whole && op_fusion_on(c) && dtype_is_float(x->dtype) && !x->host && !x->permuted &&
         !x->view_scale && shape_numel(dims, x->rank) > 0 && op_storage(c, op_in_index(c, 0)) == y->storage) {
         /* (not op_output_alias: the view has fewer elements than X; it is bound from X's start) */

@@ -407,7 +407,7 @@ static vki_status torch_group_norm(op_ctx *c, bool *taken)
     *taken = false;
     plan_value *x = op_in(c, 0), *gs = op_in(c, 1), *gb = op_in(c, 2);
     int y = op_out_index(c, 0);
-    if (x->rank != 3 || !gs->host || !gb->host || !dtype_is_float(x->dtype)) return VKI_OK;
+    if (x->rank != 3 || numel(x) == 0 || !gs->host || !gb->host || !dtype_is_float(x->dtype)) return VKI_OK;
     int r = op_only_reader(c, y, "Reshape");
     if (r < 0) return VKI_OK;
     const ir_node *rn = op_graph_node(c, r);

@@ -148,7 +148,9 @@ static vki_status record_pool2d_cpu(op_ctx *c, enum pool_kind kind, const pool_g
     int64_t kh = two ? g->kernel[0] : 1, kw = g->kernel[g->spatial - 1];
     int64_t planes = x->dims[0] * x->dims[1];
     uint64_t columns = (uint64_t)planes * (uint64_t)oh * (uint64_t)((ow + POOL_CPU_PXB - 1) / POOL_CPU_PXB);
-    if (kh * kw > POOL_CPU_MAX_WINDOW || columns > UINT32_MAX ||
+    /* the input span of a row's PXB windows, held in registers */
+    int64_t span = (POOL_CPU_PXB - 1) * g->stride[g->spatial - 1] + (kw - 1) * g->dilation[g->spatial - 1] + 1;
+    if (kh * kw > POOL_CPU_MAX_WINDOW || span > POOL_CPU_MAX_WINDOW || columns > UINT32_MAX || x->view_offset ||
         (uint64_t)shape_numel(x->dims, x->rank) > c->vk->caps.props.limits.maxTexelBufferElements ||
         (uint64_t)shape_numel(x->dims, x->rank) * 4 > op_max_binding_bytes(c))
         return VKI_OK;

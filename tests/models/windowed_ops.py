@@ -3,8 +3,10 @@
 Resize (nearest, linear), Concat, Transpose, reductions over inner axes and over the outermost
 one (in two stages: windows of rows into partial results, then those), Softmax and Gather of an
 embedding table split their work into windows; each matches numpy with and without the limit,
-in more dispatches with it. What cannot split is a clear error: a Pad of axis 0, ArgMax over
-the outermost axis (partial indices do not combine).
+in more dispatches with it; so do the views and fused passes of a Transpose or a strided Slice
+read by an element-wise op, two element-wise ops and PyTorch's opset < 18 GroupNorm. What cannot
+split is a clear error: a Pad of axis 0, ArgMax over the outermost axis (partial indices do not
+combine).
 
     windowed_ops.py VKINFER"""
 import os
@@ -118,5 +120,30 @@ case("reduce_all_logsumexp", [h.make_node("ReduceLogSumExp", ["x"], ["y"], keepd
 case("reduce_axis0_sumsquare", [h.make_node("ReduceSumSquare", ["x", "axes"], ["y"], keepdims=0)],
      (X.astype(np.float64) ** 2).sum(0).astype(np.float32), [ints("axes", [0])])
 refused("argmax_axis0", [h.make_node("ArgMax", ["x"], ["y"], axis=0)], ["ArgMax", "maxStorageBufferRange", "exactly"])
+# views and passes that fuse where tensors fit one binding, and split into windows where they do
+# not: a Transpose and a strided Slice read by element-wise ops (views read in place), two
+# element-wise ops (one pass), PyTorch's opset < 18 GroupNorm (one norm pass of whole images)
+tx = np.tanh(X)
+bias16 = rng.standard_normal(16).astype(np.float32)
+case("transpose_add", [h.make_node("Tanh", ["x"], ["t"]), h.make_node("Transpose", ["t"], ["p"], perm=[0, 2, 3, 1]),
+                       h.make_node("Add", ["p", "b"], ["y"])], tx.transpose(0, 2, 3, 1) + bias16,
+     [nh.from_array(bias16, "b")])
+case("slice_mul", [h.make_node("Tanh", ["x"], ["t"]), h.make_node("Slice", ["t", "s0", "s1", "ax"], ["q"]),
+                   h.make_node("Mul", ["q", "two"], ["y"])], tx[:, :8] * 2.0,
+     [ints("s0", [0]), ints("s1", [8]), ints("ax", [1]), nh.from_array(np.array(2.0, np.float32), "two")])
+scale4 = rng.standard_normal((16, 1, 1)).astype(np.float32)
+case("two_steps", [h.make_node("Tanh", ["x"], ["t"]), h.make_node("Mul", ["t", "g"], ["m"]),
+                   h.make_node("Add", ["m", "x"], ["y"])], tx * scale4 + X, [nh.from_array(scale4, "g")])
+gw = rng.standard_normal((16, 1, 1)).astype(np.float32)
+gb = rng.standard_normal((16, 1, 1)).astype(np.float32)
+xg = X.reshape(8, 4, -1).astype(np.float64)
+gn = ((xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + 1e-5)).reshape(X.shape) * gw + gb
+case("group_norm_pattern",
+     [h.make_node("Reshape", ["x", "g_shape"], ["r"]),
+      h.make_node("InstanceNormalization", ["r", "ones", "zeros"], ["n"], epsilon=1e-5),
+      h.make_node("Shape", ["x"], ["x_shape"]), h.make_node("Reshape", ["n", "x_shape"], ["rb"]),
+      h.make_node("Mul", ["rb", "gw"], ["gm"]), h.make_node("Add", ["gm", "gb"], ["y"])], gn.astype(np.float32),
+     [ints("g_shape", [0, 4, -1]), nh.from_array(np.ones(4, np.float32), "ones"), nh.from_array(np.zeros(4, np.float32), "zeros"),
+      nh.from_array(gw, "gw"), nh.from_array(gb, "gb")])
 print("PASS" if not failures else f"FAIL ({failures})")
 sys.exit(1 if failures else 0)

@@ -76,5 +76,11 @@ run("matmul0k", [h.make_node("MatMul", ["x", "B"], ["y"])], {"B": np.ones((0, 7)
 run("onehot", [h.make_node("OneHot", ["x", "d", "v"], ["y"])], {"d": np.array(3, np.float32), "v": np.array([0, 1], np.float32)}, [0, 2], (0, 2, 3), 0.0)
 run("gatherel", [h.make_node("GatherElements", ["x", "i"], ["y"], axis=0)], {"i": np.zeros((0, 5), np.int64)}, [3, 5], (0, 5), 0.0)
 run("scatter", [h.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=0)], {"i": np.zeros((0, 5), np.int64), "u": np.zeros((0, 5), np.float32)}, [3, 5], (3, 5), 0.0)
+# PyTorch's opset < 18 GroupNorm (one norm pass when fused) and GroupNormalization at batch 0
+run("groupnorm_pattern", [h.make_node("Reshape", ["x", "gs"], ["r"]), h.make_node("InstanceNormalization", ["r", "s", "b"], ["n"]),
+                          h.make_node("Shape", ["x"], ["xs"]), h.make_node("Reshape", ["n", "xs"], ["rb"]),
+                          h.make_node("Mul", ["rb", "w"], ["m"]), h.make_node("Add", ["m", "w"], ["y"])],
+    {"gs": np.array([0, 2, 18], np.int64), "s": np.ones(2, np.float32), "b": np.zeros(2, np.float32),
+     "w": np.ones((4, 1, 1), np.float32)}, [0, 4, 3, 3], (0, 4, 3, 3), 0.0)
 print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
 sys.exit(0 if all(results) else 1)
