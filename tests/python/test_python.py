@@ -173,6 +173,10 @@ def test_sessions(vkinfer):
     before = os.environ.get("LP_NUM_THREADS")
     e = raises(lambda: vkinfer.Context(cpu_threads=-1), ValueError)
     check("cpu_threads=-1: ValueError", isinstance(e, ValueError), e)
+    ctx = vkinfer.Context()
+    e = raises(lambda: vkinfer.Session(relu, context=ctx, cpu_threads=0), ValueError)
+    check("cpu_threads with a context given: ValueError (it applies when a context is made)", isinstance(e, ValueError), e)
+    ctx.close()
 
     def threads_with(n):
         with vkinfer.Session(relu, cpu_threads=n) as s:
