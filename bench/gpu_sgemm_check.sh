@@ -2,7 +2,7 @@
 # matmul_sgemm on a lent GPU (it is opt-in until measured: docs/architecture.md), in one call:
 # its results (the MatMul parity cases with VKINFER_MATMUL_KERNELS=sgemm), its GPU time against
 # matmul_tiled and cuBLAS on BERT-, ViT- and 4096-shaped products, its tiles, and whole models
-# with it off and on.   bench/gpu_sgemm_check.sh VKINFER OUT_DIR
+# with it off and on; then Winograd convolutions off and on.   bench/gpu_sgemm_check.sh VKINFER OUT_DIR
 # Run from the repository root with Vulkan set up as bench/gpu_suite.sh says (the loader and
 # glvnd .debs unpacked, VK_DRIVER_FILES and __EGL_VENDOR_LIBRARY_FILENAMES set); needs torch.
 # If it wins, make it the default in sgemm_choose (src/ops/matmul.c) with the numbers.
@@ -26,3 +26,7 @@ python3 bench/tile_sweep.py --vkinfer "$VK" --tiles default --shapes 4096x4096x4
 python3 bench/tile_sweep.py --vkinfer "$VK" --tiles default --transb --shapes 4096x4096x4096,1024x3072x768 | tee "$OUT/fp16_nk.txt"
 python3 bench/gpu_profile.py "$VK" --models bert_b8,resnet50_b32,vit_b_16_b1,convnext_tiny_b1 --keep "$OUT/keep" --runs 3 > "$OUT/profile.txt" 2>&1
 bash bench/env_sweep.sh "$VK" "$OUT/keep" VKINFER_MM_SGEMM "0 1" bert_b8 resnet50_b32 vit_b_16_b1 convnext_tiny_b1 | tee "$OUT/models.txt"
+# Winograd F(2x2, 3x3) (CPU devices' default) on the GPU: its transforms and 16 products against
+# im2col and one product per layer
+python3 bench/gpu_profile.py "$VK" --models resnet18_b1 --keep "$OUT/keep" --runs 3 >> "$OUT/profile.txt" 2>&1
+bash bench/env_sweep.sh "$VK" "$OUT/keep" VKINFER_CONV_WINOGRAD "0 1" resnet18_b1 resnet50_b32 | tee -a "$OUT/models.txt"
