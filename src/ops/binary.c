@@ -428,11 +428,9 @@ static vki_status dispatch_two_steps(op_ctx *c, const elementwise *e, const shap
     bool swap = nd->inputs[1] == y;
     int other = swap ? nd->inputs[0] : nd->inputs[1];
     plan_value *o = other >= 0 ? op_value(c, other) : NULL, *yv = op_out(c, 0);
-    if (!o || !o->shaped || o->kind || o->dtype != yv->dtype || o->view_scale || o->rank > out_shape->rank) return VKI_OK;
-    for (int d = 0; d < o->rank; d++) {
-        int64_t od = o->dims[o->rank - 1 - d], yd = out_shape->dims[out_shape->rank - 1 - d];
-        if (od != yd && od != 1) return VKI_OK; /* broadcasting must not grow the output */
-    }
+    if (!o || !o->shaped || o->kind || o->dtype != yv->dtype || o->view_scale ||
+        !op_broadcasts_within(o, out_shape->dims, out_shape->rank)) /* broadcasting must not grow the output */
+        return VKI_OK;
     uint64_t range = op_max_binding_bytes(c), elem = storage_size(yv->storage);
     if ((uint64_t)shape_numel(o->dims, o->rank) * elem > range) return VKI_OK;
     shape three[3] = {shapes[0], shapes[1], {o->rank, {0}}};
@@ -700,22 +698,17 @@ static vki_status plan_binary(op_ctx *c)
      * its layer scale) is read through its strides by one pass of two float inputs bound
      * whole; in any other case (a view whose scale was to be a constant and is not,
      * src/plan/op_ctx.c constant_scale) its elements are copied in row-major order first */
+    int kept = 0; /* output dims of size > 1: the strided pass keeps each (strided_pass) */
+    for (int dd = 0; dd < out_shape.rank; dd++) kept += out_shape.dims[dd] != 1;
     bool strided_ok = n == 2 && code >= B_ADD && code <= B_DIV && dtype_is_float(out_dtype) && !op_in(c, 0)->view_scale &&
                       !op_in(c, 1)->view_scale && bound_whole(c, op_in(c, 0)) && bound_whole(c, op_in(c, 1)) &&
-                      (uint64_t)count * 4 <= op_max_binding_bytes(c) && !(d->legacy_bcast && c->opset < 7);
+                      (uint64_t)count * 4 <= op_max_binding_bytes(c) && !(d->legacy_bcast && c->opset < 7) &&
+                      kept <= BROADCAST_MAX_RANK;
     for (int k = 0; k < n; k++) {
         e.ins[k] = op_in_index(c, k);
         if (op_in(c, k)->permuted && strided_ok) e.strided = true;
         else if (op_in(c, k)->permuted) VKI_TRY(op_contiguous_copy(c, op_in_index(c, k), &e.ins[k]));
         e.codes[k] = k == n - 1 && !strcmp(d->name, "Mean") ? B_MEAN_LAST : code;
-    }
-    if (e.strided) {
-        int kept = 0;
-        for (int dd = 0; dd < out_shape.rank; dd++) kept += out_shape.dims[dd] != 1;
-        if (kept > BROADCAST_MAX_RANK)
-            for (int k = 0; k < n; k++)
-                if (op_in(c, k)->permuted) VKI_TRY(op_contiguous_copy(c, op_in_index(c, k), &e.ins[k]));
-        if (kept > BROADCAST_MAX_RANK) e.strided = false;
     }
     /* a residual Add that only a LayerNormalization reads (transformer blocks): one norm_rows
      * pass normalizes the sum */

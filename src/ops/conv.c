@@ -113,13 +113,7 @@ typedef struct fused_act {
  * there. */
 /* The CPU-device kernels run on CPU devices; VKINFER_CONV_KERNELS=gpu|cpu overrides, so that
  * CI (on lavapipe) also tests the GPU kernels. */
-static bool cpu_device(const op_ctx *c)
-{
-    const char *force = getenv("VKINFER_CONV_KERNELS");
-    if (force && !strcmp(force, "gpu")) return false;
-    if (force && !strcmp(force, "cpu")) return true;
-    return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-}
+static bool cpu_device(const op_ctx *c) { return op_cpu_kernels(c, "VKINFER_CONV_KERNELS"); }
 
 /* The CPU kernels' blocking: OCB output channels x PXB pixels per invocation, LX lanes. */
 typedef struct cpu_tiling {

@@ -341,32 +341,24 @@ static vki_status plan_transpose(op_ctx *c)
     int64_t src[VKI_MAX_RANK]; /* X's element strides: row-major, or a permuted view's own */
     if (x->permuted) memcpy(src, x->view_strides, sizeof src);
     else contiguous_strides(x->dims, x->rank, src);
-    if (y && !x->host && !x->view_scale && x->rank >= 2 && mm && !pieces && op_storage(c, op_in_index(c, 0)) == y->storage) {
-        VKI_TRY(op_output_alias(c, 0, 0));
-        if (y->alias_of >= 0) {
-            y->permuted = true;
-            y->view_elem = x->permuted ? x->view_elem : 0;
-            for (int k = 0; k < x->rank; k++) y->view_strides[k] = src[perm[k]];
-            return VKI_OK;
-        }
-    }
+    bool product_view = y && x->rank >= 2 && mm && !pieces;
     /* A Transpose that only an element-wise Add, Sub, Mul or Div reads (ConvNeXt's NHWC -> NCHW
      * before its layer scale) is a permuted view too: src/ops/binary.c reads it through its
-     * strides (or copies it, where that pass cannot) */
-    /* (X bound whole, counted in words as the binary pass counts: a strided pass is never cut
-     * into windows, and a Transpose too large for one binding takes the windowed copy) */
-    bool elementwise = y && !mm && op_arithmetic_reader(c, op_out_index(c, 0), NULL) >= 0 &&
-                       (uint64_t)shape_numel(x->dims, x->rank) * 4 + x->view_offset <= op_max_binding_bytes(c);
+     * strides (or copies it, where that pass cannot). X bound whole, counted in words as the
+     * binary pass counts: a strided pass is never cut into windows, and a Transpose too large
+     * for one binding takes the windowed copy. */
+    int code, reader = y && !mm ? op_arithmetic_reader(c, op_out_index(c, 0), &code) : -1, scale, bias;
+    bool elementwise_view = reader >= 0 && op_fusion_on(c) && dtype_is_float(x->dtype) &&
+                            (uint64_t)shape_numel(x->dims, x->rank) * 4 + x->view_offset <= op_max_binding_bytes(c);
     /* but not a residual Add that a LayerNormalization reads: norm_rows adds it up in its own
      * pass (src/ops/normalization.c norm_fuse_add), from row-major inputs (PyTorch 1.13's
      * batch-first encoder layer transposes its attention back before the residual) */
-    int add = op_only_reader(c, op_out_index(c, 0), "Add"), scale, bias;
     float eps;
     int64_t axis;
-    if (add >= 0 && op_layer_norm_reader(c, op_graph_node(c, add)->outputs[0], &scale, &bias, &eps, &axis) >= 0)
-        elementwise = false;
-    if (elementwise && op_fusion_on(c) && dtype_is_float(x->dtype) && !x->host && !x->view_scale &&
-        op_storage(c, op_in_index(c, 0)) == y->storage) {
+    if (elementwise_view && code == 0 &&
+        op_layer_norm_reader(c, op_graph_node(c, reader)->outputs[0], &scale, &bias, &eps, &axis) >= 0)
+        elementwise_view = false;
+    if ((product_view || elementwise_view) && !x->host && !x->view_scale && op_storage(c, op_in_index(c, 0)) == y->storage) {
         VKI_TRY(op_output_alias(c, 0, 0));
         if (y->alias_of >= 0) {
             y->permuted = true;

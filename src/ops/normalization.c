@@ -395,6 +395,16 @@ static bool per_channel(const plan_value *o, const int64_t *dims, int rank)
     return true;
 }
 
+/* The other operand of binary node `node` reading v, when it is a per-channel constant of
+ * dtype dt against dims (per_channel); -1 otherwise. */
+static int channel_operand(op_ctx *c, int node, int v, const int64_t *dims, int rank, vki_dtype dt)
+{
+    const ir_node *nd = op_graph_node(c, node);
+    int o = nd->n_inputs == 2 ? (nd->inputs[0] == v ? nd->inputs[1] : nd->inputs[0]) : -1;
+    if (o < 0 || o == v || !per_channel(op_value(c, o), dims, rank) || op_value(c, o)->dtype != dt) return -1;
+    return o;
+}
+
 /* PyTorch's GroupNorm before opset 18: Reshape(X, [N, G, -1]) -> InstanceNormalization over G
  * channels -> Reshape back to X's shape -> Mul by a per-channel weight -> Add of a per-channel
  * bias (-> an activation: Diffusion Policy's Conv1d blocks end in Mish). When this node is
@@ -418,20 +428,12 @@ static vki_status torch_group_norm(op_ctx *c, bool *taken)
     if (dims[0] != n || !groups || channels % groups || shape_numel(dims, rank) != numel(x)) return VKI_OK;
     int w = rn->outputs[0];
     int mul = op_only_reader(c, w, "Mul");
-    if (mul < 0) return VKI_OK;
-    const ir_node *mn = op_graph_node(c, mul);
-    int mo = mn->n_inputs == 2 ? (mn->inputs[0] == w ? mn->inputs[1] : mn->inputs[0]) : -1;
-    if (mo < 0 || mo == w || !per_channel(op_value(c, mo), dims, rank) || op_value(c, mo)->dtype != x->dtype) return VKI_OK;
-    int last = mn->outputs[0], ao = -1;
+    int mo = mul >= 0 ? channel_operand(c, mul, w, dims, rank, x->dtype) : -1;
+    if (mo < 0) return VKI_OK;
+    int last = op_graph_node(c, mul)->outputs[0];
     int add = op_only_reader(c, last, "Add");
-    if (add >= 0) {
-        const ir_node *an = op_graph_node(c, add);
-        ao = an->n_inputs == 2 ? (an->inputs[0] == last ? an->inputs[1] : an->inputs[0]) : -1;
-        if (ao < 0 || ao == last || !per_channel(op_value(c, ao), dims, rank) || op_value(c, ao)->dtype != x->dtype) {
-            add = -1;
-            ao = -1;
-        }
-    }
+    int ao = add >= 0 ? channel_operand(c, add, last, dims, rank, x->dtype) : -1;
+    if (ao < 0) add = -1; /* the Add is optional */
     int pairs;
     float *data;
     VKI_TRY(pair_temp(c, channels, true, &pairs, &data));

@@ -3,7 +3,6 @@
  * workgroup per (n, c) plane reducing through shared memory). */
 #include "op.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP }; /* keep in step with shaders/pool*.glsl */
@@ -119,13 +118,7 @@ static vki_status lp_order(op_ctx *c, int64_t *p)
 
 /* The CPU-device pooling kernels run on CPU devices; VKINFER_POOL_KERNELS=gpu|cpu says otherwise
  * (CI on lavapipe runs the pooling tests both ways). */
-static bool cpu_pool_kernels(const op_ctx *c)
-{
-    const char *force = getenv("VKINFER_POOL_KERNELS");
-    if (force && !strcmp(force, "gpu")) return false;
-    if (force && !strcmp(force, "cpu")) return true;
-    return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-}
+static bool cpu_pool_kernels(const op_ctx *c) { return op_cpu_kernels(c, "VKINFER_POOL_KERNELS"); }
 
 /* 1-D and 2-D MaxPool and AveragePool of float32 on CPU devices (lavapipe), without MaxPool's
  * indices, windows of up to 64 positions, X in one texel buffer: shaders/pool2d_cpu.comp, PXB

@@ -345,6 +345,24 @@ int op_only_reader(op_ctx *c, int v, const char *op_type)
 
 bool op_read_only_by(op_ctx *c, int v, const char *op_type) { return op_only_reader(c, v, op_type) >= 0; }
 
+bool op_cpu_kernels(const op_ctx *c, const char *force_var)
+{
+    const char *force = getenv(force_var);
+    if (force && !strcmp(force, "gpu")) return false;
+    if (force && !strcmp(force, "cpu")) return true;
+    return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
+bool op_broadcasts_within(const plan_value *o, const int64_t *dims, int rank)
+{
+    if (o->rank > rank) return false;
+    for (int d = 0; d < o->rank; d++) {
+        int64_t od = o->dims[o->rank - 1 - d];
+        if (od != dims[rank - 1 - d] && od != 1) return false;
+    }
+    return true;
+}
+
 int op_arithmetic_reader(op_ctx *c, int v, int *code)
 {
     static const char *const names[4] = {"Add", "Sub", "Mul", "Div"};
@@ -469,11 +487,8 @@ int op_fuse_add_find(op_ctx *c, int v, int *other)
     if (o < 0 || o == v) return -1;
     const plan_value *x = &p->values[v], *ov = &p->values[o];
     /* known now: an initializer, a folded constant or the output of a node planned earlier */
-    if (!ov->shaped || ov->dtype != x->dtype || ov->rank > x->rank || ov->permuted || ov->view_scale) return -1;
-    for (int d = 0; d < ov->rank; d++) {
-        int64_t od = ov->dims[ov->rank - 1 - d], xd = x->dims[x->rank - 1 - d];
-        if (od != xd && od != 1) return -1; /* broadcasting must not grow v */
-    }
+    if (!ov->shaped || ov->dtype != x->dtype || ov->permuted || ov->view_scale) return -1;
+    if (!op_broadcasts_within(ov, x->dims, x->rank)) return -1; /* broadcasting must not grow v */
     *other = o;
     return n;
 }
