@@ -147,7 +147,7 @@ class Context:
         VKINFER_VALIDATION decides); cache_dir: the pipeline cache folder ("" for none);
         cpu_threads: on lavapipe (the CPU device), its compute threads (None: LP_NUM_THREADS,
         else one per core). 0 runs each dispatch on lavapipe's submit thread without waking
-        others, which small networks (robot policies) run 2-3x faster and large ones slower
+        others, which small networks (robot policies) run 2.5-4.5x faster and large ones slower
         (docs/troubleshooting.md). lavapipe reads LP_NUM_THREADS when the context is created,
         so it is set for that call and restored after: do not create contexts on other threads
         meanwhile.
