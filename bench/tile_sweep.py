@@ -75,21 +75,42 @@ def main():
     ap.add_argument("--dtype", default="float16", choices=["float16", "float32"])
     ap.add_argument("--env", default="VKINFER_COOPMAT2_TILE", help="the variable each tile sets (VKINFER_TILED_TILE: fp32)")
     ap.add_argument("--transb", action="store_true", help="B stored [N,K] (Gemm transB=1, a Linear's weight as exported)")
+    ap.add_argument("--batch", type=int, default=0,
+                    help="Z > 0: a convolution's product instead, W [M,K] (the constant) x X [Z,K,N] (the input), "
+                         "as a 1x1 Conv at batch Z runs it")
+    ap.add_argument("--epilogue", default="none", choices=["none", "bias", "bias_relu"],
+                    help="an Add of a bias (per column; per row with --batch) and a Relu after the product, "
+                         "which the product takes as its epilogue")
     a = ap.parse_args()
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as tmp:
         for shape in a.shapes.split(","):
             M, N, K = (int(v) for v in shape.split("x"))
             dt = np.float16 if a.dtype == "float16" else np.float32
-            x = (rng.standard_normal((M, K)) / np.sqrt(K)).astype(dt)
-            w = rng.standard_normal((N, K) if a.transb else (K, N)).astype(dt)
             path = os.path.join(tmp, f"mm_{shape}.onnx")
-            node = (helper.make_node("Gemm", ["a", "w"], ["y"], transB=1) if a.transb
-                    else helper.make_node("MatMul", ["a", "w"], ["y"]))
-            build_model(path, [("a", x)], [node], "y", dt, initializers=[("w", w)])
+            if a.batch:
+                x = (rng.standard_normal((a.batch, K, N)) / np.sqrt(K)).astype(dt)
+                w = rng.standard_normal((M, K)).astype(dt)
+                nodes = [helper.make_node("MatMul", ["w", "a"], ["p"])]
+                bias = rng.standard_normal((M, 1)).astype(dt)
+            else:
+                x = (rng.standard_normal((M, K)) / np.sqrt(K)).astype(dt)
+                w = rng.standard_normal((N, K) if a.transb else (K, N)).astype(dt)
+                nodes = [helper.make_node("Gemm", ["a", "w"], ["p"], transB=1) if a.transb
+                         else helper.make_node("MatMul", ["a", "w"], ["p"])]
+                bias = rng.standard_normal((N,)).astype(dt)
+            inits = [("w", w)]
+            if a.epilogue != "none":
+                nodes.append(helper.make_node("Add", ["p", "bias"], ["q" if a.epilogue == "bias_relu" else "y"]))
+                inits.append(("bias", bias))
+                if a.epilogue == "bias_relu":
+                    nodes.append(helper.make_node("Relu", ["q"], ["y"]))
+            else:
+                nodes[0].output[0] = "y"
+            build_model(path, [("a", x)], nodes, "y", dt, initializers=inits)
             flags = input_flags(tmp, [("a", x)])
-            flop = 2.0 * M * N * K
-            t = torch_ms(M, N, K, a.dtype)
+            flop = 2.0 * M * N * K * max(a.batch, 1)
+            t = None if a.batch else torch_ms(M, N, K, a.dtype)
             if t:
                 print(f"{shape} torch {t:.4f} ms {flop / t / 1e9:.1f} TFLOP/s", flush=True)
             for tile in a.tiles.split(","):

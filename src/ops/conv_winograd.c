@@ -1,4 +1,4 @@
-/* Winograd F(2x2, 3x3) convolutions for CPU Vulkan devices (lavapipe): Y = A^T [(G g G^T) .
+/* Winograd F(2x2, 3x3) convolutions for CPU Vulkan devices (lavapipe), and GPUs' large layers: Y = A^T [(G g G^T) .
  * (B^T d B)] A per 2x2 output tile, as 16 products U[xi] [Cout, Cin] x V[xi] [Cin, tiles] on
  * the CPU MatMul (src/ops/matmul_cpu.c): 16 multiply-adds per tile and channel pair where
  * im2col and one product spend 36, and V, 4x the input, is written in place of im2col's
@@ -14,13 +14,20 @@
 #include <string.h>
 
 /* Below this many tiles (all images) or channels a product is too small to gain from the
- * transforms' two extra dispatches. */
-enum { WINO_LOCAL = 8, WINO_MIN_TILES = 32, WINO_MIN_CHANNELS = 16 };
+ * transforms' two extra dispatches. On GPUs (WINO_LOCAL_GPU invocations a workgroup) only
+ * products of WINO_MIN_GPU_MACS multiply-adds or more (Cout x tiles x Cin, one of the 16):
+ * measured on the H200 (bench/gpu_profile.py, VKINFER_CONV_WINOGRAD=1 against im2col and one
+ * product), every 3x3 layer of resnet50 at batch 32 (64 x 25088 x 64 to 512 x 512 x 512, 100M+
+ * multiply-adds) took 1.4-2.4x less time (the model 16.2 -> 13.5 ms), while resnet18 at batch
+ * 1 (64 x 784 x 64 to 512 x 16 x 512, 3-4M) went 0.61 -> 0.67 ms, layer4 0.033 -> 0.053 ms a
+ * layer. */
+enum { WINO_LOCAL = 8, WINO_LOCAL_GPU = 64, WINO_MIN_TILES = 32, WINO_MIN_CHANNELS = 16 };
+#define WINO_MIN_GPU_MACS (16 * 1024 * 1024)
 
 /* VKINFER_CONV_WINOGRAD=0 keeps im2col and the product, =1 takes Winograd wherever it applies,
  * small layers too (any device: CI on lavapipe forces it for the conformance tests); by default
  * CPU devices whose float32 products run the CPU MatMul, on layers of enough tiles and
- * channels. */
+ * channels, and GPUs on large products (WINO_MIN_GPU_MACS). */
 static bool winograd_wanted(const op_ctx *c, bool *forced)
 {
     const char *env = getenv("VKINFER_CONV_WINOGRAD");
@@ -30,7 +37,7 @@ static bool winograd_wanted(const op_ctx *c, bool *forced)
     /* a kernel family asked for by name (VKINFER_CONV_KERNELS, VKINFER_CONV_REFERENCE) runs as asked */
     const char *kernels = getenv("VKINFER_CONV_KERNELS"), *ref = getenv("VKINFER_CONV_REFERENCE");
     if ((kernels && *kernels) || (ref && *ref && strcmp(ref, "0"))) return false;
-    return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && mm_cpu_kernels(c);
+    return c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU || mm_cpu_kernels(c);
 }
 
 /* U[xi][co][ci] = (G g G^T)[xi] for W's 3x3 kernels, rows of k_pad (zeros past Cin). */
@@ -68,7 +75,8 @@ vki_status conv_winograd_record(op_ctx *c, const conv_geom *g, bool *taken)
     int64_t v_numel = 16 * k_pad * t4, m_numel = 16 * g->cout * t4, x_numel = shape_numel(x->dims, x->rank);
     uint64_t range = op_max_binding_bytes(c), texels = c->vk->caps.props.limits.maxTexelBufferElements;
     /* X through a texel buffer of words, M of 4-word texels */
-    if ((!forced && all < WINO_MIN_TILES) || (uint64_t)v_numel * 4 > range || (uint64_t)m_numel * 4 > range ||
+    bool gpu = c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    if ((!forced && all < WINO_MIN_TILES) || (!forced && gpu && g->cout * all * g->cin < WINO_MIN_GPU_MACS) || (uint64_t)v_numel * 4 > range || (uint64_t)m_numel * 4 > range ||
         (uint64_t)x_numel * 4 > range || (uint64_t)x_numel > texels || (uint64_t)m_numel / 4 > texels ||
         (uint64_t)k_pad * t4 / 4 > UINT32_MAX || (uint64_t)g->cout * all > UINT32_MAX)
         return VKI_OK;
@@ -87,10 +95,10 @@ vki_status conv_winograd_record(op_ctx *c, const conv_geom *g, bool *taken)
     } in_push = {(uint32_t)(k_pad * t4 / 4), (uint32_t)g->cin, (uint32_t)k_pad, (uint32_t)t4, (uint32_t)tiles,
                  (uint32_t)tiles_w, (uint32_t)g->batch, (int32_t)g->in[0], (int32_t)g->in[1], (int32_t)g->pad_begin[0],
                  (int32_t)g->pad_begin[1]};
-    uint32_t spec[1] = {WINO_LOCAL}, gx, gy;
+    uint32_t local = gpu ? WINO_LOCAL_GPU : WINO_LOCAL, spec[1] = {local}, gx, gy;
     int in_values[2] = {op_in_index(c, 0), v_value};
     gpu_storage stores[3] = {GPU_W32, GPU_W32, GPU_W32};
-    op_grid_1d(in_push.count, WINO_LOCAL, &gx, &gy);
+    op_grid_1d(in_push.count, local, &gx, &gy);
     VKI_TRY(op_dispatch_stored(c, "winograd_in_cpu", spec, 1, &in_push, sizeof in_push, in_values, NULL, stores, 2, gx, gy,
                                1));
 
@@ -121,10 +129,10 @@ vki_status conv_winograd_record(op_ctx *c, const conv_geom *g, bool *taken)
         float lo, hi;
     } out_push = {(uint32_t)(g->cout * t4 / 4), (uint32_t)g->cout, (uint32_t)t4, (uint32_t)tiles, (uint32_t)tiles_w,
                   (uint32_t)g->batch, (uint32_t)oh, (uint32_t)ow, lo, hi};
-    uint32_t out_spec[5] = {WINO_LOCAL, b != NULL, act, ow % 2 == 0, residual};
+    uint32_t out_spec[5] = {local, b != NULL, act, ow % 2 == 0, residual};
     int out_values[4] = {m_value, b ? op_in_index(c, 2) : m_value, y, residual ? other : m_value};
     gpu_storage out_stores[4] = {GPU_W32, GPU_W32, GPU_W32, GPU_W32};
-    op_grid_1d(out_push.count, WINO_LOCAL, &gx, &gy);
+    op_grid_1d(out_push.count, local, &gx, &gy);
     return op_dispatch_stored(c, "winograd_out_cpu", out_spec, 5, &out_push, sizeof out_push, out_values, NULL, out_stores,
                               4, gx, gy, 1);
 }

@@ -181,24 +181,31 @@ typedef struct mm_sgemm_tiles {
     uint32_t bm, bn, bk;
 } mm_sgemm_tiles;
 
-/* Whether float32 p runs matmul_sgemm, and on which tiles. Not yet by default: it was written
- * for GPUs' float32 products (BERT's, ViT's, resnet50's at batch 32, where matmul_tiled reaches
- * 21-33 TFLOP/s on the H200 against cuBLAS's 50) in a session that had no GPU to measure it
- * on, so it runs where asked: VKINFER_MM_SGEMM=1 on GPUs, VKINFER_MATMUL_KERNELS=sgemm on any
- * device (CI on lavapipe checks it so). Products of at least 64 rows and columns; the largest
- * tiles that still give MM_BUSY_GROUPS workgroups (64 x 64 otherwise, where split K may
- * follow). VKINFER_SGEMM_TILE=BMxBN and VKINFER_SGEMM_BK (8 or 16) override, for tuning. */
+/* Whether float32 p runs matmul_sgemm, and on which tiles. By default on GPUs, for products
+ * of one batch (z_count 1): measured on the H200 (bench/gpu_sgemm_check.sh), against
+ * matmul_tiled, the 4096 cube 4.19 -> 3.66 ms (37.6 TFLOP/s), BERT-base's [1024,768] x
+ * [768,3072] 0.219 -> 0.160 ms, the encoder at batch 8 9.9 -> 9.1 ms, vit_b_16 3.45 -> 3.37.
+ * Batched products (convolutions at batch 32, the 16 of a Winograd layer) keep matmul_tiled:
+ * there sgemm's 128 x 128 tiles ran 11-22x slower than matmul_tiled's 64 ones (resnet50 at
+ * batch 32 16.2 -> 57.7 ms; matmul_tiled's own 128 tiles did the same, 6x), and its smaller
+ * tiles were 0.7-1.5x matmul_tiled's time. VKINFER_MM_SGEMM=0 keeps matmul_tiled, =1 takes
+ * sgemm for batched products too; VKINFER_MATMUL_KERNELS=sgemm takes it on any device (CI on
+ * lavapipe checks it so). Products of at least 64 rows and columns; the largest tiles that
+ * still give MM_BUSY_GROUPS workgroups (64 x 64 otherwise, where split K may follow), never
+ * taller or wider than the product rounded up to 64 (half a 128 tile would idle).
+ * VKINFER_SGEMM_TILE=BMxBN and VKINFER_SGEMM_BK (8 or 16) override, for tuning. */
 static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, mm_sgemm_tiles *t)
 {
     const char *force = getenv("VKINFER_MATMUL_KERNELS"), *on = getenv("VKINFER_MM_SGEMM");
     bool forced = force && !strcmp(force, "sgemm");
-    bool asked = on && !strcmp(on, "1") && c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU &&
-                 !(force && !strcmp(force, "tiled"));
+    bool gpu = c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && !(force && !strcmp(force, "tiled"));
+    bool asked = gpu && (on && !strcmp(on, "1") ? true : on && !strcmp(on, "0") ? false : z_count == 1);
     if (!forced && !asked) return false;
     if (p->M < 64 || p->N < 64) return false;
     static const uint32_t shapes[4][2] = {{128, 128}, {64, 128}, {128, 64}, {64, 64}};
     *t = (mm_sgemm_tiles){64, 64, 8};
     for (int i = 0; i < 4; i++) {
+        if (shapes[i][0] > (p->M + 63) / 64 * 64 || shapes[i][1] > (p->N + 63) / 64 * 64) continue;
         int64_t groups = (p->M + shapes[i][0] - 1) / shapes[i][0] * ((p->N + shapes[i][1] - 1) / shapes[i][1]) * z_count;
         if (groups >= MM_BUSY_GROUPS) {
             t->bm = shapes[i][0], t->bn = shapes[i][1];

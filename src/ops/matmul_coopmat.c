@@ -99,7 +99,9 @@ static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t K, int64_t 
     if (big < 0) return false;
     uint32_t bm = 128, bn = 256, bk = 32, local = caps->coopmat2_local[big];
     if ((M + 127) / 128 * ((N + 255) / 256) * batches < COOPMAT_BUSY_GROUPS) bn = 128;
-    if ((M + 127) / 128 * ((N + 127) / 128) * batches < COOPMAT_BUSY_GROUPS) {
+    /* products of 64 rows or fewer (ResNet's layer1 convolutions, batched over the images)
+     * take 64-row blocks: a 128-row one idles half its tensor cores */
+    if (M <= 64 || (M + 127) / 128 * ((N + 127) / 128) * batches < COOPMAT_BUSY_GROUPS) {
         bm = 64;
         bn = (M + 63) / 64 * ((N + 127) / 128) * batches >= COOPMAT_BUSY_GROUPS ? 128 : 64;
         if (bn == 64 && K >= COOPMAT2_LONG_K && (M + 63) / 64 * ((N + 63) / 64) * batches < COOPMAT_BUSY_GROUPS) bk = 64;
