@@ -9,7 +9,9 @@
 #      the MatMul parity cases) with every fast path on
 #   3. issue 6's peers (bench/gpu_peers.py --no-compile) and the half-precision table
 #      (bench/half_bench.py), as markdown in OUT
-# OUT/summary.txt holds every step's verdict; STEPS="1 2 3" chooses steps.
+# OUT/summary.txt holds every step's verdict; STEPS="1 2 3" chooses steps, MODELS and HALF_MODELS
+# (comma-separated) the models of step 3, RUNS its timed runs. Steps 1 and 2 took 465 s of a call on
+# the H200 (1,824 tests): give the benchmarks a call of their own.
 set -u
 BUILD=${1:-build}; OUT=${2:-/tmp/vkinfer-gpu-check}; DEADLINE=${3:-540}
 STEPS=${STEPS:-1 2 3}
@@ -40,11 +42,12 @@ for step in $STEPS; do
         ;;
     3)
         [ "$(left)" -gt 120 ] || { say "peers skipped: deadline"; continue; }
-        timeout $(($(left) - 60)) python3 bench/gpu_peers.py "$BUILD/vkinfer" --no-compile --runs 50 --warmup 10 \
+        timeout $(($(left) - 60)) python3 bench/gpu_peers.py "$BUILD/vkinfer" --no-compile --runs ${RUNS:-50} --warmup 10 \
+            ${MODELS:+--models "$MODELS"} \
             --markdown "$OUT/peers.md" > "$OUT/peers.log" 2>&1
         say "peers: rc $?"
         [ "$(left)" -gt 40 ] || { say "half bench skipped: deadline"; continue; }
-        timeout $(($(left) - 5)) python3 bench/half_bench.py "$BUILD/vkinfer" --models resnet50_b32,bert_b8,policy_bf16_b8 \
+        timeout $(($(left) - 5)) python3 bench/half_bench.py "$BUILD/vkinfer" --models ${HALF_MODELS:-resnet50_b32,bert_b8,policy_bf16_b8} \
             --runs 30 --warmup 10 --markdown "$OUT/half.md" > "$OUT/half.log" 2>&1
         say "half bench: rc $?"
         ;;

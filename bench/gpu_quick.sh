@@ -20,7 +20,11 @@ if [ ! -d "$DATA/node" ]; then # wheels without the node tree: generate it from 
 fi
 for list in tests/conformance/passing.txt tests/conformance/onnx123_passing.txt; do
     grep -E '^[a-z]' "$list" | sed 's|^[^/]*/||' | grep -E "$RE"
-done | sort -u | while read -r t; do [ -d "$DATA/node/$t" ] && echo "$t"; done > "$OUT/candidates.txt"
+done | sort -u | while read -r t; do [ -d "$DATA/node/$t" ] && echo "$t"; done > "$OUT/candidates.all"
+# the data here are ONNX 1.23's: a test listed passing for 1.12 whose 1.23 data are listed
+# failing with a reason (test_dft_inverse: numpy's rounding where the exact value is 0) is left out
+grep -oE '^test_[A-Za-z0-9_]+' tests/conformance/onnx123_failing.txt | sort -u > "$OUT/failing123.txt"
+grep -vxF -f "$OUT/failing123.txt" "$OUT/candidates.all" > "$OUT/candidates.txt"
 : > "$OUT/conformance_fails.txt"
 xargs -P "$(nproc)" -I{} sh -c '"$0/tests/conformance_runner" "$1/node/{}" --name "node/{}" --listed 1 > /dev/null 2>&1 || echo "FAIL node/{}" >> "$2/conformance_fails.txt"' "$BUILD" "$DATA" "$OUT" < "$OUT/candidates.txt"
 fail=$(wc -l < "$OUT/conformance_fails.txt"); pass=$(( $(wc -l < "$OUT/candidates.txt") - fail ))

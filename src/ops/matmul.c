@@ -194,6 +194,12 @@ typedef struct mm_sgemm_tiles {
  * still give MM_BUSY_GROUPS workgroups (64 x 64 otherwise, where split K may follow), never
  * taller or wider than the product rounded up to 64 (half a 128 tile would idle).
  * VKINFER_SGEMM_TILE=BMxBN and VKINFER_SGEMM_BK (8 or 16) override, for tuning. */
+/* MM_EPILOGUE_TILES: a product with an epilogue (C, a fused bias or residual, or a fused
+ * Relu/Clip) never takes 128 x 128 tiles, in either kernel. Measured on the H200
+ * (bench/tile_sweep.py --epilogue bias_relu): the 4096 cube with a bias and a Relu took 59 ms
+ * on 128 tiles in both matmul_tiled and matmul_sgemm, against 3.7-4.2 ms without them; the
+ * cause is not found yet (the same 128 tiles with the epilogue ran at full speed on a
+ * [128,256] x [32,256,3136] product). */
 static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, mm_sgemm_tiles *t)
 {
     const char *force = getenv("VKINFER_MATMUL_KERNELS"), *on = getenv("VKINFER_MM_SGEMM");
@@ -206,6 +212,7 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
     *t = (mm_sgemm_tiles){64, 64, 8};
     for (int i = 0; i < 4; i++) {
         if (shapes[i][0] > (p->M + 63) / 64 * 64 || shapes[i][1] > (p->N + 63) / 64 * 64) continue;
+        if (i == 0 && (p->has_c || p->clamp)) continue; /* MM_EPILOGUE_TILES */
         int64_t groups = (p->M + shapes[i][0] - 1) / shapes[i][0] * ((p->N + shapes[i][1] - 1) / shapes[i][1]) * z_count;
         if (groups >= MM_BUSY_GROUPS) {
             t->bm = shapes[i][0], t->bn = shapes[i][1];
@@ -350,8 +357,9 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
      * 0.275 ms, ViT's [197,3072]x[3072,768] 0.172 against 0.071 with split K); 128 tiles take
      * the 4096 cube from 4.96 to 4.22 ms (32.6 TFLOP/s) but made resnet50's batched
      * convolution products 6x slower (float32 at batch 32: 16.7 -> 105.8 ms). Words only: the
-     * 16-bit variants' 128 tiles ran the fp16 4096 cube (tensor cores off) in 60 ms. */
-    int64_t tile = batches == 1 && p->M >= 1024 && p->N >= 1024 &&
+     * 16-bit variants. 128 tiles ran the fp16 4096 cube (tensor cores off) in 60 ms. Not with
+     * an epilogue (MM_EPILOGUE_TILES). */
+    int64_t tile = batches == 1 && !p->has_c && !p->clamp && p->M >= 1024 && p->N >= 1024 &&
                    (p->M + 127) / 128 * ((p->N + 127) / 128) >= MM_BUSY_GROUPS && mm_storage(c, p) == GPU_W32 &&
                    c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? 128 : 64;
     const char *tile_env = getenv("VKINFER_TILED_TILE"); /* 32, 64 or 128: tuning on a new device */
