@@ -16,7 +16,7 @@ layout(constant_id = 3) const int SH = 1;
 layout(constant_id = 4) const int SW = 1;
 layout(constant_id = 5) const int DH = 1;
 layout(constant_id = 6) const int DW = 1;
-layout(constant_id = 7) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+layout(constant_id = 7) const uint ACT = 0u; // a fused activation: common.glsl\'s fused_act code (op_act_code)
 
 layout(std430, binding = 0) readonly buffer Col { uint col[]; };
 layout(std430, binding = 1) readonly buffer B { uint b[]; };
@@ -26,7 +26,7 @@ layout(std430, binding = 2) writeonly buffer Y { uint y[]; };
 layout(push_constant) uniform Push {
     uint rows, cout, has_bias;
     int IH, IW, OH, OW, PH, PW;
-    float lo, hi; // CLAMP's bounds
+    float lo, hi; // ACT's bounds (a clamp's)
 } pc;
 
 void main()
@@ -56,6 +56,6 @@ void main()
                 acc += uintBitsToFloat(col[base + uint((ky * KW + kx)) * plane + uint(iys[ky] * pc.IW + ix)]);
             }
         }
-        y[dst + uint(ox)] = floatBitsToUint(fused_clamp(CLAMP, acc, pc.lo, pc.hi));
+        y[dst + uint(ox)] = floatBitsToUint(fused_act(ACT, acc, pc.lo, pc.hi));
     }
 }

@@ -16,7 +16,7 @@ layout(constant_id = 6) const int DH = 1;
 layout(constant_id = 7) const int DW = 1;
 layout(constant_id = 8) const uint OCB = 8u; // output channels per invocation
 layout(constant_id = 9) const uint PXB = 4u; // output pixels per invocation
-layout(constant_id = 10) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+layout(constant_id = 10) const uint ACT = 0u; // a fused activation: common.glsl\'s fused_act code (op_act_code)
 layout(constant_id = 11) const bool PADDED = true; // some window may leave the input
 
 layout(std430, binding = 0) readonly buffer X { ELEM x[]; };
@@ -28,7 +28,7 @@ layout(push_constant) uniform Push {
     uint cin, cin_g, cout, cout_g;
     uint has_bias;
     int IH, IW, OH, OW, PH, PW;
-    float lo, hi; // CLAMP's bounds
+    float lo, hi; // ACT's bounds (a clamp's)
 } pc;
 
 void main()
@@ -93,7 +93,7 @@ void main()
             if (p >= pc.pixels || oc0 + i >= pc.cout_g) continue;
             uint n = p / out_plane, q = p % out_plane;
             float v = acc[i][j] + bias;
-            v = round_to_dtype(DT, fused_clamp(CLAMP, v, pc.lo, pc.hi));
+            v = round_to_dtype(DT, fused_act(ACT, v, pc.lo, pc.hi));
             STORE(y, (n * pc.cout + c) * out_plane + q, floatBitsToUint(v));
         }
     }

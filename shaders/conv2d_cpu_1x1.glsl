@@ -10,7 +10,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 8) const uint OCB = 16u; // output channels per invocation, a multiple of 4
 layout(constant_id = 9) const uint PXB = 8u; // pixels per invocation, a multiple of 4
-layout(constant_id = 10) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+layout(constant_id = 10) const uint ACT = 0u; // a fused activation: common.glsl\'s fused_act code (op_act_code)
 
 const uint OCB4 = OCB / 4u, PX4 = PXB / 4u;
 
@@ -23,7 +23,7 @@ layout(push_constant) uniform Push {
     uint cin, cin_g, cout, cout_g;
     uint has_bias;
     int IH, IW, OH, OW, PH, PW;
-    float lo, hi; // CLAMP's bounds
+    float lo, hi; // ACT's bounds (a clamp's)
 } pc;
 
 void main()
@@ -68,9 +68,9 @@ void main()
         for (uint q = 0u; q < PX4; q++) {
             if (q0 + q >= plane4) continue;
             vec4 v = acc[o][q] + bias;
-            if (CLAMP && pc.lo <= pc.hi) v = min(max(v, vec4(pc.lo)), vec4(pc.hi));
-            else if (CLAMP)
-                for (uint l = 0u; l < 4u; l++) v[l] = fused_clamp(true, v[l], pc.lo, pc.hi);
+            if (ACT == 1u) v = min(max(v, vec4(pc.lo)), vec4(pc.hi));
+            else if (ACT != 0u)
+                for (uint l = 0u; l < 4u; l++) v[l] = fused_act(ACT, v[l], pc.lo, pc.hi);
             if (DT != DT_F32)
                 for (uint l = 0u; l < 4u; l++) v[l] = round_to_dtype(DT, v[l]);
             STORE4(y, (n * pc.cout + c) * plane4 + q0 + q, v);

@@ -12,7 +12,7 @@ layout(constant_id = 5) const int SW = 1;
 layout(constant_id = 6) const int DH = 1;
 layout(constant_id = 7) const int DW = 1;
 layout(constant_id = 9) const int PXB = 8; // consecutive output pixels of a row per invocation
-layout(constant_id = 10) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+layout(constant_id = 10) const uint ACT = 0u; // a fused activation: common.glsl\'s fused_act code (op_act_code)
 layout(constant_id = 11) const bool PADDED = true; // some window may leave the input
 // the _tx variant: OW and OH * OW multiples of 4 (so every run of 4 outputs starts on 16
 // bytes): 4 outputs as one uvec4 store (llvmpipe stores a lane at a time)
@@ -41,7 +41,7 @@ layout(push_constant) uniform Push {
     uint cin, cin_g, cout, cout_g; // cin_g = 1, cout_g = the channel multiplier
     uint has_bias;
     int IH, IW, OH, OW, PH, PW;
-    float lo, hi; // CLAMP's bounds
+    float lo, hi; // ACT's bounds (a clamp's)
 } pc;
 
 void main()
@@ -88,7 +88,7 @@ void main()
             if (ow0 + j >= pc.OW) break;
             uvec4 o;
             for (int e = 0; e < 4; e++)
-                o[e] = floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, acc[j + e] + bias, pc.lo, pc.hi)));
+                o[e] = floatBitsToUint(round_to_dtype(DT, fused_act(ACT, acc[j + e] + bias, pc.lo, pc.hi)));
             y4[(y_row + uint(ow0 + j)) / 4u] = o;
         }
         return;
@@ -96,6 +96,6 @@ void main()
 #endif
     for (int j = 0; j < PXB; j++) {
         if (ow0 + j >= pc.OW) continue;
-        STORE(y, y_row + uint(ow0 + j), floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, acc[j] + bias, pc.lo, pc.hi))));
+        STORE(y, y_row + uint(ow0 + j), floatBitsToUint(round_to_dtype(DT, fused_act(ACT, acc[j] + bias, pc.lo, pc.hi))));
     }
 }

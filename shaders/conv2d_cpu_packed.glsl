@@ -17,7 +17,7 @@ layout(constant_id = 6) const int DH = 1;
 layout(constant_id = 7) const int DW = 1;
 layout(constant_id = 8) const uint OCB = 8u; // output channels per invocation, a multiple of 4
 layout(constant_id = 9) const int PXB = 4; // consecutive output pixels of a row per invocation
-layout(constant_id = 10) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+layout(constant_id = 10) const uint ACT = 0u; // a fused activation: common.glsl\'s fused_act code (op_act_code)
 layout(constant_id = 11) const bool PADDED = true; // some window may leave the input
 
 const int SPAN = (PXB - 1) * SW + (KW - 1) * DW + 1; // input columns under PXB windows
@@ -32,7 +32,7 @@ layout(push_constant) uniform Push {
     uint cin, cin_g, cout, cout_g;
     uint has_bias;
     int IH, IW, OH, OW, PH, PW;
-    float lo, hi; // CLAMP's bounds
+    float lo, hi; // ACT's bounds (a clamp's)
 } pc;
 
 void main()
@@ -94,7 +94,7 @@ void main()
             for (int j = 0; j < PXB; j++) {
                 if (ow0 + j >= pc.OW) continue;
                 float v = acc[i][j][l] + bias;
-                STORE(y, y_row + uint(ow0 + j), floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, v, pc.lo, pc.hi))));
+                STORE(y, y_row + uint(ow0 + j), floatBitsToUint(round_to_dtype(DT, fused_act(ACT, v, pc.lo, pc.hi))));
             }
         }
     }

@@ -30,7 +30,7 @@ layout(constant_id = 1) const uint OUT_DT = 0u;
 layout(constant_id = 2) const uint RM = 16u; // rows of Y per invocation
 layout(constant_id = 3) const uint RN = 16u; // columns of Y per invocation, a multiple of 4
 layout(constant_id = 4) const bool HAS_C = false;
-layout(constant_id = 5) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+layout(constant_id = 5) const uint ACT = 0u; // a fused activation: common.glsl\'s fused_act code (op_act_code)
 layout(constant_id = 6) const bool B_DIRECT = false; // B read in place: rows of b_row texels
 layout(constant_id = 7) const bool Y_VEC4 = false; // N and y_base multiples of 4: Y stored as uvec4
 
@@ -50,7 +50,7 @@ layout(push_constant) uniform Push {
     float alpha, beta;
     uint bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2; // three batch dims (outermost size implied)
     uint a_base, b_base, y_base, batch_base;
-    float lo, hi;                 // CLAMP's bounds
+    float lo, hi;                 // ACT's bounds (a clamp's)
 } pc;
 
 void main()
@@ -102,7 +102,7 @@ void main()
                 uvec4 o;
                 [[unroll]] for (uint l = 0u; l < 4u; l++) {
                     if (HAS_C) v[l] += pc.beta * uintBitsToFloat(cb[m * pc.scm + (n + l) * pc.scn]);
-                    o[l] = floatBitsToUint(round_to_dtype(OUT_DT, fused_clamp(CLAMP, v[l], pc.lo, pc.hi)));
+                    o[l] = floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v[l], pc.lo, pc.hi)));
                 }
                 y4[(y_off + m * pc.N + n) / 4u] = o;
             }
@@ -118,7 +118,7 @@ void main()
                 if (n >= pc.N) break;
                 float v = pc.alpha * acc[i][j][l];
                 if (HAS_C) v += pc.beta * uintBitsToFloat(cb[m * pc.scm + n * pc.scn]);
-                y[y_off + m * pc.N + n] = floatBitsToUint(round_to_dtype(OUT_DT, fused_clamp(CLAMP, v, pc.lo, pc.hi)));
+                y[y_off + m * pc.N + n] = floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi)));
             }
         }
     }

@@ -13,7 +13,7 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OUT_DT = 0u;
 layout(constant_id = 2) const bool HAS_C = false;
-layout(constant_id = 3) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+layout(constant_id = 3) const uint ACT = 0u; // a fused activation: common.glsl\'s fused_act code (op_act_code)
 
 const uint R = 4u;
 
@@ -29,7 +29,7 @@ layout(push_constant) uniform Push {
     float alpha, beta;
     uint bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2; // three batch dims (outermost size implied)
     uint batch_base, batches; // this dispatch's batches from batch_base on
-    float lo, hi; // CLAMP's bounds
+    float lo, hi; // ACT's bounds (a clamp's)
 } pc;
 
 void main()
@@ -61,7 +61,7 @@ void main()
             if (!live || m >= pc.M || n >= pc.N) continue;
             float v = pc.alpha * acc[i][j];
             if (HAS_C) v += pc.beta * uintBitsToFloat(cb[m * pc.scm + n * pc.scn]);
-            y[y_off + m * pc.N + n] = floatBitsToUint(round_to_dtype(OUT_DT, fused_clamp(CLAMP, v, pc.lo, pc.hi)));
+            y[y_off + m * pc.N + n] = floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi)));
         }
     }
 }

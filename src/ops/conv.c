@@ -197,7 +197,8 @@ static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const
     bool padded = v.ph > 0 || v.pw > 0 || (int64_t)(v.oh - 1) * v.sh + (int64_t)(v.kh - 1) * v.dh >= v.ih ||
                   (ow_span - 1) * v.sw + (int64_t)(v.kw - 1) * v.dw >= v.iw;
     uint32_t dt = op_dtype_code(op_in(c, 0)->dtype);
-    uint32_t spec[12] = {t.lx, dt, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, t.ocb, t.pxb, act->on, padded};
+    uint32_t spec[12] = {t.lx, dt, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, t.ocb, t.pxb, op_act_code(act->on, act->lo, act->hi),
+                        padded};
     uint64_t tiles_m = ((uint64_t)cout_g + t.ocb - 1) / t.ocb;
     struct {
         uint32_t work, cin, cin_g, cout, cout_g, has_bias;
@@ -577,7 +578,7 @@ static vki_status record_transposed(op_ctx *c, const conv_geom *g, bool *taken)
                         (int32_t)ow, (int32_t)(two ? g->pad_begin[0] : 0), (int32_t)g->pad_begin[last], -INFINITY, INFINITY};
     bool clamp = op_fuse_clamp(c, 0, &push.lo, &push.hi);
     uint32_t spec[8] = {64, (uint32_t)kh, (uint32_t)kw, (uint32_t)(two ? g->stride[0] : 1), (uint32_t)g->stride[last],
-                        (uint32_t)(two ? g->dil[0] : 1), (uint32_t)g->dil[last], clamp};
+                        (uint32_t)(two ? g->dil[0] : 1), (uint32_t)g->dil[last], op_act_code(clamp, push.lo, push.hi)};
     /* without a bias, binding 1 repeats the columns: the shader never reads it */
     int values[3] = {col, op_has_input(c, 2) ? op_in_index(c, 2) : col, op_out_index(c, 0)};
     uint32_t gx, gy;

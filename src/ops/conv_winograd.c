@@ -129,7 +129,7 @@ vki_status conv_winograd_record(op_ctx *c, const conv_geom *g, bool *taken)
         float lo, hi;
     } out_push = {(uint32_t)(g->cout * t4 / 4), (uint32_t)g->cout, (uint32_t)t4, (uint32_t)tiles, (uint32_t)tiles_w,
                   (uint32_t)g->batch, (uint32_t)oh, (uint32_t)ow, lo, hi};
-    uint32_t out_spec[5] = {local, b != NULL, act, ow % 2 == 0, residual};
+    uint32_t out_spec[5] = {local, b != NULL, op_act_code(act, lo, hi), ow % 2 == 0, residual};
     int out_values[4] = {m_value, b ? op_in_index(c, 2) : m_value, y, residual ? other : m_value};
     gpu_storage out_stores[4] = {GPU_W32, GPU_W32, GPU_W32, GPU_W32};
     op_grid_1d(out_push.count, local, &gx, &gy);

@@ -146,7 +146,7 @@ static vki_status record_small(op_ctx *c, const mm_problem *p, const int64_t bd[
                           (uint32_t)p->sbk, (uint32_t)p->sbn, (uint32_t)p->scm, (uint32_t)p->scn, p->alpha, p->beta,
                           (uint32_t)bd[1], (uint32_t)bd[2], (uint32_t)sa[0], (uint32_t)sa[1], (uint32_t)sa[2],
                           (uint32_t)sb[0], (uint32_t)sb[1], (uint32_t)sb[2], 0, 0, p->lo, p->hi};
-    uint32_t spec[4] = {lx, op_dtype_code(y->dtype), p->has_c, p->clamp};
+    uint32_t spec[4] = {lx, op_dtype_code(y->dtype), p->has_c, op_act_code(p->clamp, p->lo, p->hi)};
     int values[4] = {p->a_value, p->b_value, p->has_c ? p->c_value : p->a_value, p->y_value};
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
         gz = z_count - z0 < per ? z_count - z0 : per;
@@ -257,7 +257,8 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     }
 
     bool y_vec4 = p->N % 4 == 0 && push.y_base % 4 == 0;
-    uint32_t spec[8] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, p->clamp, b_direct, y_vec4};
+    uint32_t spec[8] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, op_act_code(p->clamp, p->lo, p->hi), b_direct,
+                        y_vec4};
     /* without C, binding 2 repeats Y's input A: the shader never reads it */
     int values[4] = {a_value, b_value, p->has_c ? p->c_value : a_value, p->y_value};
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {

@@ -157,6 +157,11 @@ bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi);
  * Conv kernels). op_fuse_activation does it for output `out` of the current node. */
 bool op_fuse_activation_value(op_ctx *c, int v, float *lo, float *hi);
 bool op_fuse_activation(op_ctx *c, int out, float *lo, float *hi);
+/* The code of shaders/common.glsl's fused_act for what op_fuse_activation (or op_fuse_clamp)
+ * returned (fused, lo, hi): 0 none, 1 a clamp, 2-8 an activation. The kernels made for CPU
+ * devices take it as their ACT specialization constant, so that only that activation is
+ * compiled (llvmpipe computes every side of a branch it cannot prove uniform). */
+uint32_t op_act_code(bool fused, float lo, float hi);
 /* op_fuse_add_find: that node is Add(v, o) or Add(o, v) where o is another value of v's dtype
  * known now (a constant or the output of a node planned earlier) that broadcasts to v's shape
  * without growing it (a bias, or a residual of v's shape): returns the node and sets *other to

@@ -466,6 +466,13 @@ bool op_fuse_activation_value(op_ctx *c, int v, float *lo, float *hi)
     return true;
 }
 
+uint32_t op_act_code(bool fused, float lo, float hi)
+{
+    if (!fused) return 0;
+    if (lo <= hi) return 1;
+    return hi == 0.0f ? 7 : hi == 1.0f ? 8 : (uint32_t)hi; /* 2 SiLU ... 6 Tanh, as fused_clamp decodes them */
+}
+
 bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi)
 {
     return op_fuse_clamp_value(c, op_out_index(c, out), lo, hi);
