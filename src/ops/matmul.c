@@ -188,18 +188,25 @@ typedef struct mm_sgemm_tiles {
  * Batched products (convolutions at batch 32, the 16 of a Winograd layer) keep matmul_tiled:
  * there sgemm's 128 x 128 tiles ran 11-22x slower than matmul_tiled's 64 ones (resnet50 at
  * batch 32 16.2 -> 57.7 ms; matmul_tiled's own 128 tiles did the same, 6x), and its smaller
- * tiles were 0.7-1.5x matmul_tiled's time. VKINFER_MM_SGEMM=0 keeps matmul_tiled, =1 takes
+ * tiles were 0.7-1.5x matmul_tiled's time. The slow layers were the ones with a fused Relu
+ * (those without, on the same tiles, took 0.8-0.9x matmul_tiled's time): the run-time
+ * decoding of MM_EPILOGUE_TILES, since compiled in; sgemm on batched products is to be
+ * measured again with it. VKINFER_MM_SGEMM=0 keeps matmul_tiled, =1 takes
  * sgemm for batched products too; VKINFER_MATMUL_KERNELS=sgemm takes it on any device (CI on
  * lavapipe checks it so). Products of at least 64 rows and columns; the largest tiles that
  * still give MM_BUSY_GROUPS workgroups (64 x 64 otherwise, where split K may follow), never
- * taller or wider than the product rounded up to 64 (half a 128 tile would idle).
+ * taller or wider than the product rounded up to 64 (half a 128 tile would idle); its
+ * activation is compiled in (see MM_EPILOGUE_TILES).
  * VKINFER_SGEMM_TILE=BMxBN and VKINFER_SGEMM_BK (8 or 16) override, for tuning. */
-/* MM_EPILOGUE_TILES: a product with an epilogue (C, a fused bias or residual, or a fused
- * Relu/Clip) never takes 128 x 128 tiles, in either kernel. Measured on the H200
- * (bench/tile_sweep.py --epilogue bias_relu): the 4096 cube with a bias and a Relu took 59 ms
- * on 128 tiles in both matmul_tiled and matmul_sgemm, against 3.7-4.2 ms without them; the
- * cause is not found yet (the same 128 tiles with the epilogue ran at full speed on a
- * [128,256] x [32,256,3136] product). */
+/* MM_EPILOGUE_TILES: matmul_tiled never takes 128 tiles for a product with a fused
+ * activation or C. Measured on the H200 (bench/tile_sweep.py --epilogue bias_relu): the 4096
+ * cube with a bias and a Relu took 59 ms on 128 tiles in both matmul_tiled and matmul_sgemm,
+ * against 3.7-4.2 ms without them. The cause is the epilogue's run-time decoding of the
+ * activation (common.glsl's fused_clamp: every activation's code in the kernel, at 64 sums an
+ * invocation): with the activation compiled in (fused_act, its code as the ACT specialization
+ * constant) sgemm's 128 x 128 tiles run that product in 3.73 ms, so sgemm takes its large
+ * tiles with any epilogue; matmul_tiled (and its 16-bit variants, which share the shader)
+ * still decodes at run time and keeps 64 tiles there. */
 static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, mm_sgemm_tiles *t)
 {
     const char *force = getenv("VKINFER_MATMUL_KERNELS"), *on = getenv("VKINFER_MM_SGEMM");
@@ -212,7 +219,6 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
     *t = (mm_sgemm_tiles){64, 64, 8};
     for (int i = 0; i < 4; i++) {
         if (shapes[i][0] > (p->M + 63) / 64 * 64 || shapes[i][1] > (p->N + 63) / 64 * 64) continue;
-        if (i == 0 && (p->has_c || p->clamp)) continue; /* MM_EPILOGUE_TILES */
         int64_t groups = (p->M + shapes[i][0] - 1) / shapes[i][0] * ((p->N + shapes[i][1] - 1) / shapes[i][1]) * z_count;
         if (groups >= MM_BUSY_GROUPS) {
             t->bm = shapes[i][0], t->bn = shapes[i][1];
@@ -441,6 +447,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         spec_tiled[9] = sg.bm;
         spec_tiled[10] = sg.bk;
         spec_tiled[11] = sgemm_vec(p);
+        spec_tiled[8] = op_act_code(clamp, lo, hi); /* its activation compiled in, not decoded per element */
         gx = (p->N + sg.bn - 1) / sg.bn;
         gy = (p->M + sg.bm - 1) / sg.bm;
     }

@@ -83,6 +83,9 @@ def cases():
     yield "sgemm_linear_relu_3d", nn.Sequential(nn.Linear(96, 130), nn.ReLU()), (r(2, 50, 96),)
     yield "sgemm_split_k", Fn(torch.matmul), (r(64, 2000), r(2000, 64))
     yield "sgemm_conv", nn.Conv2d(8, 72, 3, padding=1), (r(2, 8, 12, 12),)
+    # activations fused into the epilogue, compiled in by code (ACT): erf GELU, SiLU
+    yield "sgemm_linear_gelu", nn.Sequential(nn.Linear(96, 130), nn.GELU()), (r(70, 96),)
+    yield "sgemm_conv_silu", nn.Sequential(nn.Conv2d(8, 72, 3, padding=1), nn.SiLU()), (r(1, 8, 12, 12),)
 
 
 def profiled_kernels(vkinfer, model, inputs):
