@@ -8,6 +8,7 @@
 // time) and the tap loops unroll.
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+#include "fused_act.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int KH = 1;

@@ -135,41 +135,19 @@ float softplus(float v) { return v > 20.0 ? v : max(v, 0.0) + log1p_accurate(exp
 // with erf, 1 GELU with tanh, 2 SiLU (x * sigmoid(x)), 3 Sigmoid, 4 ELU (alpha 1), 5 Mish,
 // 6 Tanh; each as unary.glsl computes it (the sigmoid without overflow of exp either side).
 // Computed on the fp32 result, before any rounding to 16 bits.
-// The activation fused into a kernel's result, chosen by code (op_act_code in src/ops/op.h):
-// 0 none, 1 min(max(v, lo), hi) (Relu, Clip), 2 SiLU, 3 Sigmoid, 4 ELU, 5 Mish, 6 Tanh,
-// 7 erf GELU, 8 tanh GELU. Kernels made for CPU devices take the code as a specialization
-// constant (ACT), so that only its activation is compiled: llvmpipe runs both sides of a branch
-// under a lane mask wherever it cannot prove the condition uniform (inside a store loop that
-// stops at N it never can), and so fused_clamp's decoding from lo and hi computed every
-// activation for every element (a 1x1 convolution with a fused ReLU6, 16 -> 96 channels at
-// 112x112: 17-27 -> 6 ms).
-float fused_act(uint act, float v, float lo, float hi)
-{
-    if (act == 0u) return v;
-    if (act == 1u) return min(max(v, lo), hi);
-    if (act == 2u || act == 3u) {
-        float s = v >= 0.0 ? 1.0 / (1.0 + exp(-v)) : exp(v) / (1.0 + exp(v));
-        return act == 2u ? v * s : s;
-    }
-    if (act == 4u) return v >= 0.0 ? v : exp(v) - 1.0;
-    if (act == 5u) return v * tanh_accurate(softplus(v));
-    if (act == 6u) return tanh_accurate(v);
-    return act == 7u ? 0.5 * v * (1.0 + erf_approx(v * 0.70710678118))
-                     : 0.5 * v * (1.0 + tanh_accurate(0.7978845608 * (v + 0.044715 * v * v * v)));
-}
-
-// lo <= hi: a clamp; else hi is the activation's code (src/plan/op_ctx.c's
-// op_fuse_activation_value): 0 erf GELU, 1 tanh GELU, 2 SiLU, 3 Sigmoid, 4 ELU, 5 Mish, 6 Tanh
-uint act_code(bool enabled, float lo, float hi)
-{
-    if (!enabled) return 0u;
-    if (lo <= hi) return 1u;
-    return hi == 0.0 ? 7u : hi == 1.0 ? 8u : uint(hi);
-}
-
 float fused_clamp(bool enabled, float v, float lo, float hi)
 {
-    return fused_act(act_code(enabled, lo, hi), v, lo, hi);
+    if (!enabled) return v;
+    if (lo <= hi) return min(max(v, lo), hi);
+    if (hi == 2.0 || hi == 3.0) {
+        float s = v >= 0.0 ? 1.0 / (1.0 + exp(-v)) : exp(v) / (1.0 + exp(v));
+        return hi == 2.0 ? v * s : s;
+    }
+    if (hi == 4.0) return v >= 0.0 ? v : exp(v) - 1.0;
+    if (hi == 5.0) return v * tanh_accurate(softplus(v));
+    if (hi == 6.0) return tanh_accurate(v);
+    return hi == 0.0 ? 0.5 * v * (1.0 + erf_approx(v * 0.70710678118))
+                     : 0.5 * v * (1.0 + tanh_accurate(0.7978845608 * (v + 0.044715 * v * v * v)));
 }
 
 #endif

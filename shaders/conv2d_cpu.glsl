@@ -6,6 +6,8 @@
 // each invocation holds OCB x PXB accumulators: every input load serves OCB channels and every
 // weight load PXB pixels. Pixel j of an invocation is tile + j * LX + lane.
 
+#include "fused_act.glsl"
+
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 2) const int KH = 1;

@@ -6,6 +6,8 @@
 // pixels). An invocation computes OCB output channels x PXB pixels.
 #include "storage_vec4.glsl"
 
+#include "fused_act.glsl"
+
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 8) const uint OCB = 16u; // output channels per invocation, a multiple of 4

@@ -3,6 +3,8 @@
 // output pixels of one row, loading per kernel row the input span its windows cover once, since
 // on llvmpipe every storage-buffer load instruction costs a scalar load per SIMD lane.
 
+#include "fused_act.glsl"
+
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 2) const int KH = 3;

@@ -7,6 +7,8 @@
 // every tap and output channel it feeds. No shared memory, no barriers.
 #include "storage_vec4.glsl"
 
+#include "fused_act.glsl"
+
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 2) const int KH = 1;

@@ -24,6 +24,7 @@
 //   Every fetch is in bounds (rows past M read the last row, columns past N the last).
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+#include "fused_act.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OUT_DT = 0u;

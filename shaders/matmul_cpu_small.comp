@@ -9,6 +9,7 @@
 // block alone left 5 of llvmpipe's 8 idle). Y = alpha * A B + beta * C.
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+#include "fused_act.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OUT_DT = 0u;

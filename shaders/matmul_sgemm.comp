@@ -10,6 +10,7 @@
 // on 16 bytes are read 16 bytes at a time (VEC). fp32 words only.
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+#include "fused_act.glsl"
 
 layout(local_size_x_id = 0) in; // 256: the layout below assumes it
 layout(constant_id = 3) const bool A_K_CONTIG = true;  // A(m,k+1) follows A(m,k): quads along k

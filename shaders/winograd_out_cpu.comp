@@ -8,6 +8,7 @@
 // output pair is one uvec2 store (llvmpipe stores a lane at a time).
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+#include "fused_act.glsl"
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const bool HAS_BIAS = false;
