@@ -17,7 +17,7 @@ layout(constant_id = 3) const int SH = 1;
 layout(constant_id = 4) const int SW = 1;
 layout(constant_id = 5) const int DH = 1;
 layout(constant_id = 6) const int DW = 1;
-layout(constant_id = 7) const uint ACT = 0u; // a fused activation: common.glsl's fused_act code (op_act_code)
+layout(constant_id = 7) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 
 layout(std430, binding = 0) readonly buffer Col { uint col[]; };
 layout(std430, binding = 1) readonly buffer B { uint b[]; };

@@ -18,7 +18,7 @@ layout(constant_id = 6) const int DH = 1;
 layout(constant_id = 7) const int DW = 1;
 layout(constant_id = 8) const uint OCB = 8u; // output channels per invocation
 layout(constant_id = 9) const uint PXB = 4u; // output pixels per invocation
-layout(constant_id = 10) const uint ACT = 0u; // a fused activation: common.glsl's fused_act code (op_act_code)
+layout(constant_id = 10) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 layout(constant_id = 11) const bool PADDED = true; // some window may leave the input
 
 layout(std430, binding = 0) readonly buffer X { ELEM x[]; };

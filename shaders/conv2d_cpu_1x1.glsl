@@ -12,7 +12,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 8) const uint OCB = 16u; // output channels per invocation, a multiple of 4
 layout(constant_id = 9) const uint PXB = 8u; // pixels per invocation, a multiple of 4
-layout(constant_id = 10) const uint ACT = 0u; // a fused activation: common.glsl's fused_act code (op_act_code)
+layout(constant_id = 10) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 
 const uint OCB4 = OCB / 4u, PX4 = PXB / 4u;
 

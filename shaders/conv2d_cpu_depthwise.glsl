@@ -14,7 +14,7 @@ layout(constant_id = 5) const int SW = 1;
 layout(constant_id = 6) const int DH = 1;
 layout(constant_id = 7) const int DW = 1;
 layout(constant_id = 9) const int PXB = 8; // consecutive output pixels of a row per invocation
-layout(constant_id = 10) const uint ACT = 0u; // a fused activation: common.glsl's fused_act code (op_act_code)
+layout(constant_id = 10) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 layout(constant_id = 11) const bool PADDED = true; // some window may leave the input
 // the _tx variant: OW and OH * OW multiples of 4 (so every run of 4 outputs starts on 16
 // bytes): 4 outputs as one uvec4 store (llvmpipe stores a lane at a time)

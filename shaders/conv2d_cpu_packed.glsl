@@ -19,7 +19,7 @@ layout(constant_id = 6) const int DH = 1;
 layout(constant_id = 7) const int DW = 1;
 layout(constant_id = 8) const uint OCB = 8u; // output channels per invocation, a multiple of 4
 layout(constant_id = 9) const int PXB = 4; // consecutive output pixels of a row per invocation
-layout(constant_id = 10) const uint ACT = 0u; // a fused activation: common.glsl's fused_act code (op_act_code)
+layout(constant_id = 10) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 layout(constant_id = 11) const bool PADDED = true; // some window may leave the input
 
 const int SPAN = (PXB - 1) * SW + (KW - 1) * DW + 1; // input columns under PXB windows

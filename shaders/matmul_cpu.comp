@@ -31,7 +31,7 @@ layout(constant_id = 1) const uint OUT_DT = 0u;
 layout(constant_id = 2) const uint RM = 16u; // rows of Y per invocation
 layout(constant_id = 3) const uint RN = 16u; // columns of Y per invocation, a multiple of 4
 layout(constant_id = 4) const bool HAS_C = false;
-layout(constant_id = 5) const uint ACT = 0u; // a fused activation: common.glsl's fused_act code (op_act_code)
+layout(constant_id = 5) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 layout(constant_id = 6) const bool B_DIRECT = false; // B read in place: rows of b_row texels
 layout(constant_id = 7) const bool Y_VEC4 = false; // N and y_base multiples of 4: Y stored as uvec4
 

@@ -14,7 +14,7 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OUT_DT = 0u;
 layout(constant_id = 2) const bool HAS_C = false;
-layout(constant_id = 3) const uint ACT = 0u; // a fused activation: common.glsl's fused_act code (op_act_code)
+layout(constant_id = 3) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 
 const uint R = 4u;
 

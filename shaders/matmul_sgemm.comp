@@ -18,7 +18,7 @@ layout(constant_id = 4) const bool B_K_CONTIG = false; // B(k+1,n) follows B(k,n
 layout(constant_id = 5) const bool HAS_C = false;
 layout(constant_id = 6) const uint BN = 128u; // 64 or 128
 layout(constant_id = 7) const bool SPLIT_K = false;
-layout(constant_id = 8) const uint ACT = 0u; // a fused activation: common.glsl's fused_act code (op_act_code)
+layout(constant_id = 8) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 layout(constant_id = 9) const uint BM = 128u; // 64 or 128
 layout(constant_id = 10) const uint BK = 8u;  // 8 or 16
 // bit 0: A's quads may be read as one vec4 (its contiguous stride is 1, every other stride,

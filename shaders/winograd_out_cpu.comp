@@ -12,7 +12,7 @@
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const bool HAS_BIAS = false;
-layout(constant_id = 2) const uint ACT = 0u; // a fused activation: common.glsl's fused_act code (op_act_code)
+layout(constant_id = 2) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 layout(constant_id = 3) const bool PAIRS = false; // OW even: (ox, ox + 1) as one uvec2
 layout(constant_id = 4) const bool RESIDUAL = false; // R added before the activation
 

@@ -157,7 +157,7 @@ bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi);
  * Conv kernels). op_fuse_activation does it for output `out` of the current node. */
 bool op_fuse_activation_value(op_ctx *c, int v, float *lo, float *hi);
 bool op_fuse_activation(op_ctx *c, int out, float *lo, float *hi);
-/* The code of shaders/common.glsl's fused_act for what op_fuse_activation (or op_fuse_clamp)
+/* The code of shaders/fused_act.glsl's fused_act for what op_fuse_activation (or op_fuse_clamp)
  * returned (fused, lo, hi): 0 none, 1 a clamp, 2-8 an activation. The kernels made for CPU
  * devices take it as their ACT specialization constant, so that only that activation is
  * compiled (llvmpipe computes every side of a branch it cannot prove uniform). */
