@@ -1,10 +1,10 @@
-/* Winograd F(2x2, 3x3) convolutions for CPU Vulkan devices (lavapipe), and GPUs' large layers: Y = A^T [(G g G^T) .
- * (B^T d B)] A per 2x2 output tile, as 16 products U[xi] [Cout, Cin] x V[xi] [Cin, tiles] on
- * the CPU MatMul (src/ops/matmul_cpu.c): 16 multiply-adds per tile and channel pair where
- * im2col and one product spend 36, and V, 4x the input, is written in place of im2col's
- * columns, 9x the input (stores are what llvmpipe does worst: one lane at a time). The
- * weights are transformed on the host at plan time; shaders/winograd_in_cpu.comp and
- * winograd_out_cpu.comp transform the data, the latter adding the bias and the fused
+/* Winograd F(2x2, 3x3) convolutions for CPU Vulkan devices (lavapipe) and GPUs' large layers:
+ * Y = A^T [(G g G^T) . (B^T d B)] A per 2x2 output tile, as 16 products U[xi] [Cout, Cin] x
+ * V[xi] [Cin, tiles] (the CPU MatMul, src/ops/matmul_cpu.c, on lavapipe): 16 multiply-adds per
+ * tile and channel pair where im2col and one product spend 36, and V, 4x the input, is written
+ * in place of im2col's columns, 9x the input (stores are what llvmpipe does worst: one lane at
+ * a time). The weights are transformed on the host at plan time; shaders/winograd_in_cpu.comp
+ * and winograd_out_cpu.comp transform the data, the latter adding the bias and the fused
  * activation. float32 only: the transforms' rounding is within fp32's (tests/models). */
 #include "conv.h"
 #include "matmul.h"
@@ -76,8 +76,9 @@ vki_status conv_winograd_record(op_ctx *c, const conv_geom *g, bool *taken)
     uint64_t range = op_max_binding_bytes(c), texels = c->vk->caps.props.limits.maxTexelBufferElements;
     /* X through a texel buffer of words, M of 4-word texels */
     bool gpu = c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-    if ((!forced && all < WINO_MIN_TILES) || (!forced && gpu && g->cout * all * g->cin < WINO_MIN_GPU_MACS) || (uint64_t)v_numel * 4 > range || (uint64_t)m_numel * 4 > range ||
-        (uint64_t)x_numel * 4 > range || (uint64_t)x_numel > texels || (uint64_t)m_numel / 4 > texels ||
+    if ((!forced && all < WINO_MIN_TILES) || (!forced && gpu && g->cout * all * g->cin < WINO_MIN_GPU_MACS) ||
+        (uint64_t)v_numel * 4 > range || (uint64_t)m_numel * 4 > range || (uint64_t)x_numel * 4 > range ||
+        (uint64_t)x_numel > texels || (uint64_t)m_numel / 4 > texels ||
         (uint64_t)k_pad * t4 / 4 > UINT32_MAX || (uint64_t)g->cout * all > UINT32_MAX)
         return VKI_OK;
 

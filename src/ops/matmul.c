@@ -363,7 +363,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
      * 0.275 ms, ViT's [197,3072]x[3072,768] 0.172 against 0.071 with split K); 128 tiles take
      * the 4096 cube from 4.96 to 4.22 ms (32.6 TFLOP/s) but made resnet50's batched
      * convolution products 6x slower (float32 at batch 32: 16.7 -> 105.8 ms). Words only: the
-     * 16-bit variants. 128 tiles ran the fp16 4096 cube (tensor cores off) in 60 ms. Not with
+     * 16-bit variants' 128 tiles ran the fp16 4096 cube (tensor cores off) in 60 ms. Not with
      * an epilogue (MM_EPILOGUE_TILES). */
     int64_t tile = batches == 1 && !p->has_c && !p->clamp && p->M >= 1024 && p->N >= 1024 &&
                    (p->M + 127) / 128 * ((p->N + 127) / 128) >= MM_BUSY_GROUPS && mm_storage(c, p) == GPU_W32 &&
