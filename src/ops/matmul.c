@@ -187,32 +187,23 @@ typedef struct mm_sgemm_tiles {
  * [768,3072] 0.219 -> 0.160 ms, the encoder at batch 8 9.9 -> 9.1 ms, vit_b_16 3.45 -> 3.37.
  * Batched products (convolutions at batch 32, the 16 of a Winograd layer) keep matmul_tiled:
  * there sgemm's 128 x 128 tiles ran 11-22x slower than matmul_tiled's 64 ones (resnet50 at
- * batch 32 16.2 -> 57.7 ms; matmul_tiled's own 128 tiles did the same, 6x), and its smaller
- * tiles were 0.7-1.5x matmul_tiled's time. The slow layers were the ones with a fused Relu
- * (those without, on the same tiles, took 0.8-0.9x matmul_tiled's time): the run-time
- * decoding of MM_EPILOGUE_TILES, since compiled in; sgemm on batched products is to be
- * measured again with it. VKINFER_MM_SGEMM=0 keeps matmul_tiled, =1 takes
- * sgemm for batched products too; VKINFER_MATMUL_KERNELS=sgemm takes it on any device (CI on
- * lavapipe checks it so). Products of at least 64 rows and columns; the largest tiles that
- * still give MM_BUSY_GROUPS workgroups (64 x 64 otherwise, where split K may follow), never
- * taller or wider than the product rounded up to 64 (half a 128 tile would idle); its
- * activation is compiled in (see MM_EPILOGUE_TILES).
- * VKINFER_SGEMM_TILE=BMxBN and VKINFER_SGEMM_BK (8 or 16) override, for tuning. */
-/* MM_EPILOGUE_TILES: matmul_tiled never takes 128 tiles for a product with a fused
- * activation or C. Measured on the H200 (bench/tile_sweep.py --epilogue bias_relu): the 4096
- * cube with a bias and a Relu took 59 ms on 128 tiles in both matmul_tiled and matmul_sgemm,
- * against 3.7-4.2 ms without them. The cause is the epilogue's run-time decoding of the
- * activation (common.glsl's fused_clamp: every activation's code in the kernel, at 64 sums an
- * invocation): with the activation compiled in (fused_act, its code as the ACT specialization
- * constant) sgemm's 128 x 128 tiles run that product in 3.73 ms, so sgemm takes its large
- * tiles with any epilogue; matmul_tiled (and its 16-bit variants, which share the shader)
- * still decodes at run time and keeps 64 tiles there. */
+ * batch 32 16.2 -> 57.7 ms), and its smaller tiles were 0.7-1.5x matmul_tiled's time. The slow
+ * layers were the ones with a fused Relu (those without, on the same tiles, took 0.8-0.9x
+ * matmul_tiled's time), decoded at run time then (MM_EPILOGUE_TILES) and compiled in since:
+ * sgemm on batched products is to be measured again. VKINFER_MM_SGEMM=0 keeps matmul_tiled,
+ * =1 takes sgemm for batched products too; VKINFER_MATMUL_KERNELS=sgemm takes it on any device
+ * (CI on lavapipe checks it so). Products of at least 64 rows and columns; the largest tiles
+ * that still give MM_BUSY_GROUPS workgroups (64 x 64 otherwise, where split K may follow),
+ * never taller or wider than the product rounded up to 64 (half a 128 tile would idle), with
+ * any epilogue (its activation is compiled in). VKINFER_SGEMM_TILE=BMxBN and VKINFER_SGEMM_BK
+ * (8 or 16) override, for tuning. */
 static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, mm_sgemm_tiles *t)
 {
     const char *force = getenv("VKINFER_MATMUL_KERNELS"), *on = getenv("VKINFER_MM_SGEMM");
     bool forced = force && !strcmp(force, "sgemm");
     bool gpu = c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && !(force && !strcmp(force, "tiled"));
-    bool asked = gpu && (on && !strcmp(on, "1") ? true : on && !strcmp(on, "0") ? false : z_count == 1);
+    bool on_all = on && !strcmp(on, "1"), off = on && !strcmp(on, "0");
+    bool asked = gpu && !off && (on_all || z_count == 1);
     if (!forced && !asked) return false;
     if (p->M < 64 || p->N < 64) return false;
     static const uint32_t shapes[4][2] = {{128, 128}, {64, 128}, {128, 64}, {64, 64}};
@@ -363,8 +354,15 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
      * 0.275 ms, ViT's [197,3072]x[3072,768] 0.172 against 0.071 with split K); 128 tiles take
      * the 4096 cube from 4.96 to 4.22 ms (32.6 TFLOP/s) but made resnet50's batched
      * convolution products 6x slower (float32 at batch 32: 16.7 -> 105.8 ms). Words only: the
-     * 16-bit variants' 128 tiles ran the fp16 4096 cube (tensor cores off) in 60 ms. Not with
-     * an epilogue (MM_EPILOGUE_TILES). */
+     * 16-bit variants' 128 tiles ran the fp16 4096 cube (tensor cores off) in 60 ms.
+     * MM_EPILOGUE_TILES: not for a product with C or a fused activation. Measured on the H200
+     * (bench/tile_sweep.py --epilogue bias_relu): the 4096 cube with a bias and a Relu took 59
+     * ms on 128 tiles here and on sgemm's 128 x 128, against 3.7-4.2 ms without them. The cause
+     * is the epilogue's run-time decoding of the activation (common.glsl's fused_clamp: every
+     * activation's code in the kernel, at 64 sums an invocation): with it compiled in
+     * (shaders/fused_act.glsl, the ACT specialization constant) sgemm runs that product in 3.73
+     * ms on 128 x 128 tiles. This kernel and its 16-bit variants still decode at run time
+     * (resnet50's batched convolutions, 6x slower on 128 tiles, have fused Relus too). */
     int64_t tile = batches == 1 && !p->has_c && !p->clamp && p->M >= 1024 && p->N >= 1024 &&
                    (p->M + 127) / 128 * ((p->N + 127) / 128) >= MM_BUSY_GROUPS && mm_storage(c, p) == GPU_W32 &&
                    c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? 128 : 64;
