@@ -2,10 +2,12 @@
 // an N-d convolution, with 1-D and 2-D convs seen as 3-D with size-1 leading spatial dims.
 // TRANSPOSED gathers the ConvTranspose output (W is [Cin, Cout/g, k...] then).
 
+#include "fused_act.glsl"
+
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 2) const bool TRANSPOSED = false;
-layout(constant_id = 3) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+layout(constant_id = 3) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 
 layout(std430, binding = 0) readonly buffer X { ELEM x[]; };
 layout(std430, binding = 1) readonly buffer W { ELEM w[]; };
@@ -15,7 +17,7 @@ layout(push_constant) uniform Push {
     uint count;  // output elements
     uint cin, cin_g, cout, cout_g;
     uint has_bias;
-    float lo, hi; // CLAMP's bounds
+    float lo, hi; // ACT's bounds (a clamp's)
     ivec4 in4, out4, kernel4, stride4, dilation4, pad4; // (d, h, w, unused): 16-byte aligned
 } pc;
 
@@ -62,5 +64,5 @@ void main()
             acc += uintBitsToFloat(LOAD(x, xi)) * uintBitsToFloat(LOAD(w, wi));
         }
     }
-    STORE(y, i, floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, acc, pc.lo, pc.hi))));
+    STORE(y, i, floatBitsToUint(round_to_dtype(DT, fused_act(ACT, acc, pc.lo, pc.hi))));
 }

@@ -1,6 +1,8 @@
 // Depthwise 2-D Conv (one input channel per group, any channel multiplier): one invocation per
 // output element, the kernel geometry specialized so the window loop unrolls (3x3 mostly).
 
+#include "fused_act.glsl"
+
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 2) const int KH = 3;
@@ -9,7 +11,7 @@ layout(constant_id = 4) const int SH = 1;
 layout(constant_id = 5) const int SW = 1;
 layout(constant_id = 6) const int DH = 1;
 layout(constant_id = 7) const int DW = 1;
-layout(constant_id = 8) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+layout(constant_id = 8) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 
 layout(std430, binding = 0) readonly buffer X { ELEM x[]; };
 layout(std430, binding = 1) readonly buffer W { ELEM w[]; };
@@ -20,7 +22,7 @@ layout(push_constant) uniform Push {
     uint cin, cout, multiplier; // cout = cin * multiplier
     uint has_bias;
     int IH, IW, OH, OW, PH, PW;
-    float lo, hi; // CLAMP's bounds
+    float lo, hi; // ACT's bounds (a clamp's)
 } pc;
 
 void main()
@@ -46,5 +48,5 @@ void main()
             acc += uintBitsToFloat(LOAD(x, x_base + uint(ih * pc.IW + iw))) * uintBitsToFloat(LOAD(w, w_base + uint(kh * KW + kw)));
         }
     }
-    STORE(y, i, floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, acc, pc.lo, pc.hi))));
+    STORE(y, i, floatBitsToUint(round_to_dtype(DT, fused_act(ACT, acc, pc.lo, pc.hi))));
 }

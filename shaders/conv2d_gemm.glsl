@@ -8,6 +8,8 @@
 // big GPU otherwise). The kernel geometry is specialized, so the im2col index arithmetic
 // divides by constants.
 
+#include "fused_act.glsl"
+
 layout(local_size_x = 128) in;
 layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 2) const int KH = 1;
@@ -19,7 +21,7 @@ layout(constant_id = 7) const int DW = 1;
 layout(constant_id = 8) const uint TM = 8u; // output channels per invocation
 layout(constant_id = 9) const uint TN = 4u; // pixels per invocation
 layout(constant_id = 10) const uint SPLIT_K = 1u;
-layout(constant_id = 11) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+layout(constant_id = 11) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 
 const uint BK = 16u;
 const uint BM = 8u * TM;
@@ -37,7 +39,7 @@ layout(push_constant) uniform Push {
     uint has_bias;
     int IH, IW, OH, OW, PH, PW;
     uint k_chunk; // K per split, a multiple of BK
-    float lo, hi; // CLAMP's bounds
+    float lo, hi; // ACT's bounds (a clamp's)
 } pc;
 
 shared float a_tile[BK][BM + 1u]; // weights, k-major; +1 keeps the stores off one bank
@@ -106,7 +108,7 @@ void main()
                 partial[split * pc.pixels * pc.cout + yi] = floatBitsToUint(acc[i][j]);
             } else {
                 float v = acc[i][j] + (pc.has_bias != 0u ? uintBitsToFloat(LOAD(b, c)) : 0.0);
-                STORE(y, yi, floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, v, pc.lo, pc.hi))));
+                STORE(y, yi, floatBitsToUint(round_to_dtype(DT, fused_act(ACT, v, pc.lo, pc.hi))));
             }
         }
     }

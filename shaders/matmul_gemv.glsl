@@ -6,6 +6,8 @@
 // read neighbouring elements of B, along k or along n as B is laid out. Tensors are read
 // and written through storage.glsl's LOAD/STORE.
 
+#include "fused_act.glsl"
+
 layout(local_size_x_id = 0) in; // 128
 layout(constant_id = 1) const uint OUT_DT = 0u;
 layout(constant_id = 2) const bool IS_INT = false;
@@ -13,7 +15,7 @@ layout(constant_id = 3) const uint ROWS = 1u;          // M, 1..32 (src/ops/matm
 layout(constant_id = 4) const uint COLS = 4u;          // columns per workgroup, divides 128
 layout(constant_id = 5) const bool B_K_CONTIG = true;  // B(k+1,n) follows B(k,n)
 layout(constant_id = 6) const bool HAS_C = false;
-layout(constant_id = 7) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+layout(constant_id = 7) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 
 layout(std430, binding = 0) readonly buffer A { ELEM a[]; };
 layout(std430, binding = 1) readonly buffer B { ELEM b[]; };
@@ -27,7 +29,7 @@ layout(push_constant) uniform Push {
     uint bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2;
     uint a_base, b_base, y_base, batch_base;
     uint k_slice, z_count; // unused here
-    float lo, hi;          // CLAMP's bounds
+    float lo, hi;          // ACT's bounds (a clamp's)
 } pc;
 
 #define LOCAL 128u
@@ -80,7 +82,7 @@ void main()
             for (uint l = 0u; l < KSPLIT; l++) s += uintBitsToFloat(partial[r * LOCAL + lane_slot(c, l)]);
             float v = pc.alpha * s;
             if (HAS_C) v += pc.beta * uintBitsToFloat(LOAD(cb, r * pc.scm + gn * pc.scn));
-            STORE(y, y_off + r * pc.N + gn, floatBitsToUint(round_to_dtype(OUT_DT, fused_clamp(CLAMP, v, pc.lo, pc.hi))));
+            STORE(y, y_off + r * pc.N + gn, floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi))));
         }
     }
 }

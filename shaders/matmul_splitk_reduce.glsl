@@ -2,11 +2,13 @@
 // the slices' raw sums, laid out [slice][batch][M][N], and finishes Y = alpha * sum + beta * C.
 // The sums are fp32 words in every storage; C and Y go through storage.glsl's LOAD/STORE.
 
+#include "fused_act.glsl"
+
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OUT_DT = 0u;
 layout(constant_id = 2) const bool IS_INT = false;
 layout(constant_id = 3) const bool HAS_C = false;
-layout(constant_id = 4) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+layout(constant_id = 4) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 
 layout(std430, binding = 0) readonly buffer Partial { uint partial[]; };
 layout(std430, binding = 1) readonly buffer C { ELEM cb[]; };
@@ -17,7 +19,7 @@ layout(push_constant) uniform Push {
     uint slices, M, N, scm, scn;
     float alpha, beta;
     uint y_base;
-    float lo, hi; // CLAMP's bounds
+    float lo, hi; // ACT's bounds (a clamp's)
 } pc;
 
 void main()
@@ -37,5 +39,5 @@ void main()
         uint n = i % pc.N, m = (i / pc.N) % pc.M;
         v += pc.beta * uintBitsToFloat(LOAD(cb, m * pc.scm + n * pc.scn));
     }
-    STORE(y, pc.y_base + i, floatBitsToUint(round_to_dtype(OUT_DT, fused_clamp(CLAMP, v, pc.lo, pc.hi))));
+    STORE(y, pc.y_base + i, floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi))));
 }

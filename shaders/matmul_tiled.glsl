@@ -6,6 +6,8 @@
 // need no copies. Floats accumulate in fp32, integers in int32 (wrapping). Tensors are
 // read and written through storage.glsl's LOAD/STORE; the shared tiles hold fp32 words.
 
+#include "fused_act.glsl"
+
 layout(local_size_x_id = 0) in; // 128: the tile loops below assume it
 layout(constant_id = 1) const uint OUT_DT = 0u;
 layout(constant_id = 2) const bool IS_INT = false;
@@ -16,7 +18,7 @@ layout(constant_id = 6) const uint TILE = 64u; // 32, 64 or 128 (src/ops/matmul.
 // split K: z also picks a slice of K, and raw sums go to y as [slice][z][M][N] for
 // shaders/matmul_splitk_reduce.comp to add up and finish
 layout(constant_id = 7) const bool SPLIT_K = false;
-layout(constant_id = 8) const bool CLAMP = false; // a fused Relu/Clip: min(max(v, lo), hi)
+layout(constant_id = 8) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 
 layout(std430, binding = 0) readonly buffer A { ELEM a[]; };
 layout(std430, binding = 1) readonly buffer B { ELEM b[]; };
@@ -32,7 +34,7 @@ layout(push_constant) uniform Push {
     uint bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2; // three batch dims (outermost size implied)
     uint a_base, b_base, y_base, batch_base;
     uint k_slice, z_count; // SPLIT_K: K per slice, batches per slice
-    float lo, hi;          // CLAMP's bounds
+    float lo, hi;          // ACT's bounds (a clamp's)
 } pc;
 
 #define TM TILE
@@ -114,7 +116,7 @@ void main()
             } else {
                 float v = pc.alpha * accf[i][j];
                 if (HAS_C) v += pc.beta * uintBitsToFloat(LOAD(cb, m * pc.scm + n * pc.scn));
-                STORE(y, y_off + m * pc.N + n, floatBitsToUint(round_to_dtype(OUT_DT, fused_clamp(CLAMP, v, pc.lo, pc.hi))));
+                STORE(y, y_off + m * pc.N + n, floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi))));
             }
         }
     }

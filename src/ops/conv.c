@@ -280,7 +280,7 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
     if (fast && cpu && (cpu_packed >= 0 || cin_g == 1))
         return record_cpu(c, g, batch, win, values, cpu_packed, act, st);
     if (fast && cin_g == 1) {
-        uint32_t spec[9] = {128, dt, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, act->on};
+        uint32_t spec[9] = {128, dt, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, op_act_code(act->on, act->lo, act->hi)};
         struct { uint32_t count, cin, cout, multiplier, has_bias; int32_t ih, iw, oh, ow, ph, pw; float lo, hi; } push = {
             (uint32_t)count, (uint32_t)g->cin, (uint32_t)g->cout, (uint32_t)cout_g, has_bias, v.ih, v.iw, v.oh, v.ow, v.ph, v.pw,
             act->lo, act->hi};
@@ -295,7 +295,8 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
         uint32_t tm = gemm->tm, tn = gemm->tn, splits = gemm->splits;
         uint64_t tiles_n = (pixels + 16 * tn - 1) / (16 * tn), tiles_m = ((uint64_t)cout_g + 8 * tm - 1) / (8 * tm);
         uint32_t k_chunk = (uint32_t)(((K + splits - 1) / splits + 15) / 16 * 16);
-        uint32_t spec[12] = {128, dt, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, tm, tn, splits, act->on && splits == 1};
+        uint32_t act_code = op_act_code(act->on, act->lo, act->hi); /* compiled in (fused_act.glsl) */
+        uint32_t spec[12] = {128, dt, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, tm, tn, splits, splits == 1 ? act_code : 0};
         struct {
             uint32_t pixels, cin, cin_g, cout, cout_g, has_bias;
             int32_t ih, iw, oh, ow, ph, pw;
@@ -314,7 +315,7 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
                                    win ? gemm_win : NULL, stores, 4, (uint32_t)tiles_n, (uint32_t)tiles_m,
                                    (uint32_t)(g->groups * splits)));
         if (splits == 1) return VKI_OK;
-        uint32_t rspec[3] = {128, dt, act->on};
+        uint32_t rspec[3] = {128, dt, act_code};
         struct { uint32_t count, out_plane, cout, splits, has_bias; float lo, hi; } rpush = {
             (uint32_t)count, (uint32_t)(v.oh * v.ow), (uint32_t)g->cout, splits, has_bias, act->lo, act->hi};
         int rvalues[3] = {partial, values[2], op_out_index(c, 0)};
@@ -340,7 +341,7 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
         push.dil[d] = s < 0 ? 1 : (int32_t)g->dil[s];
         push.pad[d] = s < 0 ? 0 : (int32_t)g->pad_begin[s];
     }
-    uint32_t spec[4] = {128, dt, transposed, act->on};
+    uint32_t spec[4] = {128, dt, transposed, op_act_code(act->on, act->lo, act->hi)};
     op_grid_1d((uint64_t)count, 128, &gx, &gy);
     return op_dispatch_stored(c, op_variant(c, "conv", st), spec, 4, &push, sizeof push, values, win, stores, 4, gx, gy, 1);
 }

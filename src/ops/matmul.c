@@ -189,7 +189,7 @@ typedef struct mm_sgemm_tiles {
  * there sgemm's 128 x 128 tiles ran 11-22x slower than matmul_tiled's 64 ones (resnet50 at
  * batch 32 16.2 -> 57.7 ms), and its smaller tiles were 0.7-1.5x matmul_tiled's time. The slow
  * layers were the ones with a fused Relu (those without, on the same tiles, took 0.8-0.9x
- * matmul_tiled's time), decoded at run time then (MM_EPILOGUE_TILES) and compiled in since:
+ * matmul_tiled's time), decoded at run time then and compiled in since:
  * sgemm on batched products is to be measured again. VKINFER_MM_SGEMM=0 keeps matmul_tiled,
  * =1 takes sgemm for batched products too; VKINFER_MATMUL_KERNELS=sgemm takes it on any device
  * (CI on lavapipe checks it so). Products of at least 64 rows and columns; the largest tiles
@@ -355,15 +355,12 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
      * the 4096 cube from 4.96 to 4.22 ms (32.6 TFLOP/s) but made resnet50's batched
      * convolution products 6x slower (float32 at batch 32: 16.7 -> 105.8 ms). Words only: the
      * 16-bit variants' 128 tiles ran the fp16 4096 cube (tensor cores off) in 60 ms.
-     * MM_EPILOGUE_TILES: not for a product with C or a fused activation. Measured on the H200
-     * (bench/tile_sweep.py --epilogue bias_relu): the 4096 cube with a bias and a Relu took 59
-     * ms on 128 tiles here and on sgemm's 128 x 128, against 3.7-4.2 ms without them. The cause
-     * is the epilogue's run-time decoding of the activation (common.glsl's fused_clamp: every
-     * activation's code in the kernel, at 64 sums an invocation): with it compiled in
-     * (shaders/fused_act.glsl, the ACT specialization constant) sgemm runs that product in 3.73
-     * ms on 128 x 128 tiles. This kernel and its 16-bit variants still decode at run time
-     * (resnet50's batched convolutions, 6x slower on 128 tiles, have fused Relus too). */
-    int64_t tile = batches == 1 && !p->has_c && !p->clamp && p->M >= 1024 && p->N >= 1024 &&
+     * An epilogue does not change the choice since its activation is compiled in (fused_act.glsl's
+     * ACT): decoded at run time (common.glsl's fused_clamp, every activation's code in the
+     * kernel at 64 sums an invocation), the 4096 cube with a bias and a Relu took 59 ms on 128
+     * tiles, here and on sgemm's 128 x 128, against 3.7-4.2 ms without them (bench/tile_sweep.py
+     * --epilogue bias_relu); compiled in, sgemm's took 3.73. */
+    int64_t tile = batches == 1 && p->M >= 1024 && p->N >= 1024 &&
                    (p->M + 127) / 128 * ((p->N + 127) / 128) >= MM_BUSY_GROUPS && mm_storage(c, p) == GPU_W32 &&
                    c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? 128 : 64;
     const char *tile_env = getenv("VKINFER_TILED_TILE"); /* 32, 64 or 128: tuning on a new device */
@@ -378,8 +375,10 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     uint32_t out_dt = op_dtype_code(y->dtype);
     bool clamp = p->clamp;
     float lo = p->lo, hi = p->hi;
-    uint32_t spec_tiled[15] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0, clamp};
-    uint32_t spec_gemv[8] = {MM_LOCAL, out_dt, is_int, (uint32_t)(p->M ? p->M : 1), gemv_cols, b_k_contig, p->has_c, clamp};
+    /* the activation compiled into the kernels (fused_act.glsl's ACT), not decoded per element */
+    uint32_t act = op_act_code(clamp, lo, hi);
+    uint32_t spec_tiled[15] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0, act};
+    uint32_t spec_gemv[8] = {MM_LOCAL, out_dt, is_int, (uint32_t)(p->M ? p->M : 1), gemv_cols, b_k_contig, p->has_c, act};
     /* without C, binding 2 repeats A: the shaders never read it */
     int values[4] = {p->a_value, p->b_value, p->has_c ? p->c_value : p->a_value, p->y_value};
     /* float operands all held as halves run the kernels' 16-bit variants on them as they are;
@@ -432,6 +431,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         n_spec_tiled = cm.n_spec;
         spec_tiled[0] = cm.local;
         spec_tiled[6] = cm.tile_n;
+        spec_tiled[8] = clamp; /* the tensor-core kernels decode the activation at run time */
         memcpy(&spec_tiled[9], cm.spec_tail, (cm.n_spec - 9) * sizeof spec_tiled[0]);
         gx = (p->N + cm.tile_n - 1) / cm.tile_n;
         gy = (p->M + cm.tile_m - 1) / cm.tile_m;
@@ -445,7 +445,6 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         spec_tiled[9] = sg.bm;
         spec_tiled[10] = sg.bk;
         spec_tiled[11] = sgemm_vec(p);
-        spec_tiled[8] = op_act_code(clamp, lo, hi); /* its activation compiled in, not decoded per element */
         gx = (p->N + sg.bn - 1) / sg.bn;
         gy = (p->M + sg.bm - 1) / sg.bm;
     }
@@ -475,7 +474,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
                                        (uint32_t)(z_count * slices)));
             mm_reduce_push rp = {(uint32_t)y_numel, (uint32_t)slices, (uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->scm,
                                  (uint32_t)p->scn, p->alpha, p->beta, 0, lo, hi};
-            uint32_t spec_reduce[5] = {MM_LOCAL, out_dt, is_int, p->has_c, clamp};
+            uint32_t spec_reduce[5] = {MM_LOCAL, out_dt, is_int, p->has_c, act};
             int reduce_values[3] = {partial, values[2], values[3]};
             gpu_storage rs = op_half_storage(c, values + 2, 2), reduce_stores[3] = {GPU_W32, rs, rs};
             uint32_t rgx, rgy;
