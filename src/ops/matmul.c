@@ -185,13 +185,14 @@ typedef struct mm_sgemm_tiles {
  * of one batch (z_count 1): measured on the H200 (bench/gpu_sgemm_check.sh), against
  * matmul_tiled, the 4096 cube 4.19 -> 3.66 ms (37.6 TFLOP/s), BERT-base's [1024,768] x
  * [768,3072] 0.219 -> 0.160 ms, the encoder at batch 8 9.9 -> 9.1 ms, vit_b_16 3.45 -> 3.37.
- * Batched products (convolutions at batch 32, the 16 of a Winograd layer) keep matmul_tiled:
- * there sgemm's 128 x 128 tiles ran 11-22x slower than matmul_tiled's 64 ones (resnet50 at
- * batch 32 16.2 -> 57.7 ms), and its smaller tiles were 0.7-1.5x matmul_tiled's time. The slow
- * layers were the ones with a fused Relu (those without, on the same tiles, took 0.8-0.9x
- * matmul_tiled's time), decoded at run time then and compiled in since:
- * sgemm on batched products is to be measured again. VKINFER_MM_SGEMM=0 keeps matmul_tiled,
- * =1 takes sgemm for batched products too; VKINFER_MATMUL_KERNELS=sgemm takes it on any device
+ * Batched products (convolutions at batch 32, the 16 of a Winograd layer) of 128 rows or more
+ * too: with a bias and a Relu (bench/tile_sweep.py --batch 32 --epilogue bias_relu) W [M,K] x
+ * X [32,K,N] of 128x3136x256 0.301 -> 0.289 ms, 256x784x512 0.297 -> 0.279, 512x196x1024 0.345
+ * -> 0.253, but 64x3136x256 0.162 -> 0.191 (so 64-row ones keep matmul_tiled); resnet50 at
+ * batch 32 13.2 -> 12.5 ms with every batched product on sgemm. (Before the activation was
+ * compiled in, its 128 x 128 tiles ran resnet50's layers with a fused Relu 11-22x slower.)
+ * VKINFER_MM_SGEMM=0 keeps matmul_tiled, =1 takes sgemm for every batched product;
+ * VKINFER_MATMUL_KERNELS=sgemm takes it on any device
  * (CI on lavapipe checks it so). Products of at least 64 rows and columns; the largest tiles
  * that still give MM_BUSY_GROUPS workgroups (64 x 64 otherwise, where split K may follow),
  * never taller or wider than the product rounded up to 64 (half a 128 tile would idle), with
@@ -203,7 +204,7 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
     bool forced = force && !strcmp(force, "sgemm");
     bool gpu = c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && !(force && !strcmp(force, "tiled"));
     bool on_all = on && !strcmp(on, "1"), off = on && !strcmp(on, "0");
-    bool asked = gpu && !off && (on_all || z_count == 1);
+    bool asked = gpu && !off && (on_all || z_count == 1 || p->M >= 128);
     if (!forced && !asked) return false;
     if (p->M < 64 || p->N < 64) return false;
     static const uint32_t shapes[4][2] = {{128, 128}, {64, 128}, {128, 64}, {64, 64}};
@@ -355,12 +356,14 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
      * the 4096 cube from 4.96 to 4.22 ms (32.6 TFLOP/s) but made resnet50's batched
      * convolution products 6x slower (float32 at batch 32: 16.7 -> 105.8 ms). Words only: the
      * 16-bit variants' 128 tiles ran the fp16 4096 cube (tensor cores off) in 60 ms.
-     * An epilogue does not change the choice since its activation is compiled in (fused_act.glsl's
-     * ACT): decoded at run time (common.glsl's fused_clamp, every activation's code in the
-     * kernel at 64 sums an invocation), the 4096 cube with a bias and a Relu took 59 ms on 128
-     * tiles, here and on sgemm's 128 x 128, against 3.7-4.2 ms without them (bench/tile_sweep.py
-     * --epilogue bias_relu); compiled in, sgemm's took 3.73. */
-    int64_t tile = batches == 1 && p->M >= 1024 && p->N >= 1024 &&
+     * MM_EPILOGUE_TILES: not for a product with C or a fused activation. The 4096 cube with a
+     * bias and a Relu (bench/tile_sweep.py --epilogue bias_relu, VKINFER_MM_SGEMM=0) takes 59
+     * ms on 128 tiles against 4.96 on 64 ones and 4.2 on 128 without the epilogue, with the
+     * activation decoded at run time and, measured again, compiled in (fused_act.glsl's ACT):
+     * so it is not the activation's code here (it was for sgemm, whose 128 x 128 tiles ran the
+     * same product in 59 ms decoded and 3.73 compiled in) but this kernel's epilogue with 128
+     * sums an invocation. GPUs run such products on sgemm anyway (sgemm_choose). */
+    int64_t tile = batches == 1 && !p->has_c && !p->clamp && p->M >= 1024 && p->N >= 1024 &&
                    (p->M + 127) / 128 * ((p->N + 127) / 128) >= MM_BUSY_GROUPS && mm_storage(c, p) == GPU_W32 &&
                    c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? 128 : 64;
     const char *tile_env = getenv("VKINFER_TILED_TILE"); /* 32, 64 or 128: tuning on a new device */
