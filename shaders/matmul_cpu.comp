@@ -34,6 +34,7 @@ layout(constant_id = 4) const bool HAS_C = false;
 layout(constant_id = 5) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 layout(constant_id = 6) const bool B_DIRECT = false; // B read in place: rows of b_row texels
 layout(constant_id = 7) const bool Y_VEC4 = false; // N and y_base multiples of 4: Y stored as uvec4
+layout(constant_id = 8) const bool HAS_R = false; // a residual of Y's shape and layout added before ACT (a fused Add)
 
 const uint RN4 = RN / 4u;
 
@@ -42,6 +43,8 @@ layout(binding = 1) uniform samplerBuffer B;
 layout(std430, binding = 2) readonly buffer C { uint cb[]; };
 layout(std430, binding = 3) writeonly buffer Y { uint y[]; };
 layout(std430, binding = 3) writeonly buffer Y4 { uvec4 y4[]; }; // the same buffer, for Y_VEC4
+layout(std430, binding = 4) readonly buffer R { uint rb[]; };    // HAS_R (else C again)
+layout(std430, binding = 4) readonly buffer R4 { uvec4 r4[]; };
 
 // keep in step with mm_cpu_push in src/ops/matmul_cpu.c; a_* and b_* offsets in texels
 layout(push_constant) uniform Push {
@@ -100,9 +103,11 @@ void main()
                 uint n = nb * RN + 4u * j;
                 if (n >= pc.N) break;
                 vec4 v = pc.alpha * acc[i][j];
+                vec4 rv = HAS_R ? uintBitsToFloat(r4[(y_off + m * pc.N + n) / 4u]) : vec4(0.0);
                 uvec4 o;
                 [[unroll]] for (uint l = 0u; l < 4u; l++) {
                     if (HAS_C) v[l] += pc.beta * uintBitsToFloat(cb[m * pc.scm + (n + l) * pc.scn]);
+                    if (HAS_R) v[l] += rv[l];
                     o[l] = floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v[l], pc.lo, pc.hi)));
                 }
                 y4[(y_off + m * pc.N + n) / 4u] = o;
@@ -119,6 +124,7 @@ void main()
                 if (n >= pc.N) break;
                 float v = pc.alpha * acc[i][j][l];
                 if (HAS_C) v += pc.beta * uintBitsToFloat(cb[m * pc.scm + n * pc.scn]);
+                if (HAS_R) v += uintBitsToFloat(rb[y_off + m * pc.N + n]);
                 y[y_off + m * pc.N + n] = floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi)));
             }
         }

@@ -9,10 +9,12 @@ layout(constant_id = 1) const uint OUT_DT = 0u;
 layout(constant_id = 2) const bool IS_INT = false;
 layout(constant_id = 3) const bool HAS_C = false;
 layout(constant_id = 4) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
+layout(constant_id = 5) const bool HAS_R = false; // a residual of Y's shape and layout added before ACT (a fused Add)
 
 layout(std430, binding = 0) readonly buffer Partial { uint partial[]; };
 layout(std430, binding = 1) readonly buffer C { ELEM cb[]; };
 layout(std430, binding = 2) writeonly buffer Y { ELEM y[]; };
+layout(std430, binding = 3) readonly buffer R { ELEM rb[]; }; // HAS_R (else C again)
 
 layout(push_constant) uniform Push {
     uint count; // batch * M * N
@@ -39,5 +41,6 @@ void main()
         uint n = i % pc.N, m = (i / pc.N) % pc.M;
         v += pc.beta * uintBitsToFloat(LOAD(cb, m * pc.scm + n * pc.scn));
     }
+    if (HAS_R) v += uintBitsToFloat(LOAD(rb, pc.y_base + i));
     STORE(y, pc.y_base + i, floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi))));
 }

@@ -19,11 +19,16 @@ layout(constant_id = 6) const uint TILE = 64u; // 32, 64 or 128 (src/ops/matmul.
 // shaders/matmul_splitk_reduce.comp to add up and finish
 layout(constant_id = 7) const bool SPLIT_K = false;
 layout(constant_id = 8) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
+// RESIDUAL defined (the *_res shaders): Y = act(alpha A B + beta C + R), R of Y's shape and
+// layout (a fused Add) at binding 4; a fifth storage buffer, which some devices lack
 
 layout(std430, binding = 0) readonly buffer A { ELEM a[]; };
 layout(std430, binding = 1) readonly buffer B { ELEM b[]; };
 layout(std430, binding = 2) readonly buffer C { ELEM cb[]; };
 layout(std430, binding = 3) writeonly buffer Y { ELEM y[]; };
+#ifdef RESIDUAL
+layout(std430, binding = 4) readonly buffer R { ELEM rb[]; };
+#endif
 // SPLIT_K writes fp32 partial sums to binding 3 whatever the storage: the same binding as words
 layout(std430, binding = 3) writeonly buffer YWords { uint y_words[]; };
 
@@ -116,6 +121,9 @@ void main()
             } else {
                 float v = pc.alpha * accf[i][j];
                 if (HAS_C) v += pc.beta * uintBitsToFloat(LOAD(cb, m * pc.scm + n * pc.scn));
+#ifdef RESIDUAL
+                v += uintBitsToFloat(LOAD(rb, y_off + m * pc.N + n));
+#endif
                 STORE(y, y_off + m * pc.N + n, floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi))));
             }
         }

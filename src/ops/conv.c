@@ -514,7 +514,10 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
         p.sbk = col_stride;
         p.sb[0] = col_image;
     }
-    p.clamp = op_fuse_activation(c, 0, &p.lo, &p.hi);
+    /* a residual Add after Y (ResNet's shortcut) and the activation after it into the product's
+     * epilogue; the batched form below applies them in its copy into Y's layout */
+    int fused_last = batched ? op_out_index(c, 0) : mm_fuse_residual(c, &p, op_out_index(c, 0));
+    p.clamp = op_fuse_activation_value(c, fused_last, &p.lo, &p.hi);
     *taken = true;
     if (!batched) return mm_record(c, &p);
     /* one product over the batch into Y' [Cout, N*OH*OW], then Y' copied into Y */

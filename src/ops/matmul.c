@@ -5,6 +5,7 @@
  * GEMV-like shader (shaders/matmul_gemv.glsl), the rest a shared-memory tiled one
  * (shaders/matmul_tiled.glsl), with smaller tiles and K split over workgroups when the tiles
  * alone would leave the GPU idle. */
+#include "binary.h"
 #include "matmul.h"
 #include "matmul_coopmat.h"
 #include "movement.h"
@@ -209,14 +210,22 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
     if (p->M < 64 || p->N < 64) return false;
     static const uint32_t shapes[4][2] = {{128, 128}, {64, 128}, {128, 64}, {64, 64}};
     *t = (mm_sgemm_tiles){64, 64, 8};
-    for (int i = 0; i < 4; i++) {
+    bool busy = false;
+    for (int i = 0; i < 4 && !busy; i++) {
         if (shapes[i][0] > (p->M + 63) / 64 * 64 || shapes[i][1] > (p->N + 63) / 64 * 64) continue;
         int64_t groups = (p->M + shapes[i][0] - 1) / shapes[i][0] * ((p->N + shapes[i][1] - 1) / shapes[i][1]) * z_count;
-        if (groups >= MM_BUSY_GROUPS) {
-            t->bm = shapes[i][0], t->bn = shapes[i][1];
-            break;
-        }
+        if ((busy = groups >= MM_BUSY_GROUPS)) t->bm = shapes[i][0], t->bn = shapes[i][1];
     }
+    /* Too small a product for any tile to fill the GPU (split K follows): one or two 128-row
+     * blocks whose K is long against N, or one block of a wide product, take 128 x 128 tiles.
+     * Measured on the H200 (bench/tile_sweep.py --transb, GPU ms, 64 x 64 -> 128 x 128): ViT's
+     * 197x768x3072 0.071 -> 0.046, BERT at batch 1's 128x768x3072 0.037 -> 0.033, 128x3072x768
+     * 0.043 -> 0.033, 128x2304x768 0.034 -> 0.029; the others keep 64 x 64, where it was as
+     * fast or faster: 197x3072x768 0.058 against 0.073, 128x768x768 0.017 against 0.020,
+     * 1024x768x3072 0.205 against 0.22. */
+    if (!busy && z_count == 1 && p->M > 64 && p->M <= 256 && p->N > 64 &&
+        (p->K >= 4 * p->N || (p->M <= 128 && p->N >= 2304)))
+        t->bm = 128, t->bn = 128;
     const char *tile = getenv("VKINFER_SGEMM_TILE"), *bk = getenv("VKINFER_SGEMM_BK");
     unsigned bm, bn;
     if (tile && sscanf(tile, "%ux%u", &bm, &bn) == 2 && (bm == 64 || bm == 128) && (bn == 64 || bn == 128))
@@ -250,8 +259,47 @@ static uint32_t sgemm_vec(const mm_problem *p)
 gpu_storage mm_storage(op_ctx *c, const mm_problem *p)
 {
     /* without C, binding 2 repeats A: the shaders never read it */
-    int values[4] = {p->a_value, p->b_value, p->has_c ? p->c_value : p->a_value, p->y_value};
-    return dtype_is_float(op_value(c, p->y_value)->dtype) ? op_half_storage(c, values, 4) : GPU_W32;
+    int values[5] = {p->a_value, p->b_value, p->has_c ? p->c_value : p->a_value, p->y_value,
+                     p->has_r ? p->r_value : p->a_value};
+    return dtype_is_float(op_value(c, p->y_value)->dtype) ? op_half_storage(c, values, 5) : GPU_W32;
+}
+
+vki_status mm_record_then_add(op_ctx *c, const mm_problem *p)
+{
+    plan_value *y = op_value(c, p->y_value);
+    int64_t n = shape_numel(y->dims, y->rank);
+    gpu_storage st = mm_storage(c, p);
+    int t;
+    VKI_TRY(op_temp(c, y->dtype, n, &t));
+    op_value(c, t)->storage = st;
+    mm_problem q = *p;
+    q.has_r = false;
+    q.clamp = false;
+    q.lo = -INFINITY, q.hi = INFINITY;
+    q.y_value = t;
+    VKI_TRY(mm_record(c, &q));
+    int64_t dims[1] = {n}, strides[1] = {1};
+    return binary_add_strided(c, t, strides, p->r_value, p->y_value, dims, 1, st, p->clamp, p->lo, p->hi);
+}
+
+int mm_fuse_residual(op_ctx *c, mm_problem *p, int last)
+{
+    int other, add = op_fuse_add_find(c, last, &other);
+    if (add < 0 || p->has_r) return last;
+    plan_value *o = op_value(c, other), *y = op_value(c, p->y_value);
+    if (o->host || o->permuted || o->view_scale || o->rank != y->rank ||
+        memcmp(o->dims, y->dims, (size_t)y->rank * sizeof *y->dims) ||
+        (uint64_t)shape_numel(y->dims, y->rank) * 4 > op_max_binding_bytes(c))
+        return last;
+    gpu_storage st = mm_storage(c, p);
+    p->has_r = true;
+    p->r_value = other;
+    if (mm_storage(c, p) != st) { /* R held otherwise than the operands: a pass of its own */
+        p->has_r = false;
+        return last;
+    }
+    op_fuse_claim(c, add, last);
+    return op_fused_output(c, add);
 }
 
 /* A 2-D product whose B is larger than one binding (a classifier head: VGG's 25088 x 4096
@@ -283,6 +331,7 @@ static vki_status record_column_blocks(op_ctx *c, const mm_problem *p, bool *tak
     size_t elem = vki_dtype_size(b->dtype), celem = cv ? vki_dtype_size(cv->dtype) : 0;
     const uint8_t *src = b->host;
     *taken = true;
+    if (p->has_r) return mm_record_then_add(c, p); /* its blocks' scratch columns are not Y's layout */
     for (int64_t n0 = 0; n0 < p->N; n0 += w) {
         int64_t cols = p->N - n0 < w ? p->N - n0 : w;
         int bk, yk, ck = -1;
@@ -383,11 +432,13 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     uint32_t spec_tiled[15] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0, act};
     uint32_t spec_gemv[8] = {MM_LOCAL, out_dt, is_int, (uint32_t)(p->M ? p->M : 1), gemv_cols, b_k_contig, p->has_c, act};
     /* without C, binding 2 repeats A: the shaders never read it */
-    int values[4] = {p->a_value, p->b_value, p->has_c ? p->c_value : p->a_value, p->y_value};
+    /* binding 4: R, for the *_res kernels */
+    int values[5] = {p->a_value, p->b_value, p->has_c ? p->c_value : p->a_value, p->y_value,
+                     p->has_r ? p->r_value : p->a_value};
     /* float operands all held as halves run the kernels' 16-bit variants on them as they are;
      * windows and sizes below are in elements of that storage */
     gpu_storage st = mm_storage(c, p);
-    gpu_storage stores[4] = {st, st, st, st};
+    gpu_storage stores[5] = {st, st, st, st, st};
     uint64_t elem = storage_size(st);
     /* CPU devices: the register-blocked kernels, which read 32-bit words (halves take the
      * 16-bit variants below, so that their weights stay halves) */
@@ -440,7 +491,8 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         gy = (p->M + cm.tile_m - 1) / cm.tile_m;
     }
     mm_sgemm_tiles sg;
-    if (!on_coopmat && fits && !is_int && !gemv && st == GPU_W32 && sgemm_choose(c, p, z_count, &sg)) {
+    bool on_sgemm = !on_coopmat && fits && !is_int && !gemv && st == GPU_W32 && sgemm_choose(c, p, z_count, &sg);
+    if (on_sgemm) {
         tiled = "matmul_sgemm";
         n_spec_tiled = 12;
         spec_tiled[0] = MM_SGEMM_LOCAL;
@@ -451,6 +503,13 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         gx = (p->N + sg.bn - 1) / sg.bn;
         gy = (p->M + sg.bm - 1) / sg.bm;
     }
+    /* R: the kernels' *_res variants, which bind it fifth (the tensor-core kernels, GEMV and
+     * windowed operands do not take it, nor devices with four storage buffers a stage, the
+     * Android Baseline's limit) */
+    if (p->has_r && (on_coopmat || gemv || !fits || c->vk->caps.props.limits.maxPerStageDescriptorStorageBuffers < 5))
+        return mm_record_then_add(c, p);
+    const char *tiled_r = !p->has_r ? tiled : on_sgemm ? "matmul_sgemm_res" : op_variant(c, "matmul_tiled_res", st);
+    int n_bind = p->has_r ? 5 : 4;
     int64_t groups = gx * gy * z_count;
     int64_t split_below = on_coopmat ? MM_SPLIT_BELOW : MM_SPLIT_BELOW_SCALAR;
     const char *split_env = getenv("VKINFER_MM_SPLIT_BELOW"); /* tuning on a new device */
@@ -472,18 +531,19 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
             push.z_count = (uint32_t)z_count;
             int split_values[4] = {values[0], values[1], values[2], partial};
             gpu_storage split_stores[4] = {stores[0], stores[1], stores[2], GPU_W32}; /* sums stay fp32 words */
+            /* the kernel without R: the reduce pass adds it */
             VKI_TRY(op_dispatch_stored(c, tiled, spec_tiled, n_spec_tiled, &push, sizeof push,
                                        split_values, NULL, split_stores, 4, (uint32_t)gx, (uint32_t)gy,
                                        (uint32_t)(z_count * slices)));
             mm_reduce_push rp = {(uint32_t)y_numel, (uint32_t)slices, (uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->scm,
                                  (uint32_t)p->scn, p->alpha, p->beta, 0, lo, hi};
-            uint32_t spec_reduce[5] = {MM_LOCAL, out_dt, is_int, p->has_c, act};
-            int reduce_values[3] = {partial, values[2], values[3]};
-            gpu_storage rs = op_half_storage(c, values + 2, 2), reduce_stores[3] = {GPU_W32, rs, rs};
+            uint32_t spec_reduce[6] = {MM_LOCAL, out_dt, is_int, p->has_c, act, p->has_r};
+            int reduce_values[4] = {partial, values[2], values[3], p->has_r ? values[4] : values[2]};
+            gpu_storage rs = op_half_storage(c, values + 2, 2), reduce_stores[4] = {GPU_W32, rs, rs, rs};
             uint32_t rgx, rgy;
             op_grid_1d((uint64_t)y_numel, MM_LOCAL, &rgx, &rgy);
-            return op_dispatch_stored(c, op_variant(c, "matmul_splitk_reduce", rs), spec_reduce, 5, &rp, sizeof rp,
-                                      reduce_values, NULL, reduce_stores, 3, rgx, rgy, 1);
+            return op_dispatch_stored(c, op_variant(c, "matmul_splitk_reduce", rs), spec_reduce, 6, &rp, sizeof rp,
+                                      reduce_values, NULL, reduce_stores, 4, rgx, rgy, 1);
         }
     }
     for (int64_t outer = 0; outer < outer_count; outer++) {
@@ -497,7 +557,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         int64_t base[3] = {a_base, b_base, outer * z_count * p->M * p->N};
         for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
             gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
-            op_window win[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+            op_window win[5] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}};
             if (!fits) { /* halve the batches until each operand's window fits one binding */
                 op_window w[3];
                 while (!batch_windows(c, p, bd, sa, sb, base, z0, gz, elem, w) && gz > 1) gz = (gz + 1) / 2;
@@ -510,6 +570,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
                 win[1] = w[1];
                 win[2] = p->has_c ? (op_window){0, 0} : w[0]; /* without C, binding 2 repeats A */
                 win[3] = w[2];
+                win[4] = w[0]; /* unused: R is taken only where the operands fit */
             }
             /* indices are taken from each window's start; unsigned wrap-around keeps them right */
             push.a_base = (uint32_t)(base[0] - (int64_t)(win[0].offset / elem));
@@ -520,8 +581,8 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
                 VKI_TRY(op_dispatch_stored(c, op_variant(c, "matmul_gemv", st), spec_gemv, 8, &push, sizeof push, values,
                                            fits ? NULL : win, stores, 4, (uint32_t)gx, 1, (uint32_t)gz));
             else
-                VKI_TRY(op_dispatch_stored(c, tiled, spec_tiled, n_spec_tiled, &push, sizeof push,
-                                           values, fits ? NULL : win, stores, 4, (uint32_t)gx, (uint32_t)gy, (uint32_t)gz));
+                VKI_TRY(op_dispatch_stored(c, tiled_r, spec_tiled, n_spec_tiled, &push, sizeof push,
+                                           values, fits ? NULL : win, stores, n_bind, (uint32_t)gx, (uint32_t)gy, (uint32_t)gz));
         }
     }
     return VKI_OK;
@@ -562,6 +623,7 @@ static void fuse_epilogues(op_ctx *c, mm_problem *p)
             last = op_fused_output(c, add);
         }
     }
+    last = mm_fuse_residual(c, p, last);
     p->clamp = op_fuse_activation_value(c, last, &p->lo, &p->hi);
 }
 
@@ -574,10 +636,10 @@ static vki_status finish(op_ctx *c, mm_problem *p)
         fold_on_host(c, p);
         return VKI_OK;
     }
-    fuse_epilogues(c, p);
     p->a_value = op_in_index(c, 0);
     p->b_value = op_in_index(c, 1);
     p->y_value = op_out_index(c, 0);
+    fuse_epilogues(c, p);
     return mm_record(c, p);
 }
 

@@ -19,6 +19,8 @@ typedef struct mm_problem {
     float alpha, beta;
     bool clamp;                 /* a fused Relu/Clip: store min(max(r, lo), hi) */
     float lo, hi;
+    bool has_r;                 /* a residual R of Y's shape and layout added before the activation */
+    int r_value;                /* (a fused Add's other operand): Y = act(alpha A B + beta C + R) */
     int nb;                     /* batch dims of Y, outermost first, size-1 dims dropped */
     int64_t bdims[MM_MAX_BATCH], sa[MM_MAX_BATCH], sb[MM_MAX_BATCH];
 } mm_problem;
@@ -35,6 +37,15 @@ gpu_storage mm_storage(op_ctx *c, const mm_problem *p);
 /* Records p (the node's dispatches) with the kernel the device and shapes call for. Used by
  * MatMul, Gemm and, for convolutions as matrix products, Conv (src/ops/conv.c). */
 vki_status mm_record(op_ctx *c, const mm_problem *p);
+
+/* p's product without R and its activation into a scratch value, then one pass adding R and
+ * applying the activation into Y: for the kernels that do not take a residual. */
+vki_status mm_record_then_add(op_ctx *c, const mm_problem *p);
+
+/* Takes a following Add of `last` (Y, or an Add already fused after it) with an operand of Y's
+ * shape into p as its residual R, where that operand is a GPU tensor of Y's layout and Y fits one
+ * binding; returns the value after it (`last` where nothing was taken). */
+int mm_fuse_residual(op_ctx *c, mm_problem *p, int last);
 
 /* Records p with the CPU-device kernels (shaders/matmul_cpu*.comp). Sets *taken = false and
  * records nothing when they do not take p (integer products, operands or packed copies larger

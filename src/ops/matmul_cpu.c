@@ -200,9 +200,9 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
         (uint64_t)shape_numel(a->dims, a->rank) <= words && (uint64_t)shape_numel(b->dims, b->rank) <= words &&
         p->M <= 65535 * 4 && (uint64_t)shape_numel(y->dims, y->rank) * 4 <= op_max_binding_bytes(c) &&
         (!cv || (uint64_t)shape_numel(cv->dims, cv->rank) * 4 <= op_max_binding_bytes(c))) {
-        VKI_TRY(record_small(c, p, bd, sa, sb, z_count));
         *taken = true;
-        return VKI_OK;
+        if (p->has_r) return mm_record_then_add(c, p); /* matmul_cpu_small takes no residual */
+        return record_small(c, p, bd, sa, sb, z_count);
     }
     int64_t a_matrices = a_host ? shape_numel(a->dims, a->rank) / (p->M * p->K) : z_count;
     int64_t b_matrices = b_host ? shape_numel(b->dims, b->rank) / (p->K * p->N) : z_count;
@@ -257,14 +257,14 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     }
 
     bool y_vec4 = p->N % 4 == 0 && push.y_base % 4 == 0;
-    uint32_t spec[8] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, op_act_code(p->clamp, p->lo, p->hi), b_direct,
-                        y_vec4};
-    /* without C, binding 2 repeats Y's input A: the shader never reads it */
-    int values[4] = {a_value, b_value, p->has_c ? p->c_value : a_value, p->y_value};
+    uint32_t spec[9] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, op_act_code(p->clamp, p->lo, p->hi), b_direct,
+                        y_vec4, p->has_r};
+    /* without C (R), binding 2 (4) repeats Y's input A: the shader never reads it */
+    int values[5] = {a_value, b_value, p->has_c ? p->c_value : a_value, p->y_value, p->has_r ? p->r_value : a_value};
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
         gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
         push.batch_base = (uint32_t)z0;
-        VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 8, &push, sizeof push, values, 4, (uint32_t)gx, (uint32_t)gy,
+        VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 9, &push, sizeof push, values, 5, (uint32_t)gx, (uint32_t)gy,
                             (uint32_t)gz));
     }
     *taken = true;

@@ -362,11 +362,36 @@ class ConvTransposeRelu(nn.Module):
         return torch.cat([torch.relu(self.up2(x)).flatten(), torch.relu(self.up1(y)).flatten()])
 
 
+class Residuals(nn.Module):
+    """Residuals that C cannot take are the product's R (added before the activation): a batched
+    product's (C has no batch strides) on the tiled kernels, and on GEMV (8 rows), which adds it
+    in a pass of its own after a product without it; a 3-D Linear's after its bias (C); ResNet's
+    shortcut after a 1x1 convolution with a bias at batch 2, and the Relu after it. At least 5
+    fewer dispatches where convolutions run as products (VKINFER_CONV_KERNELS=gemm): the tiled
+    batched residual, the bias and the residual of the Linear, the second conv's Add and Relu
+    (the GEMV residual saves none; the CPU MatMul kernels take it); at least 4 on lavapipe's own
+    convolution kernels, which take no residual (the element-wise Add takes the Relu there).
+    Three fewer before residuals were taken."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(2, 64, 64) * 0.1)
+        self.lin = nn.Linear(64, 64)
+        self.conv1, self.conv2 = nn.Conv2d(32, 32, 3, padding=1), nn.Conv2d(32, 32, 1)
+
+    def forward(self, x, s, img):
+        m = torch.matmul(x, self.w) + x  # [2,32,64] x [2,64,64]
+        g = torch.matmul(s, self.w) + s  # [2,8,64]: GEMV
+        h = self.lin(m) + m
+        y = torch.relu(self.conv2(torch.relu(self.conv1(img))) + img)
+        return torch.cat([h.flatten(), g.flatten(), y.flatten()])
+
+
 class Control(nn.Module):
     """Patterns that must not fuse: the Erf output is also read elsewhere; a batched product's
-    residual (C has no batch strides); a bias Add whose MatMul output is also read again. Only
-    pairs of element-wise ops run as one pass (binary_chain): 1 + e with x *, then * 0.5 with
-    + e, and p + b with * p; exactly 3 fewer."""
+    residual whose product is also read elsewhere; a bias Add whose MatMul output is also read
+    again. Only pairs of element-wise ops run as one pass (binary_chain): 1 + e with x *, then
+    * 0.5 with + e, and p + b with * p; exactly 3 fewer."""
 
     def __init__(self):
         super().__init__()
@@ -379,7 +404,7 @@ class Control(nn.Module):
         m = torch.matmul(g, self.w)  # [2,8,16] x [2,16,16]: batched
         r = m + g
         p = torch.matmul(r, self.w[0])
-        return (p + self.b) * p
+        return (p + self.b) * p + m.sum(-1, keepdim=True)
 
 
 class Encoder(nn.Module):
@@ -407,6 +432,7 @@ CASES = {
     "mishes": (Mishes, (torch.randn(3, 24), torch.randn(2, 5, 7, 9)), 17, 4),
     "conv_transpose_relu": (ConvTransposeRelu, (torch.randn(3, 5, 4, 6), torch.randn(2, 6, 9)), 17, 2),
     "control": (Control, (torch.randn(2, 8, 16),), 17, 3),
+    "residuals": (Residuals, (torch.randn(2, 32, 64), torch.randn(2, 8, 64), torch.randn(2, 32, 8, 8)), 17, 5),
     "scaled_products": (ScaledProducts, (torch.randn(2, 6, 4, 8), torch.randn(2, 6, 7, 8)), 17, 4),
     "reshaped_heads": (ReshapedHeads, (torch.randn(5, 6, 8), torch.randn(5, 6, 8)), 17, 4),
     "late_scale": (LateScale, (torch.randn(2, 3, 5, 8), torch.randn(2, 3, 7, 8)), 17, 2),
@@ -458,6 +484,8 @@ def main():
     for name, (cls, inputs, opset, fewer) in CASES.items():
         if only and name not in only.split(","):
             continue
+        if name == "residuals" and os.environ.get("VKINFER_CONV_KERNELS") != "gemm":
+            fewer = 4
         if bf16 and name in NO_BF16_REFERENCE:
             print(f"not run in bf16: {name} (torch 1.13 has no bfloat16 ConvTranspose on CPU; "
                   "the fp32 and fp16 runs cover it)")

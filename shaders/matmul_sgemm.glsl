@@ -1,0 +1,206 @@
+// The body of matmul_sgemm.comp and matmul_sgemm_res.comp: float32 MatMul and Gemm on GPUs:
+// Y = alpha * A B + beta * C, batched over gl_WorkGroupID.z,
+// with matmul_tiled's push constants, bindings, grid and split-K output, so src/ops/matmul.c
+// records it in matmul_tiled's place. What it does that matmul_tiled does not: 256
+// invocations, 16 x 16 of them, each hold up to 8 x 8 sums as four 4 x 4 blocks (rows ty*4 and
+// 64 + ty*4, columns tx*4 and 64 + tx*4), so that every shared-memory read is a vec4 and each
+// k step costs 4 reads for 64 multiply-adds (matmul_tiled: 24 scalar reads for 128); the next
+// BK slice of A and B is read into registers while this one is multiplied, then stored into
+// the other of two shared buffers (one barrier a step); operands whose contiguous runs start
+// on 16 bytes are read 16 bytes at a time (VEC). fp32 words only.
+
+layout(local_size_x_id = 0) in; // 256: the layout below assumes it
+layout(constant_id = 3) const bool A_K_CONTIG = true;  // A(m,k+1) follows A(m,k): quads along k
+layout(constant_id = 4) const bool B_K_CONTIG = false; // B(k+1,n) follows B(k,n): quads along k
+layout(constant_id = 5) const bool HAS_C = false;
+layout(constant_id = 6) const uint BN = 128u; // 64 or 128
+layout(constant_id = 7) const bool SPLIT_K = false;
+layout(constant_id = 8) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
+layout(constant_id = 9) const uint BM = 128u; // 64 or 128
+layout(constant_id = 10) const uint BK = 8u;  // 8 or 16
+// bit 0: A's quads may be read as one vec4 (its contiguous stride is 1, every other stride,
+// batch offset and base a multiple of 4); bit 1 the same for B; bit 2: Y's rows and base too
+layout(constant_id = 11) const uint VEC = 0u;
+// RESIDUAL defined (the *_res shaders): Y = act(alpha A B + beta C + R), R of Y's shape and
+// layout (a fused Add) at binding 4; a fifth storage buffer, which some devices lack
+const bool A_VEC = (VEC & 1u) != 0u, B_VEC = (VEC & 2u) != 0u, Y_VEC = (VEC & 4u) != 0u;
+
+layout(std430, binding = 0) readonly buffer A { float a[]; };
+layout(std430, binding = 0) readonly buffer A4 { vec4 a4[]; };
+layout(std430, binding = 1) readonly buffer B { float b[]; };
+layout(std430, binding = 1) readonly buffer B4 { vec4 b4[]; };
+layout(std430, binding = 2) readonly buffer C { float cb[]; };
+layout(std430, binding = 3) writeonly buffer Y { float y[]; };
+layout(std430, binding = 3) writeonly buffer Y4 { vec4 y4[]; };
+#ifdef RESIDUAL
+layout(std430, binding = 4) readonly buffer R { float res[]; };
+#endif
+
+// keep in step with mm_push in src/ops/matmul.c
+layout(push_constant) uniform Push {
+    uint M, N, K, sam, sak, sbk, sbn, scm, scn;
+    float alpha, beta;
+    uint bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2;
+    uint a_base, b_base, y_base, batch_base;
+    uint k_slice, z_count;
+    float lo, hi;
+} pc;
+
+const uint LOCAL = 256u;
+const uint RG = BM / 64u, CG = BN / 64u; // 4 x 4 blocks per invocation along M and N
+const uint QA = BM * BK / 4u, QB = BN * BK / 4u; // quads of one slice
+const uint QA_PER = (QA + LOCAL - 1u) / LOCAL, QB_PER = (QB + LOCAL - 1u) / LOCAL;
+
+// [buffer][k][quad of 4 rows (columns)]
+shared vec4 As[2u * BK * (BM / 4u)];
+shared vec4 Bs[2u * BK * (BN / 4u)];
+
+// four elements from idx on, `step` apart, the e-th kept where e < count (zeros after)
+vec4 quad_a(uint idx, uint step, uint count)
+{
+    if (A_VEC && count >= 4u) return a4[idx >> 2];
+    vec4 v = vec4(0.0);
+    [[unroll]] for (uint e = 0u; e < 4u; e++)
+        if (e < count) v[e] = a[idx + e * step];
+    return v;
+}
+
+vec4 quad_b(uint idx, uint step, uint count)
+{
+    if (B_VEC && count >= 4u) return b4[idx >> 2];
+    vec4 v = vec4(0.0);
+    [[unroll]] for (uint e = 0u; e < 4u; e++)
+        if (e < count) v[e] = b[idx + e * step];
+    return v;
+}
+
+// quad q of the BK slice from k0 on: along k (K_CONTIG) or along rows/columns
+vec4 fetch_a(uint q, uint a_off, uint m0, uint k0, uint k_end)
+{
+    if (q >= QA) return vec4(0.0);
+    uint m, k, count;
+    if (A_K_CONTIG) {
+        m = m0 + q / (BK / 4u), k = k0 + (q % (BK / 4u)) * 4u;
+        count = m < pc.M && k < k_end ? min(4u, k_end - k) : 0u;
+        return quad_a(a_off + m * pc.sam + k * pc.sak, pc.sak, count);
+    }
+    k = k0 + q / (BM / 4u), m = m0 + (q % (BM / 4u)) * 4u;
+    count = k < k_end && m < pc.M ? min(4u, pc.M - m) : 0u;
+    return quad_a(a_off + m * pc.sam + k * pc.sak, pc.sam, count);
+}
+
+vec4 fetch_b(uint q, uint b_off, uint n0, uint k0, uint k_end)
+{
+    if (q >= QB) return vec4(0.0);
+    uint n, k, count;
+    if (B_K_CONTIG) {
+        n = n0 + q / (BK / 4u), k = k0 + (q % (BK / 4u)) * 4u;
+        count = n < pc.N && k < k_end ? min(4u, k_end - k) : 0u;
+        return quad_b(b_off + k * pc.sbk + n * pc.sbn, pc.sbk, count);
+    }
+    k = k0 + q / (BN / 4u), n = n0 + (q % (BN / 4u)) * 4u;
+    count = k < k_end && n < pc.N ? min(4u, pc.N - n) : 0u;
+    return quad_b(b_off + k * pc.sbk + n * pc.sbn, pc.sbn, count);
+}
+
+void stage_a(uint buf, uint q, vec4 v)
+{
+    if (q >= QA) return;
+    if (A_K_CONTIG) { // a quad along k: one element into each of 4 k rows
+        uint m = q / (BK / 4u), k = (q % (BK / 4u)) * 4u;
+        [[unroll]] for (uint e = 0u; e < 4u; e++) As[(buf * BK + k + e) * (BM / 4u) + m / 4u][m % 4u] = v[e];
+    } else {
+        As[(buf * BK + q / (BM / 4u)) * (BM / 4u) + q % (BM / 4u)] = v;
+    }
+}
+
+void stage_b(uint buf, uint q, vec4 v)
+{
+    if (q >= QB) return;
+    if (B_K_CONTIG) {
+        uint n = q / (BK / 4u), k = (q % (BK / 4u)) * 4u;
+        [[unroll]] for (uint e = 0u; e < 4u; e++) Bs[(buf * BK + k + e) * (BN / 4u) + n / 4u][n % 4u] = v[e];
+    } else {
+        Bs[(buf * BK + q / (BN / 4u)) * (BN / 4u) + q % (BN / 4u)] = v;
+    }
+}
+
+void main()
+{
+    uint t = gl_LocalInvocationID.x, tx = t % 16u, ty = t / 16u;
+    uint n0 = gl_WorkGroupID.x * BN, m0 = gl_WorkGroupID.y * BM;
+    uint z = gl_WorkGroupID.z + pc.batch_base, k_begin = 0u, k_end = pc.K;
+    if (SPLIT_K) {
+        uint slice = gl_WorkGroupID.z / pc.z_count;
+        z = gl_WorkGroupID.z % pc.z_count;
+        k_begin = slice * pc.k_slice;
+        k_end = min(pc.K, k_begin + pc.k_slice);
+    }
+    uint i2 = z % pc.bd2, i1 = (z / pc.bd2) % pc.bd1, i0 = z / (pc.bd2 * pc.bd1);
+    uint a_off = pc.a_base + i0 * pc.sa0 + i1 * pc.sa1 + i2 * pc.sa2;
+    uint b_off = pc.b_base + i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2;
+
+    float acc[RG * 4u][CG * 4u];
+    [[unroll]] for (uint i = 0u; i < RG * 4u; i++)
+        [[unroll]] for (uint j = 0u; j < CG * 4u; j++) acc[i][j] = 0.0;
+
+    vec4 ra[QA_PER], rb[QB_PER];
+    [[unroll]] for (uint r = 0u; r < QA_PER; r++) stage_a(0u, t + r * LOCAL, fetch_a(t + r * LOCAL, a_off, m0, k_begin, k_end));
+    [[unroll]] for (uint r = 0u; r < QB_PER; r++) stage_b(0u, t + r * LOCAL, fetch_b(t + r * LOCAL, b_off, n0, k_begin, k_end));
+    barrier();
+
+    uint buf = 0u;
+    for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
+        bool more = k0 + BK < k_end;
+        if (more) { // the next slice, in flight while this one is multiplied
+            [[unroll]] for (uint r = 0u; r < QA_PER; r++) ra[r] = fetch_a(t + r * LOCAL, a_off, m0, k0 + BK, k_end);
+            [[unroll]] for (uint r = 0u; r < QB_PER; r++) rb[r] = fetch_b(t + r * LOCAL, b_off, n0, k0 + BK, k_end);
+        }
+        [[unroll]] for (uint kk = 0u; kk < BK; kk++) {
+            vec4 av[RG], bv[CG];
+            [[unroll]] for (uint i = 0u; i < RG; i++) av[i] = As[(buf * BK + kk) * (BM / 4u) + i * 16u + ty];
+            [[unroll]] for (uint j = 0u; j < CG; j++) bv[j] = Bs[(buf * BK + kk) * (BN / 4u) + j * 16u + tx];
+            [[unroll]] for (uint i = 0u; i < RG; i++)
+                [[unroll]] for (uint ii = 0u; ii < 4u; ii++)
+                    [[unroll]] for (uint j = 0u; j < CG; j++)
+                        [[unroll]] for (uint jj = 0u; jj < 4u; jj++)
+                            acc[i * 4u + ii][j * 4u + jj] = fma(av[i][ii], bv[j][jj], acc[i * 4u + ii][j * 4u + jj]);
+        }
+        if (more) {
+            [[unroll]] for (uint r = 0u; r < QA_PER; r++) stage_a(buf ^ 1u, t + r * LOCAL, ra[r]);
+            [[unroll]] for (uint r = 0u; r < QB_PER; r++) stage_b(buf ^ 1u, t + r * LOCAL, rb[r]);
+        }
+        barrier();
+        buf ^= 1u;
+    }
+
+    uint y_off = pc.y_base + (SPLIT_K ? gl_WorkGroupID.z : z) * pc.M * pc.N;
+    [[unroll]] for (uint i = 0u; i < RG; i++)
+        [[unroll]] for (uint ii = 0u; ii < 4u; ii++) {
+            uint m = m0 + i * 64u + ty * 4u + ii;
+            if (m >= pc.M) continue;
+            [[unroll]] for (uint j = 0u; j < CG; j++) {
+                uint n = n0 + j * 64u + tx * 4u;
+                uint at = y_off + m * pc.N + n;
+                vec4 v;
+                [[unroll]] for (uint jj = 0u; jj < 4u; jj++) {
+                    float r = acc[i * 4u + ii][j * 4u + jj];
+                    if (!SPLIT_K) {
+                        r *= pc.alpha;
+                        if (HAS_C && n + jj < pc.N) r += pc.beta * cb[m * pc.scm + (n + jj) * pc.scn];
+#ifdef RESIDUAL
+                        if (n + jj < pc.N) r += res[at + jj];
+#endif
+                        r = fused_act(ACT, r, pc.lo, pc.hi);
+                    }
+                    v[jj] = r;
+                }
+                if (Y_VEC && n + 3u < pc.N) {
+                    y4[at >> 2] = v;
+                } else {
+                    [[unroll]] for (uint jj = 0u; jj < 4u; jj++)
+                        if (n + jj < pc.N) y[at + jj] = v[jj];
+                }
+            }
+        }
+}
