@@ -385,6 +385,10 @@ typedef struct vki_dispatch_profile {
     const char *op;      /* op_type */
     const char *shader;  /* the kernel that ran */
     double gpu_ms;       /* from the end of the previous dispatch to the end of this one */
+    double flops;        /* floating-point operations it computes (2 per multiply-add); 0 where not
+                          * counted: matrix products and convolutions are */
+    double bytes;        /* bytes of the buffer ranges it binds, each distinct range once: what
+                          * it may read and write, for GB/s */
 } vki_dispatch_profile;
 
 /* Per-dispatch GPU times of the last run (profiling on). Writes at most `capacity` entries

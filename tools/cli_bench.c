@@ -46,14 +46,18 @@ int cli_profile_collect(vki_session *s, profile_result *out)
         out->total_ms += d->gpu_ms;
         int k = 0;
         while (k < out->n_ops && strcmp(out->ops[k].op, d->op)) k++;
-        if (k == out->n_ops) out->ops[out->n_ops++] = (op_time){d->op, 0, 0};
+        if (k == out->n_ops) out->ops[out->n_ops++] = (op_time){d->op, 0, 0, 0, 0};
         out->ops[k].ms += d->gpu_ms;
         out->ops[k].count++;
+        out->ops[k].flops += d->flops;
+        out->ops[k].bytes += d->bytes;
         k = 0;
         while (k < out->n_kernels && strcmp(out->kernels[k].op, d->shader)) k++;
-        if (k == out->n_kernels) out->kernels[out->n_kernels++] = (op_time){d->shader, 0, 0};
+        if (k == out->n_kernels) out->kernels[out->n_kernels++] = (op_time){d->shader, 0, 0, 0, 0};
         out->kernels[k].ms += d->gpu_ms;
         out->kernels[k].count++;
+        out->kernels[k].flops += d->flops;
+        out->kernels[k].bytes += d->bytes;
     }
     qsort(out->ops, (size_t)out->n_ops, sizeof *out->ops, compare_op_time);
     qsort(out->kernels, (size_t)out->n_kernels, sizeof *out->kernels, compare_op_time);
@@ -62,8 +66,19 @@ int cli_profile_collect(vki_session *s, profile_result *out)
     return 0;
 }
 
+/* "  12.3 GFLOP/s   45.6 GB/s" for ms of work: GFLOP/s where flops are counted (products and
+ * convolutions), GB/s of the bound buffers (an upper bound on the traffic) */
+static const char *rates(char *buf, size_t n, double flops, double bytes, double ms)
+{
+    char fl[24] = "-";
+    if (flops > 0 && ms > 0) snprintf(fl, sizeof fl, "%.1f", flops / ms / 1e6);
+    snprintf(buf, n, "%9s GFLOP/s %8.1f GB/s", fl, ms > 0 ? bytes / ms / 1e6 : 0.0);
+    return buf;
+}
+
 void cli_profile_text(FILE *f, const profile_result *p, bool all, double median_ms)
 {
+    char r[64];
     fprintf(f, "GPU time:   %.3f ms in %u dispatches (timestamps after each dispatch)\n", p->total_ms, p->n_dispatches);
     /* what a run spends outside the recorded GPU work: submit, fence wait, upload, download
      * (the profiled run is a separate one, so a small negative difference is noise) */
@@ -71,22 +86,26 @@ void cli_profile_text(FILE *f, const profile_result *p, bool all, double median_
         fprintf(f, "outside:    %.3f ms of the median run (%.1f%%): submit, wait, input upload, output download\n",
                 median_ms - p->total_ms, 100 * (median_ms - p->total_ms) / median_ms);
     for (int k = 0; k < p->n_ops; k++)
-        fprintf(f, "  %-24s %9.3f ms %5.1f%%  %d dispatches\n", p->ops[k].op, p->ops[k].ms,
-                p->total_ms > 0 ? 100 * p->ops[k].ms / p->total_ms : 0, p->ops[k].count);
+        fprintf(f, "  %-24s %9.3f ms %5.1f%%  %4d dispatches %s\n", p->ops[k].op, p->ops[k].ms,
+                p->total_ms > 0 ? 100 * p->ops[k].ms / p->total_ms : 0, p->ops[k].count,
+                rates(r, sizeof r, p->ops[k].flops, p->ops[k].bytes, p->ops[k].ms));
     fprintf(f, "by kernel:\n");
     for (int k = 0; k < p->n_kernels && k < 12; k++)
-        fprintf(f, "  %-24s %9.3f ms %5.1f%%  %d dispatches\n", p->kernels[k].op, p->kernels[k].ms,
-                p->total_ms > 0 ? 100 * p->kernels[k].ms / p->total_ms : 0, p->kernels[k].count);
+        fprintf(f, "  %-24s %9.3f ms %5.1f%%  %4d dispatches %s\n", p->kernels[k].op, p->kernels[k].ms,
+                p->total_ms > 0 ? 100 * p->kernels[k].ms / p->total_ms : 0, p->kernels[k].count,
+                rates(r, sizeof r, p->kernels[k].flops, p->kernels[k].bytes, p->kernels[k].ms));
     fprintf(f, "slowest dispatches:\n");
     for (uint32_t i = 0; i < p->n_dispatches && i < 15; i++) {
         const vki_dispatch_profile *d = &p->dispatches[i];
-        fprintf(f, "  %9.3f ms  %-22s %-18s %s\n", d->gpu_ms, d->shader, d->op, d->node);
+        fprintf(f, "  %9.3f ms  %-22s %-18s %s  %s\n", d->gpu_ms, d->shader, d->op,
+                rates(r, sizeof r, d->flops, d->bytes, d->gpu_ms), d->node);
     }
     if (!all) return;
     fprintf(f, "every dispatch, in recorded order:\n");
     for (uint32_t i = 0; i < p->n_dispatches; i++) {
         const vki_dispatch_profile *d = &p->in_order[i];
-        fprintf(f, "  %5u %9.3f ms  %-22s %-18s %s\n", i, d->gpu_ms, d->shader, d->op, d->node);
+        fprintf(f, "  %5u %9.3f ms  %-22s %-18s %s  %s\n", i, d->gpu_ms, d->shader, d->op,
+                rates(r, sizeof r, d->flops, d->bytes, d->gpu_ms), d->node);
     }
 }
 

@@ -11,6 +11,7 @@ typedef struct op_time {
     const char *op;
     double ms;
     int count;
+    double flops, bytes; /* summed over its dispatches (vki_dispatch_profile's) */
 } op_time;
 
 typedef struct profile_result {

@@ -69,7 +69,7 @@ class SessionStats(ctypes.Structure):
 
 class DispatchProfile(ctypes.Structure):
     _fields_ = [("node", ctypes.c_char_p), ("op", ctypes.c_char_p), ("shader", ctypes.c_char_p),
-                ("gpu_ms", ctypes.c_double)]
+                ("gpu_ms", ctypes.c_double), ("flops", ctypes.c_double), ("bytes", ctypes.c_double)]
 
 
 class OpInfo(ctypes.Structure):

@@ -436,14 +436,16 @@ class Session:
         check(lib().vki_session_set_profiling(self._session, int(bool(enabled))))
 
     def profile(self):
-        """GPU time per dispatch of the last run (profiling on): dicts of node, op, shader, gpu_ms."""
+        """GPU time per dispatch of the last run (profiling on): dicts of node, op, shader, gpu_ms,
+        flops (2 per multiply-add of products and convolutions, else 0) and bytes (of the buffer
+        ranges the dispatch binds)."""
         self._check_open()
         n = ctypes.c_uint32(0)
         check(lib().vki_session_profile(self._session, None, 0, ctypes.byref(n)))
         rows = (DispatchProfile * max(n.value, 1))()
         check(lib().vki_session_profile(self._session, rows, n.value, ctypes.byref(n)))
-        return [{"node": text(r.node), "op": text(r.op), "shader": text(r.shader), "gpu_ms": r.gpu_ms}
-                for r in rows[:n.value]]
+        return [{"node": text(r.node), "op": text(r.op), "shader": text(r.shader), "gpu_ms": r.gpu_ms,
+                 "flops": r.flops, "bytes": r.bytes} for r in rows[:n.value]]
 
     def close(self):
         """Frees the session, model and device context (vki_*_destroy); later calls raise."""

@@ -259,9 +259,9 @@ static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const
  * are windows of that many images, so the shaders see a batch of `batch`. X, W, B and Y are
  * bound in storage st (the kernels' 16-bit variants for halves); split-K's partial sums are
  * fp32 words in every variant. */
-static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, int64_t batch, const op_window *win,
-                                const gemm_choice *gemm, int partial, bool cpu, int cpu_packed, const fused_act *act,
-                                gpu_storage st)
+static vki_status record_images_kernels(op_ctx *c, const conv_geom *g, bool transposed, int64_t batch, const op_window *win,
+                                        const gemm_choice *gemm, int partial, bool cpu, int cpu_packed, const fused_act *act,
+                                        gpu_storage st)
 {
     gpu_storage stores[4] = {st, st, st, st};
     plan_value *x = op_in(c, 0);
@@ -344,6 +344,21 @@ static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, 
     uint32_t spec[4] = {128, dt, transposed, op_act_code(act->on, act->lo, act->hi)};
     op_grid_1d((uint64_t)count, 128, &gx, &gy);
     return op_dispatch_stored(c, op_variant(c, "conv", st), spec, 4, &push, sizeof push, values, win, stores, 4, gx, gy, 1);
+}
+
+/* record_images_kernels with the profile's operation count on its first dispatch (the
+ * convolution's; a split-K reduce follows it) */
+static vki_status record_images(op_ctx *c, const conv_geom *g, bool transposed, int64_t batch, const op_window *win,
+                                const gemm_choice *gemm, int partial, bool cpu, int cpu_packed, const fused_act *act,
+                                gpu_storage st)
+{
+    int first = op_dispatch_mark(c);
+    VKI_TRY(record_images_kernels(c, g, transposed, batch, win, gemm, partial, cpu, cpu_packed, act, st));
+    /* per output (input, transposed) element: cin/groups (cout/groups) taps times the kernel */
+    double macs = (double)batch * (double)(transposed ? g->cin : g->cout) * (double)(transposed ? g->cout / g->groups : g->cin / g->groups);
+    for (int d = 0; d < g->nsp; d++) macs *= (double)(transposed ? g->in[d] : g->out[d]) * (double)g->kernel[d];
+    op_note_flops_at(c, first, 2 * macs);
+    return VKI_OK;
 }
 
 /* The storage the kernels take X, W, B and Y in: a 16-bit float storage where W and B are

@@ -535,6 +535,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
             VKI_TRY(op_dispatch_stored(c, tiled, spec_tiled, n_spec_tiled, &push, sizeof push,
                                        split_values, NULL, split_stores, 4, (uint32_t)gx, (uint32_t)gy,
                                        (uint32_t)(z_count * slices)));
+            op_note_flops(c, 2.0 * (double)p->M * (double)p->N * (double)p->K * (double)z_count);
             mm_reduce_push rp = {(uint32_t)y_numel, (uint32_t)slices, (uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->scm,
                                  (uint32_t)p->scn, p->alpha, p->beta, 0, lo, hi};
             uint32_t spec_reduce[6] = {MM_LOCAL, out_dt, is_int, p->has_c, act, p->has_r};
@@ -583,6 +584,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
             else
                 VKI_TRY(op_dispatch_stored(c, tiled_r, spec_tiled, n_spec_tiled, &push, sizeof push,
                                            values, fits ? NULL : win, stores, n_bind, (uint32_t)gx, (uint32_t)gy, (uint32_t)gz));
+            op_note_flops(c, 2.0 * (double)p->M * (double)p->N * (double)p->K * (double)gz);
         }
     }
     return VKI_OK;

@@ -225,6 +225,13 @@ vki_status op_dispatch_windowed(op_ctx *c, const char *shader, const uint32_t *s
                                 const void *push, uint32_t push_bytes, const int *values,
                                 const op_window *windows, int n_values, uint32_t gx, uint32_t gy,
                                 uint32_t gz);
+/* The floating-point operations (2 per multiply-add) of the dispatch this node recorded last,
+ * for the profile's GFLOP/s (vki_dispatch_profile.flops). Nothing if it recorded none. */
+void op_note_flops(op_ctx *c, double flops);
+/* How many dispatches the plan has so far, and the flops of the one at that index (the first a
+ * node recorded after asking), for nodes whose first dispatch is the one that computes. */
+int op_dispatch_mark(const op_ctx *c);
+void op_note_flops_at(op_ctx *c, int mark, double flops);
 /* Like op_dispatch_windowed for kernels that read or write 8- and 16-bit storages: stores[i]
  * is the storage binding i's kernel expects (op_dispatch and op_dispatch_windowed expect
  * GPU_W32 for every binding). A value held in another storage is converted first: on the

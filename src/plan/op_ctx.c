@@ -749,6 +749,21 @@ static vki_status push_dispatch(op_ctx *c, const char *shader_name, const uint32
     return VKI_OK;
 }
 
+void op_note_flops(op_ctx *c, double flops)
+{
+    plan *p = c->plan;
+    if (p->n_dispatches > 0 && p->dispatches[p->n_dispatches - 1].node == c->node_index)
+        p->dispatches[p->n_dispatches - 1].flops = flops;
+}
+
+int op_dispatch_mark(const op_ctx *c) { return c->plan->n_dispatches; }
+
+void op_note_flops_at(op_ctx *c, int mark, double flops)
+{
+    plan *p = c->plan;
+    if (mark >= 0 && mark < p->n_dispatches && p->dispatches[mark].node == c->node_index) p->dispatches[mark].flops = flops;
+}
+
 gpu_storage op_storage(op_ctx *c, int v) { return c->plan->values[plan_root(c->plan, v)].storage; }
 
 gpu_storage op_half_storage(op_ctx *c, const int *values, int n)

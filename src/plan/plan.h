@@ -32,6 +32,7 @@ typedef struct plan_dispatch {
     bool writes[8]; /* which bindings are written (outputs) */
     uint64_t win_offset[8], win_size[8]; /* a window of the value in bytes; size 0 = all */
     int node;
+    double flops; /* floating-point operations it computes (op_note_flops; 0: not counted) */
 } plan_dispatch;
 
 struct plan {

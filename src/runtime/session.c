@@ -400,8 +400,20 @@ vki_status vki_session_profile(const vki_session *s, vki_dispatch_profile *out, 
         return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "no profile: turn profiling on with vki_session_set_profiling, then run");
     const ir_graph *g = p->graph;
     for (int d = 0; d < p->n_dispatches && (uint32_t)d < capacity; d++) {
-        const ir_node *node = &g->nodes[p->dispatches[d].node];
-        out[d] = (vki_dispatch_profile){node->name, node->op_type, p->dispatches[d].pipeline->shader->name, s->dispatch_ms[d]};
+        const plan_dispatch *pd = &p->dispatches[d];
+        const ir_node *node = &g->nodes[pd->node];
+        double bytes = 0;
+        for (int i = 0; i < pd->n_bind; i++) {
+            int root = plan_root(p, pd->bind[i]);
+            uint64_t size = pd->win_size[i] ? pd->win_size[i] : plan_value_bytes(&p->values[root]) - pd->win_offset[i];
+            bool seen = false; /* a value bound twice (binding 2 repeating A) counts once */
+            for (int j = 0; j < i && !seen; j++)
+                seen = plan_root(p, pd->bind[j]) == root && pd->win_offset[j] == pd->win_offset[i] &&
+                       pd->win_size[j] == pd->win_size[i];
+            if (!seen) bytes += (double)size;
+        }
+        out[d] = (vki_dispatch_profile){node->name, node->op_type, pd->pipeline->shader->name, s->dispatch_ms[d], pd->flops,
+                                        bytes};
     }
     *count = (uint32_t)p->n_dispatches;
     return VKI_OK;

@@ -13,7 +13,7 @@ import tempfile
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "python"))
@@ -165,6 +165,19 @@ def test_sessions(vkinfer):
         s.run({"x": x})
         prof = s.profile()
         check("profile(): time per dispatch", len(prof) >= 1 and prof[0]["op"] == "Relu" and prof[0]["gpu_ms"] >= 0, prof)
+        check("profile(): an element-wise op counts no flops, binds x and y (4 x 3 floats each)",
+              prof[0]["flops"] == 0 and prof[0]["bytes"] == 2 * 4 * 3 * 4, prof)
+    # a product's profile entry counts 2 M N K flops
+    w = np.random.default_rng(1).uniform(-1, 1, (64, 48)).astype(np.float32)
+    g = helper.make_graph([helper.make_node("MatMul", ["a", "w"], ["y"])], "mm",
+                          [helper.make_tensor_value_info("a", TensorProto.FLOAT, [32, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [32, 48])],
+                          [numpy_helper.from_array(w, "w")])
+    with vkinfer.Session(save(g, "mm.onnx")) as s:
+        s.set_profiling(True)
+        s.run({"a": np.ones((32, 64), np.float32)})
+        flops = sum(d["flops"] for d in s.profile() if d["op"] == "MatMul")
+        check("profile(): MatMul [32,64] x [64,48] counts 2 M N K flops", flops == 2 * 32 * 64 * 48, s.profile())
     e = raises(lambda: s.run({"x": x}), vkinfer.VkinferError)
     check("a closed session raises", isinstance(e, vkinfer.VkinferError) and "closed" in str(e), e)
 

@@ -136,8 +136,9 @@ int main(void)
           stats.dispatch_count, vki_last_error());
     bool sane = st == VKI_OK;
     for (uint32_t i = 0; sane && i < count && i < 64; i++)
-        sane = prof[i].gpu_ms >= 0 && prof[i].gpu_ms < 10000 && !strcmp(prof[i].shader, "unary") && prof[i].node[0];
-    CHECK(sane, "profile entries name the node and the unary shader with a time");
+        sane = prof[i].gpu_ms >= 0 && prof[i].gpu_ms < 10000 && !strcmp(prof[i].shader, "unary") && prof[i].node[0] &&
+               prof[i].flops == 0 && prof[i].bytes > 0 && prof[i].bytes <= 2 * 3 * 256 * 4;
+    CHECK(sane, "profile entries name the node and the unary shader with a time, no flops, at most the bytes of x and y (3 x 256 floats each; windows of them with 1 KiB bindings)");
     vki_session_set_profiling(s, 0);
 
     float x[256] = {0};
