@@ -653,6 +653,98 @@ static vki_status require_same_dtype(op_ctx *c, int i)
     return VKI_OK;
 }
 
+/* ---- attention in one dispatch: MatMul(Q, K^T) -> Softmax -> MatMul(P, V) ----
+ * Recognised at the first MatMul (src/ops/matmul.c is where its operands' strides are known):
+ * its output read only by a Softmax along the last axis, whose output only a MatMul reads as
+ * its A; V (that MatMul's B) planned already. shaders/attention_rows.comp then computes the
+ * second product's output from Q, K^T and V, the scores kept in shared memory: the Softmax
+ * and the second MatMul are claimed (their outputs alias this node's, which takes the second
+ * product's shape: nothing else reads it). For short key sequences, where the three
+ * dispatches' fixed costs outweigh the work: VKINFER_ATTENTION_ROWS=0 turns it off, =1 takes
+ * it wherever it applies. */
+enum { ATTN_ROWS_MAX_KEYS = 1024, ATTN_ROWS_GPU_KEYS = 64 };
+
+typedef struct attn_rows_push {
+    uint32_t M, S, D, E;
+    uint32_t sqm, sqd, skd, sks, svs, sve;
+    float alpha;
+    uint32_t bd1, bd2;
+    uint32_t sq0, sq1, sq2, sk0, sk1, sk2, sv0, sv1, sv2;
+} attn_rows_push;
+
+/* bdims/sa/sb: the first product's nb batch dims (size-1 ones included), right-aligned */
+static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, const int64_t *bdims, const int64_t *sa,
+                                     const int64_t *sb, bool *taken)
+{
+    *taken = false;
+    const char *env = getenv("VKINFER_ATTENTION_ROWS");
+    if (env && !strcmp(env, "0")) return VKI_OK;
+    bool forced = env && !strcmp(env, "1");
+    plan_value *a = op_in(c, 0), *b = op_in(c, 1);
+    int y1 = op_out_index(c, 0);
+    if (a->dtype != VKI_DTYPE_FLOAT || a->rank < 2 || b->rank < 2 || op_storage(c, op_in_index(c, 0)) != GPU_W32 ||
+        op_storage(c, op_in_index(c, 1)) != GPU_W32 || p->K < 1 || p->N < 1 || p->N > ATTN_ROWS_MAX_KEYS)
+        return VKI_OK;
+    int sm = op_only_reader(c, y1, "Softmax");
+    if (sm < 0) return VKI_OK;
+    const ir_node *smn = op_graph_node(c, sm);
+    int rank = nb + 2;
+    int64_t axis = ir_attr_int(smn, "axis", c->opset < 13 ? 1 : -1);
+    if (axis < 0) axis += rank;
+    if (axis != rank - 1 || smn->n_outputs < 1) return VKI_OK;
+    int p_value = smn->outputs[0];
+    int mm2 = op_only_reader(c, p_value, "MatMul");
+    if (mm2 < 0) return VKI_OK;
+    const ir_node *mn = op_graph_node(c, mm2);
+    if (mn->n_inputs != 2 || mn->inputs[0] != p_value || mn->inputs[1] == p_value || mn->inputs[1] < 0) return VKI_OK;
+    int vv = mn->inputs[1];
+    plan_value *v = op_value(c, vv);
+    if (!v->shaped || v->dtype != VKI_DTYPE_FLOAT || v->rank < 2 || v->view_elem || v->view_scale ||
+        op_storage(c, vv) != GPU_W32 || v->dims[v->rank - 2] != p->N || v->rank - 2 > nb)
+        return VKI_OK;
+    int64_t vs[VKI_MAX_RANK];
+    if (v->permuted) memcpy(vs, v->view_strides, sizeof vs);
+    else contiguous_strides(v->dims, v->rank, vs);
+    /* V's batch dims broadcast to the first product's (never the other way) */
+    int64_t zb[3] = {1, 1, 1}, q3[3] = {0, 0, 0}, k3[3] = {0, 0, 0}, v3[3] = {0, 0, 0};
+    int used = 0;
+    int64_t z_count = 1;
+    for (int d = nb - 1; d >= 0; d--) {
+        int vd = d - (nb - (v->rank - 2));
+        int64_t vsize = vd >= 0 ? v->dims[vd] : 1;
+        if (vsize != bdims[d] && vsize != 1) return VKI_OK;
+        if (bdims[d] == 1) continue;
+        if (used == 3) return VKI_OK;
+        int slot = 2 - used++;
+        zb[slot] = bdims[d], q3[slot] = sa[d], k3[slot] = sb[d], v3[slot] = vsize == 1 ? 0 : vs[vd];
+        z_count *= bdims[d];
+    }
+    int64_t E = v->dims[v->rank - 1];
+    bool cpu = mm_cpu_kernels(c); /* CPU devices (VKINFER_MATMUL_KERNELS=gpu tests the GPU form there) */
+    /* the gate: GPUs for key sequences of up to 64; CPU devices where the three products' and
+     * the softmax's work is small (about 2 MFLOP), the per-row loops being scalar there */
+    double flops = 2.0 * (double)z_count * (double)p->M * (double)p->N * (double)(p->K + E);
+    if (!forced && (cpu ? flops > 2e6 : p->N > ATTN_ROWS_GPU_KEYS)) return VKI_OK;
+    if (p->M > 65535 || z_count > 65535 || E < 1) return VKI_OK;
+    int64_t ydims[VKI_MAX_RANK];
+    for (int d = 0; d < nb; d++) ydims[d] = bdims[d];
+    ydims[nb] = p->M, ydims[nb + 1] = E;
+    VKI_TRY(op_set_output(c, 0, VKI_DTYPE_FLOAT, rank, ydims));
+    op_fuse_claim(c, sm, y1);
+    op_fuse_claim(c, mm2, p_value);
+    attn_rows_push push = {
+        (uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->K, (uint32_t)E, (uint32_t)p->sam, (uint32_t)p->sak,
+        (uint32_t)p->sbk, (uint32_t)p->sbn, (uint32_t)vs[v->rank - 2], (uint32_t)vs[v->rank - 1], p->alpha,
+        (uint32_t)zb[1], (uint32_t)zb[2], (uint32_t)q3[0], (uint32_t)q3[1], (uint32_t)q3[2], (uint32_t)k3[0],
+        (uint32_t)k3[1], (uint32_t)k3[2], (uint32_t)v3[0], (uint32_t)v3[1], (uint32_t)v3[2]};
+    uint32_t spec[2] = {cpu ? 8 : 64, ATTN_ROWS_MAX_KEYS};
+    int values[4] = {op_in_index(c, 0), op_in_index(c, 1), vv, y1};
+    VKI_TRY(op_dispatch(c, "attention_rows", spec, 2, &push, sizeof push, values, 4, (uint32_t)p->M, (uint32_t)z_count, 1));
+    op_note_flops(c, flops);
+    *taken = true;
+    return VKI_OK;
+}
+
 static vki_status plan_matmul(op_ctx *c)
 {
     VKI_TRY(op_require_inputs(c, 2, 2));
@@ -709,6 +801,9 @@ static vki_status plan_matmul(op_ctx *c)
     }
     if (a->rank > 1) ydims[yrank++] = M;
     if (b->rank > 1) ydims[yrank++] = N;
+    bool attention;
+    VKI_TRY(attention_rows_try(c, &p, nb, bdims, sa, sb, &attention));
+    if (attention) return VKI_OK;
     VKI_TRY(op_set_output(c, 0, dt, yrank, ydims));
     return finish(c, &p);
 }

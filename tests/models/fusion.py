@@ -407,6 +407,19 @@ class Control(nn.Module):
         return (p + self.b) * p + m.sum(-1, keepdim=True)
 
 
+class AttentionRows(nn.Module):
+    """MatMul(Q, K^T) * scale -> Softmax -> MatMul(P, V) as one dispatch (attention_rows): 37
+    keys (not a multiple of the workgroup), head size 16, values of 24 columns, V broadcast
+    over the outer batch dim, and a second attention whose scores are read twice (not fused).
+    The Softmax and the second MatMul fused (2; 3 fewer dispatches with the scale, a view of q
+    that the product takes as its alpha)."""
+
+    def forward(self, q, k, v):
+        att = torch.softmax(torch.matmul(q * 0.25, k.transpose(-1, -2)), dim=-1) @ v
+        s = torch.matmul(q, k.transpose(-1, -2))
+        return torch.cat([att.flatten(), (torch.softmax(s, dim=-1) @ k).flatten(), s[..., 0].flatten()])
+
+
 class Encoder(nn.Module):
     """BERT-shaped layers (small): attention, bias Adds, GELU, residual Adds, LayerNorm."""
 
@@ -444,6 +457,8 @@ CASES = {
     # per layer: the GELU's 4 nodes and the GELU itself (into linear1's epilogue), the
     # feed-forward's 2 bias Adds, the in-projection's bias Add, the 2 LayerNormalizations
     # (into the residual Adds before them)
+    "attention_rows": (AttentionRows, (torch.randn(2, 3, 5, 16), torch.randn(2, 3, 37, 16), torch.randn(1, 3, 37, 24)),
+                       17, 2),
     "encoder": (Encoder, (torch.randn(1, 12, 64),), 17, 2 * (4 + 1 + 2 + 1 + 2)),
     # opset 14: LayerNormalization spelled as 9 nodes, 2 per layer, planned as one each, and
     # that one into the residual Add before it
