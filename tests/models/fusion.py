@@ -501,6 +501,11 @@ def main():
             continue
         if name == "residuals" and os.environ.get("VKINFER_CONV_KERNELS") != "gemm":
             fewer = 4
+        if name == "attention_rows" and os.environ.get("VKINFER_MATMUL_KERNELS") != "gpu" and \
+                os.environ.get("VKINFER_ATTENTION_ROWS") != "1":
+            print("not run here: attention_rows (CPU devices' kernels keep the three dispatches; "
+                  "model/fusion_gpu and model/fusion_attention_rows_cpu run it)")
+            continue
         if bf16 and name in NO_BF16_REFERENCE:
             print(f"not run in bf16: {name} (torch 1.13 has no bfloat16 ConvTranspose on CPU; "
                   "the fp32 and fp16 runs cover it)")
