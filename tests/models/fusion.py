@@ -15,6 +15,7 @@ max|vkinfer - eager| <= 1e-4 * max|eager| + 1e-5 (fp32)."""
 import math
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -496,12 +497,14 @@ def main():
     bf16 = len(sys.argv) > 2 and sys.argv[2] == "bf16"
     failed = 0
     only = os.environ.get("FUSION_CASES")  # a comma-separated subset (the conv kernel runs)
+    devices = subprocess.run([vkinfer, "devices"], capture_output=True, text=True).stdout
+    cpu_device = any(line.startswith("*") and "(cpu)" in line for line in devices.splitlines())
     for name, (cls, inputs, opset, fewer) in CASES.items():
         if only and name not in only.split(","):
             continue
         if name == "residuals" and os.environ.get("VKINFER_CONV_KERNELS") != "gemm":
             fewer = 4
-        if name == "attention_rows" and os.environ.get("VKINFER_MATMUL_KERNELS") != "gpu" and \
+        if name == "attention_rows" and cpu_device and os.environ.get("VKINFER_MATMUL_KERNELS") != "gpu" and \
                 os.environ.get("VKINFER_ATTENTION_ROWS") != "1":
             print("not run here: attention_rows (CPU devices' kernels keep the three dispatches; "
                   "model/fusion_gpu and model/fusion_attention_rows_cpu run it)")
