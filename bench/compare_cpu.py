@@ -13,7 +13,11 @@ Times are medians of --runs whole inferences after --warmup, host input to host 
 count is set with `vkinfer bench --cpu-threads` (LP_NUM_THREADS), both --threads and 0 (every
 dispatch on lavapipe's submit thread: faster for small networks), onnxruntime's with
 intra_op_num_threads, PyTorch's with set_num_threads.
-GFLOP/s is given for the MatMuls (2 M N K per product)."""
+GFLOP/s is given for the MatMuls (2 M N K per product).
+ncnn (its PyPI wheel, with pnnx from PyPI converting each torch module; both installed in the
+same virtual environment) runs beside them where the conversion works: on its CPU path with the
+same threads, and on its Vulkan path on the same lavapipe device in fp32 (fp16 storage and
+arithmetic off, as vkinfer computes); its outputs are checked against PyTorch's."""
 import argparse
 import json
 import os
@@ -69,6 +73,46 @@ def case(name):
     raise SystemExit(f"unknown case {name}")
 
 
+def ncnn_time(model, inputs, tmp, name, threads, vulkan, runs, warmup):
+    """(median ms, max |ncnn - torch| / max |torch|) of ncnn on a pnnx conversion of model;
+    raises where ncnn, pnnx or the conversion fails."""
+    import ncnn
+    import pnnx
+    base = os.path.join(tmp, "ncnn_" + name)
+    if not os.path.exists(base + ".ncnn.param"):
+        saved = os.dup(1), os.dup(2)  # pnnx's converter prints every pass
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1), os.dup2(null, 2)
+        try:
+            pnnx.export(model, base + ".pt", tuple(inputs))
+        finally:
+            os.dup2(saved[0], 1), os.dup2(saved[1], 2)
+            os.close(null), os.close(saved[0]), os.close(saved[1])
+    net = ncnn.Net()
+    net.opt.num_threads = threads
+    net.opt.use_vulkan_compute = vulkan
+    if vulkan:
+        net.opt.use_fp16_packed = net.opt.use_fp16_storage = net.opt.use_fp16_arithmetic = False
+    if net.load_param(base + ".ncnn.param") or net.load_model(base + ".ncnn.bin"):
+        raise RuntimeError("ncnn could not load the converted model")
+    mats = [t.numpy().squeeze(0) if t.dim() > 1 and t.shape[0] == 1 else t.numpy() for t in inputs]
+
+    def run():
+        with net.create_extractor() as ex:
+            for i, m in enumerate(mats):
+                ex.input(f"in{i}", ncnn.Mat(np.ascontiguousarray(m)).clone())
+            _, out = ex.extract("out0")
+            return np.array(out)
+    ms = timed(run, runs, warmup)
+    with torch.no_grad():
+        ref = model(*inputs).numpy()
+    got = run().reshape(-1)
+    err = float(np.max(np.abs(got - ref.reshape(-1))) / max(float(np.max(np.abs(ref))), 1e-30)) \
+        if got.size == ref.size else float("inf")
+    net.clear()
+    return ms, err
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("vkinfer")
@@ -78,6 +122,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of every peer; medians of the rounds")
     ap.add_argument("--markdown")
+    ap.add_argument("--no-ncnn", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     try:
@@ -125,6 +170,15 @@ def main():
             for key, values in times.items():
                 if values:
                     row[key] = float(np.median(values))
+            for key, vulkan in (("ncnn_cpu_ms", False), ("ncnn_vulkan_ms", True)):
+                if args.no_ncnn:
+                    break
+                try:
+                    ms, err = ncnn_time(model, inputs, tmp, name, args.threads, vulkan, args.runs, args.warmup)
+                    row[key] = ms
+                    row[key.replace("_ms", "_err")] = err
+                except Exception as e:  # noqa: BLE001  reported in the table, not fatal
+                    row[key.replace("_ms", "_error")] = str(e)[:120]
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     dev = next((r["device"] for r in rows if "device" in r), "?")
@@ -133,8 +187,9 @@ def main():
              + f"; medians of {args.runs} runs after {args.warmup} warm-up, the median of {args.rounds} alternating rounds.",
              "",
              f"| case | vkinfer ms ({args.threads} lavapipe threads) | vkinfer ms (--cpu-threads 0) | (device ms, profiled run) "
-             "| onnxruntime ms | PyTorch ms | vkinfer GFLOP/s | onnxruntime GFLOP/s | PyTorch GFLOP/s | better vkinfer / onnxruntime |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| onnxruntime ms | PyTorch ms | ncnn CPU ms | ncnn Vulkan fp32 ms (lavapipe) | vkinfer GFLOP/s | onnxruntime GFLOP/s "
+             "| PyTorch GFLOP/s | better vkinfer / onnxruntime | better vkinfer / ncnn Vulkan |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         def ms(k):
             return f"{r[k]:.2f}" if r.get(k) is not None else "-"
@@ -145,8 +200,18 @@ def main():
         r["vkinfer_best_ms"] = best
         ratio = f"{best / r['ort_ms']:.1f}x" if best and r.get("ort_ms") else "-"
         vk = ms("vkinfer_ms") if "vkinfer_ms" in r else "error: " + r.get("vkinfer_error", "")[:60]
+        def nc(k):  # ncnn's time, with its error against PyTorch where it is not small
+            if r.get(k) is None:
+                return "-" if not r.get(k.replace("_ms", "_error")) else "failed"
+            e = r.get(k.replace("_ms", "_err"), 0)
+            return f"{r[k]:.2f}" + (f" (rel. err {e:.1e})" if e > 1e-3 else "")
+        nratio = f"{best / r['ncnn_vulkan_ms']:.2f}x" if best and r.get("ncnn_vulkan_ms") else "-"
         lines.append(f"| {r['case']} | {vk} | {ms('vkinfer_inline_ms')} | {ms('vkinfer_gpu_ms')} | {ms('ort_ms')} | "
-                     f"{ms('torch_ms')} | {gf('vkinfer_best_ms')} | {gf('ort_ms')} | {gf('torch_ms')} | {ratio} |")
+                     f"{ms('torch_ms')} | {nc('ncnn_cpu_ms')} | {nc('ncnn_vulkan_ms')} | {gf('vkinfer_best_ms')} | {gf('ort_ms')} | "
+                     f"{gf('torch_ms')} | {ratio} | {nratio} |")
+    failed = [(r["case"], k, r[k]) for r in rows for k in ("ncnn_cpu_error", "ncnn_vulkan_error") if r.get(k)]
+    if failed:
+        lines += ["", "ncnn did not run: " + "; ".join(f"{c} ({k.split('_')[1]}): {e}" for c, k, e in failed)]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.markdown:
