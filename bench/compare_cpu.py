@@ -5,7 +5,8 @@ and PyTorch eager CPU, all with the same thread count, on the same .onnx files: 
 
     /usr/bin/python3 bench/compare_cpu.py VKINFER [--threads 2] [--runs 20] [--warmup 3]
         [--cases mm_563,...] [--markdown OUT.md]
-(onnxruntime comes from a virtual environment: /work/venv-ort/bin/python bench/compare_cpu.py ...)
+(onnxruntime, ncnn and pnnx come from a virtual environment: /usr/bin/python3 -m venv --system-site-packages
+/work/venv-ort && /work/venv-ort/bin/pip install onnxruntime ncnn pnnx, then /work/venv-ort/bin/python bench/compare_cpu.py ...)
 
 Times are medians of --runs whole inferences after --warmup, host input to host output
 (vkinfer bench: upload + device + download), each peer measured in --rounds alternating rounds
@@ -17,7 +18,12 @@ GFLOP/s is given for the MatMuls (2 M N K per product).
 ncnn (its PyPI wheel, with pnnx from PyPI converting each torch module; both installed in the
 same virtual environment) runs beside them where the conversion works: on its CPU path with the
 same threads, and on its Vulkan path on the same lavapipe device in fp32 (fp16 storage and
-arithmetic off, as vkinfer computes); its outputs are checked against PyTorch's."""
+arithmetic off, as vkinfer computes); its outputs are checked against PyTorch's (pnnx stores
+the weights as float16 by default: errors of ~1e-4 relative). ncnn runs a layer that has no
+Vulkan implementation on its CPU path inside the Vulkan net, so its Vulkan column can hold CPU
+work: the 563-row MatMul of two inputs took 1.9 ms in its Vulkan net and 41.8 ms with a
+constant B, likely such a fallback (not checked in ncnn's code). Each ncnn measurement runs in
+a child process, so that a crash in ncnn or pnnx is reported in the table, not fatal."""
 import argparse
 import json
 import os
@@ -71,6 +77,22 @@ def case(name):
     if name in ("mobilenet_v2", "resnet18"):
         return build(name), (r(1, 3, 224, 224),), None
     raise SystemExit(f"unknown case {name}")
+
+
+def ncnn_in_child(name, tmp, threads, vulkan, runs, warmup):
+    """ncnn_time for case `name` in a child process (this script with --ncnn-child): its
+    (ms, err), or a string saying how it failed (a crash in ncnn or pnnx included)."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--ncnn-child", name, tmp, str(threads), str(int(vulkan)),
+           str(runs), str(warmup)]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        return "timed out"
+    last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+    if r.returncode == 0 and last.startswith("{"):
+        j = json.loads(last)
+        return (j["ms"], j["err"]) if "ms" in j else j["error"]
+    return f"crashed (exit code {r.returncode})"
 
 
 def ncnn_time(model, inputs, tmp, name, threads, vulkan, runs, warmup):
@@ -173,12 +195,11 @@ def main():
             for key, vulkan in (("ncnn_cpu_ms", False), ("ncnn_vulkan_ms", True)):
                 if args.no_ncnn:
                     break
-                try:
-                    ms, err = ncnn_time(model, inputs, tmp, name, args.threads, vulkan, args.runs, args.warmup)
-                    row[key] = ms
-                    row[key.replace("_ms", "_err")] = err
-                except Exception as e:  # noqa: BLE001  reported in the table, not fatal
-                    row[key.replace("_ms", "_error")] = str(e)[:120]
+                result = ncnn_in_child(name, tmp, args.threads, vulkan, args.runs, args.warmup)
+                if isinstance(result, tuple):
+                    row[key], row[key.replace("_ms", "_err")] = result
+                else:
+                    row[key.replace("_ms", "_error")] = result[:120]
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     dev = next((r["device"] for r in rows if "device" in r), "?")
@@ -204,8 +225,11 @@ def main():
             if r.get(k) is None:
                 return "-" if not r.get(k.replace("_ms", "_error")) else "failed"
             e = r.get(k.replace("_ms", "_err"), 0)
+            if e == float("inf"):
+                return f"{r[k]:.2f} (output of another size: not comparable)"
             return f"{r[k]:.2f}" + (f" (rel. err {e:.1e})" if e > 1e-3 else "")
-        nratio = f"{best / r['ncnn_vulkan_ms']:.2f}x" if best and r.get("ncnn_vulkan_ms") else "-"
+        ok = r.get("ncnn_vulkan_ms") and r.get("ncnn_vulkan_err", 0) <= 1e-2
+        nratio = f"{best / r['ncnn_vulkan_ms']:.2f}x" if best and ok else "-"
         lines.append(f"| {r['case']} | {vk} | {ms('vkinfer_inline_ms')} | {ms('vkinfer_gpu_ms')} | {ms('ort_ms')} | "
                      f"{ms('torch_ms')} | {nc('ncnn_cpu_ms')} | {nc('ncnn_vulkan_ms')} | {gf('vkinfer_best_ms')} | {gf('ort_ms')} | "
                      f"{gf('torch_ms')} | {ratio} | {nratio} |")
@@ -219,5 +243,21 @@ def main():
     return 0 if all("vkinfer_ms" in r for r in rows) else 1
 
 
+def ncnn_child(argv):
+    """--ncnn-child NAME TMP THREADS VULKAN RUNS WARMUP: one ncnn measurement, as JSON"""
+    name, tmp, threads, vulkan, runs, warmup = argv
+    torch.set_num_threads(int(threads))
+    model, inputs, _ = case(name)
+    try:
+        ms, err = ncnn_time(model, inputs, tmp, name, int(threads), vulkan == "1", int(runs), int(warmup))
+        print(json.dumps({"ms": ms, "err": err}))
+    except Exception as e:  # noqa: BLE001  reported by the parent
+        text = str(e).strip()
+        print(json.dumps({"error": text.splitlines()[0] if text else type(e).__name__}))
+    return 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--ncnn-child":
+        sys.exit(ncnn_child(sys.argv[2:]))
     sys.exit(main())
