@@ -228,8 +228,9 @@ vki_status op_dispatch_windowed(op_ctx *c, const char *shader, const uint32_t *s
 /* The floating-point operations (2 per multiply-add) of the dispatch this node recorded last,
  * for the profile's GFLOP/s (vki_dispatch_profile.flops). Nothing if it recorded none. */
 void op_note_flops(op_ctx *c, double flops);
-/* How many dispatches the plan has so far, and the flops of the one at that index (the first a
- * node recorded after asking), for nodes whose first dispatch is the one that computes. */
+/* How many dispatches the plan has so far, and the flops of the first dispatch the node
+ * recorded since (storage conversions aside), for nodes whose first kernel is the one that
+ * computes. */
 int op_dispatch_mark(const op_ctx *c);
 void op_note_flops_at(op_ctx *c, int mark, double flops);
 /* Like op_dispatch_windowed for kernels that read or write 8- and 16-bit storages: stores[i]

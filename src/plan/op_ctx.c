@@ -761,7 +761,12 @@ int op_dispatch_mark(const op_ctx *c) { return c->plan->n_dispatches; }
 void op_note_flops_at(op_ctx *c, int mark, double flops)
 {
     plan *p = c->plan;
-    if (mark >= 0 && mark < p->n_dispatches && p->dispatches[mark].node == c->node_index) p->dispatches[mark].flops = flops;
+    /* the first of the node's dispatches since the mark that is not a storage conversion */
+    for (int d = mark < 0 ? 0 : mark; d < p->n_dispatches; d++)
+        if (p->dispatches[d].node == c->node_index && strcmp(p->dispatches[d].pipeline->shader->name, "convert")) {
+            p->dispatches[d].flops = flops;
+            return;
+        }
 }
 
 gpu_storage op_storage(op_ctx *c, int v) { return c->plan->values[plan_root(c->plan, v)].storage; }
