@@ -256,6 +256,11 @@ static uint32_t sgemm_vec(const mm_problem *p)
 /* Records the dispatches of one product. Up to three batch dims go to the shader (z is
  * their flattened index); further outer dims, and z beyond the grid limit, are looped here.
  * Operands larger than one binding are bound as windows of consecutive batches. */
+double mm_flops(const mm_problem *p, int64_t batches)
+{
+    return 2.0 * (double)p->M * (double)p->N * (double)p->K * (double)batches;
+}
+
 gpu_storage mm_storage(op_ctx *c, const mm_problem *p)
 {
     /* without C, binding 2 repeats A: the shaders never read it */
@@ -535,7 +540,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
             VKI_TRY(op_dispatch_stored(c, tiled, spec_tiled, n_spec_tiled, &push, sizeof push,
                                        split_values, NULL, split_stores, 4, (uint32_t)gx, (uint32_t)gy,
                                        (uint32_t)(z_count * slices)));
-            op_note_flops(c, 2.0 * (double)p->M * (double)p->N * (double)p->K * (double)z_count);
+            op_note_flops(c, mm_flops(p, z_count));
             mm_reduce_push rp = {(uint32_t)y_numel, (uint32_t)slices, (uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->scm,
                                  (uint32_t)p->scn, p->alpha, p->beta, 0, lo, hi};
             uint32_t spec_reduce[6] = {MM_LOCAL, out_dt, is_int, p->has_c, act, p->has_r};
@@ -570,8 +575,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
                 win[0] = w[0];
                 win[1] = w[1];
                 win[2] = p->has_c ? (op_window){0, 0} : w[0]; /* without C, binding 2 repeats A */
-                win[3] = w[2];
-                win[4] = w[0]; /* unused: R is taken only where the operands fit */
+                win[3] = w[2]; /* (binding 4, R, is never windowed: it is taken only where the operands fit) */
             }
             /* indices are taken from each window's start; unsigned wrap-around keeps them right */
             push.a_base = (uint32_t)(base[0] - (int64_t)(win[0].offset / elem));
@@ -584,7 +588,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
             else
                 VKI_TRY(op_dispatch_stored(c, tiled_r, spec_tiled, n_spec_tiled, &push, sizeof push,
                                            values, fits ? NULL : win, stores, n_bind, (uint32_t)gx, (uint32_t)gy, (uint32_t)gz));
-            op_note_flops(c, 2.0 * (double)p->M * (double)p->N * (double)p->K * (double)gz);
+            op_note_flops(c, mm_flops(p, gz));
         }
     }
     return VKI_OK;
@@ -703,8 +707,7 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
         op_storage(c, vv) != GPU_W32 || v->dims[v->rank - 2] != p->N || v->rank - 2 > nb)
         return VKI_OK;
     int64_t vs[VKI_MAX_RANK];
-    if (v->permuted) memcpy(vs, v->view_strides, sizeof vs);
-    else contiguous_strides(v->dims, v->rank, vs);
+    value_strides(v, vs);
     /* V's batch dims broadcast to the first product's (never the other way) */
     int64_t zb[3] = {1, 1, 1}, q3[3] = {0, 0, 0}, k3[3] = {0, 0, 0}, v3[3] = {0, 0, 0};
     int used = 0;
@@ -773,10 +776,8 @@ static vki_status plan_matmul(op_ctx *c)
     int64_t as_[VKI_MAX_RANK], bs_[VKI_MAX_RANK];
     if ((a->permuted && a->view_elem) || (b->permuted && b->view_elem))
         return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a strided Slice view reached a product");
-    if (a->permuted) memcpy(as_, a->view_strides, sizeof as_);
-    else contiguous_strides(a->dims, a->rank, as_);
-    if (b->permuted) memcpy(bs_, b->view_strides, sizeof bs_);
-    else contiguous_strides(b->dims, b->rank, bs_);
+    value_strides(a, as_);
+    value_strides(b, bs_);
     mm_problem p = {.M = M, .N = N, .K = K, .sam = a->rank > 1 ? as_[a->rank - 2] : K, .sak = as_[a->rank - 1],
                     .sbk = b->rank > 1 ? bs_[b->rank - 2] : bs_[0], .sbn = b->rank > 1 ? bs_[b->rank - 1] : 1,
                     /* scaled views (a constant Mul/Div before the product, src/ops/binary.c) */

@@ -34,6 +34,9 @@ bool mm_cpu_kernels(const op_ctx *c);
  * this storage, so that nothing needs converting. */
 gpu_storage mm_storage(op_ctx *c, const mm_problem *p);
 
+/* The floating-point operations of `batches` of p's products (2 M N K each), for the profile. */
+double mm_flops(const mm_problem *p, int64_t batches);
+
 /* Records p (the node's dispatches) with the kernel the device and shapes call for. Used by
  * MatMul, Gemm and, for convolutions as matrix products, Conv (src/ops/conv.c). */
 vki_status mm_record(op_ctx *c, const mm_problem *p);

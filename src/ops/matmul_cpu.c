@@ -154,7 +154,7 @@ static vki_status record_small(op_ctx *c, const mm_problem *p, const int64_t bd[
         push.batches = (uint32_t)gz;
         uint32_t gx = (uint32_t)((gz * blocks + lx - 1) / lx);
         VKI_TRY(op_dispatch(c, "matmul_cpu_small", spec, 4, &push, sizeof push, values, 4, gx, (uint32_t)gy, 1));
-        op_note_flops(c, 2.0 * (double)p->M * (double)p->N * (double)p->K * (double)gz);
+        op_note_flops(c, mm_flops(p, gz));
     }
     return VKI_OK;
 }
@@ -267,7 +267,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
         push.batch_base = (uint32_t)z0;
         VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 9, &push, sizeof push, values, 5, (uint32_t)gx, (uint32_t)gy,
                             (uint32_t)gz));
-        op_note_flops(c, 2.0 * (double)p->M * (double)p->N * (double)p->K * (double)gz);
+        op_note_flops(c, mm_flops(p, gz));
     }
     *taken = true;
     return VKI_OK;

@@ -18,6 +18,12 @@ void contiguous_strides(const int64_t *dims, int rank, int64_t *strides)
     }
 }
 
+void value_strides(const plan_value *v, int64_t strides[VKI_MAX_RANK])
+{
+    if (v->permuted) memcpy(strides, v->view_strides, VKI_MAX_RANK * sizeof *strides);
+    else contiguous_strides(v->dims, v->rank, strides);
+}
+
 bool movement_folds(op_ctx *c)
 {
     if (!op_all_inputs_const(c)) return false;
@@ -339,8 +345,7 @@ static vki_status plan_transpose(op_ctx *c)
                   x->rank > 2 && op_value(c, mm->inputs[1])->shaped &&
                   op_value(c, mm->inputs[1])->rank <= 2; /* B planned already: a weight, or made before */
     int64_t src[VKI_MAX_RANK]; /* X's element strides: row-major, or a permuted view's own */
-    if (x->permuted) memcpy(src, x->view_strides, sizeof src);
-    else contiguous_strides(x->dims, x->rank, src);
+    value_strides(x, src);
     bool product_view = y && x->rank >= 2 && mm && !pieces;
     /* A Transpose that only an element-wise Add, Sub, Mul or Div reads (ConvNeXt's NHWC -> NCHW
      * before its layer scale) is a permuted view too: src/ops/binary.c reads it through its

@@ -18,6 +18,8 @@ typedef struct strided_copy {
 
 /* Row-major element strides of a shape. */
 void contiguous_strides(const int64_t *dims, int rank, int64_t *strides);
+/* The element strides a kernel reads v through: a permuted view's own, else row-major. */
+void value_strides(const plan_value *v, int64_t strides[VKI_MAX_RANK]);
 /* True when every input is a plan-time constant and every output has at most 4096 elements:
  * then the op computes its outputs on the host (shape subgraphs fold completely). */
 bool movement_folds(op_ctx *c);
