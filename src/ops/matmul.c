@@ -182,6 +182,16 @@ typedef struct mm_sgemm_tiles {
     uint32_t bm, bn, bk;
 } mm_sgemm_tiles;
 
+/* How many workgroups fill the GPU for the scalar kernels' tile choice and split K's slice
+ * count: MM_BUSY_GROUPS, or VKINFER_MM_BUSY_GROUPS (tuning on a new device: a GPU's SM or
+ * compute-unit count times the workgroups each holds). */
+static int64_t mm_busy_groups(void)
+{
+    const char *env = getenv("VKINFER_MM_BUSY_GROUPS");
+    long long v = env && *env ? strtoll(env, NULL, 10) : 0;
+    return v >= 1 && v <= 1 << 20 ? (int64_t)v : MM_BUSY_GROUPS;
+}
+
 /* Whether float32 p runs matmul_sgemm, and on which tiles. By default on GPUs, for products
  * of one batch (z_count 1): measured on the H200 (bench/gpu_sgemm_check.sh), against
  * matmul_tiled, the 4096 cube 4.19 -> 3.66 ms (37.6 TFLOP/s), BERT-base's [1024,768] x
@@ -214,7 +224,7 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
     for (int i = 0; i < 4 && !busy; i++) {
         if (shapes[i][0] > (p->M + 63) / 64 * 64 || shapes[i][1] > (p->N + 63) / 64 * 64) continue;
         int64_t groups = (p->M + shapes[i][0] - 1) / shapes[i][0] * ((p->N + shapes[i][1] - 1) / shapes[i][1]) * z_count;
-        if ((busy = groups >= MM_BUSY_GROUPS)) t->bm = shapes[i][0], t->bn = shapes[i][1];
+        if ((busy = groups >= mm_busy_groups())) t->bm = shapes[i][0], t->bn = shapes[i][1];
     }
     /* Too small a product for any tile to fill the GPU (split K follows): one or two 128-row
      * blocks whose K is long against N, or one block of a wide product, take 128 x 128 tiles.
@@ -523,7 +533,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     const char *slice_env = getenv("VKINFER_MM_MIN_K_SLICE"); /* tuning on a new device */
     if (slice_env && *slice_env && strtoll(slice_env, NULL, 10) >= 16) min_k_slice = strtoll(slice_env, NULL, 10);
     if (fits && !gemv && outer_count == 1 && groups < split_below && p->K >= 2 * min_k_slice) {
-        int64_t slices = (MM_BUSY_GROUPS + groups - 1) / groups, max_slices = p->K / min_k_slice;
+        int64_t slices = (mm_busy_groups() + groups - 1) / groups, max_slices = p->K / min_k_slice;
         if (slices > max_slices) slices = max_slices;
         int64_t k_slice = ((p->K + slices - 1) / slices + 15) / 16 * 16;
         slices = (p->K + k_slice - 1) / k_slice;
