@@ -221,10 +221,11 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
     static const uint32_t shapes[4][2] = {{128, 128}, {64, 128}, {128, 64}, {64, 64}};
     *t = (mm_sgemm_tiles){64, 64, 8};
     bool busy = false;
+    int64_t busy_groups = mm_busy_groups();
     for (int i = 0; i < 4 && !busy; i++) {
         if (shapes[i][0] > (p->M + 63) / 64 * 64 || shapes[i][1] > (p->N + 63) / 64 * 64) continue;
         int64_t groups = (p->M + shapes[i][0] - 1) / shapes[i][0] * ((p->N + shapes[i][1] - 1) / shapes[i][1]) * z_count;
-        if ((busy = groups >= mm_busy_groups())) t->bm = shapes[i][0], t->bn = shapes[i][1];
+        if ((busy = groups >= busy_groups)) t->bm = shapes[i][0], t->bn = shapes[i][1];
     }
     /* Too small a product for any tile to fill the GPU (split K follows): one or two 128-row
      * blocks whose K is long against N, or one block of a wide product, take 128 x 128 tiles.
@@ -428,7 +429,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
      * same product in 59 ms decoded and 3.73 compiled in) but this kernel's epilogue with 128
      * sums an invocation. GPUs run such products on sgemm anyway (sgemm_choose). */
     int64_t tile = batches == 1 && !p->has_c && !p->clamp && p->M >= 1024 && p->N >= 1024 &&
-                   (p->M + 127) / 128 * ((p->N + 127) / 128) >= MM_BUSY_GROUPS && mm_storage(c, p) == GPU_W32 &&
+                   (p->M + 127) / 128 * ((p->N + 127) / 128) >= mm_busy_groups() && mm_storage(c, p) == GPU_W32 &&
                    c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? 128 : 64;
     const char *tile_env = getenv("VKINFER_TILED_TILE"); /* 32, 64 or 128: tuning on a new device */
     if (tile_env && (!strcmp(tile_env, "32") || !strcmp(tile_env, "64") || !strcmp(tile_env, "128"))) tile = atoi(tile_env);
