@@ -21,12 +21,6 @@ layout(constant_id = 10) const uint BK = 8u;  // 8 or 16
 // bit 0: A's quads may be read as one vec4 (its contiguous stride is 1, every other stride,
 // batch offset and base a multiple of 4); bit 1 the same for B; bit 2: Y's rows and base too
 layout(constant_id = 11) const uint VEC = 0u;
-// which 4 x 4 blocks a lane holds: 0 (rows) tx = t % 16, ty = t / 16, so that a 32-wide
-// subgroup spans 2 values of ty and 16 of tx (its B reads cover 256 bytes, its A reads 32);
-// 1 (warp) a subgroup of 32 is a 4 x 8 grid of lanes, ty = 4 (w / 2) + l / 8 and
-// tx = 8 (w % 2) + l % 8 for lane l of subgroup w, so that each of its vec4 reads of A covers
-// 64 bytes and each of B 128 (one shared-memory wavefront on NVIDIA GPUs)
-layout(constant_id = 12) const uint LAYOUT = 0u;
 // RESIDUAL defined (the *_res shaders): Y = act(alpha A B + beta C + R), R of Y's shape and
 // layout (a fused Add) at binding 4; a fifth storage buffer, which some devices lack
 const bool A_VEC = (VEC & 1u) != 0u, B_VEC = (VEC & 2u) != 0u, Y_VEC = (VEC & 4u) != 0u;
@@ -134,11 +128,6 @@ void stage_b(uint buf, uint q, vec4 v)
 void main()
 {
     uint t = gl_LocalInvocationID.x, tx = t % 16u, ty = t / 16u;
-    if (LAYOUT == 1u) {
-        uint w = t / 32u, l = t % 32u;
-        tx = (w % 2u) * 8u + l % 8u;
-        ty = (w / 2u) * 4u + l / 8u;
-    }
     uint n0 = gl_WorkGroupID.x * BN, m0 = gl_WorkGroupID.y * BM;
     uint z = gl_WorkGroupID.z + pc.batch_base, k_begin = 0u, k_end = pc.K;
     if (SPLIT_K) {

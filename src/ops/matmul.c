@@ -180,7 +180,6 @@ static uint32_t aligned_operands(const mm_problem *p)
 enum { MM_SGEMM_LOCAL = 256 };
 typedef struct mm_sgemm_tiles {
     uint32_t bm, bn, bk;
-    uint32_t layout; /* the shader's LAYOUT: 0 lanes in rows of 16, 1 in 4 x 8 grids per subgroup */
 } mm_sgemm_tiles;
 
 /* How many workgroups fill the GPU for the scalar kernels' tile choice and split K's slice
@@ -220,7 +219,7 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
     if (!forced && !asked) return false;
     if (p->M < 64 || p->N < 64) return false;
     static const uint32_t shapes[4][2] = {{128, 128}, {64, 128}, {128, 64}, {64, 64}};
-    *t = (mm_sgemm_tiles){64, 64, 8, 0};
+    *t = (mm_sgemm_tiles){64, 64, 8};
     bool busy = false;
     int64_t busy_groups = mm_busy_groups();
     for (int i = 0; i < 4 && !busy; i++) {
@@ -243,8 +242,6 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
     if (tile && sscanf(tile, "%ux%u", &bm, &bn) == 2 && (bm == 64 || bm == 128) && (bn == 64 || bn == 128))
         t->bm = bm, t->bn = bn;
     if (bk && (!strcmp(bk, "8") || !strcmp(bk, "16"))) t->bk = (uint32_t)atoi(bk);
-    const char *layout = getenv("VKINFER_SGEMM_LAYOUT");
-    if (layout && (!strcmp(layout, "rows") || !strcmp(layout, "warp"))) t->layout = !strcmp(layout, "warp");
     /* two shared buffers of BK x (BM + BN) floats; a device with smaller workgroups or less
      * shared memory (the Android Baseline) keeps matmul_tiled */
     const VkPhysicalDeviceLimits *lim = &c->vk->caps.props.limits;
@@ -513,13 +510,12 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     bool on_sgemm = !on_coopmat && fits && !is_int && !gemv && st == GPU_W32 && sgemm_choose(c, p, z_count, &sg);
     if (on_sgemm) {
         tiled = "matmul_sgemm";
-        n_spec_tiled = 13;
+        n_spec_tiled = 12;
         spec_tiled[0] = MM_SGEMM_LOCAL;
         spec_tiled[6] = sg.bn;
         spec_tiled[9] = sg.bm;
         spec_tiled[10] = sg.bk;
         spec_tiled[11] = sgemm_vec(p);
-        spec_tiled[12] = sg.layout;
         gx = (p->N + sg.bn - 1) / sg.bn;
         gy = (p->M + sg.bm - 1) / sg.bm;
     }
