@@ -245,6 +245,8 @@ vki_status op_dispatch_stored(op_ctx *c, const char *shader, const uint32_t *spe
                               uint32_t gx, uint32_t gy, uint32_t gz);
 /* The storage value_index is held in (its root's, for a view). */
 gpu_storage op_storage(op_ctx *c, int value_index);
+/* The value whose device storage value_index views (itself where it is no view). */
+int op_root(op_ctx *c, int value_index);
 /* Whether kernels may declare 16-bit (8-bit) storage buffers on this device
  * (storageBuffer16BitAccess / storageBuffer8BitAccess). Without them, 16- and 8-bit values are
  * still held packed, and kernels see them through conversions to GPU_W32. */

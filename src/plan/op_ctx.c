@@ -771,6 +771,8 @@ void op_note_flops_at(op_ctx *c, int mark, double flops)
 
 gpu_storage op_storage(op_ctx *c, int v) { return c->plan->values[plan_root(c->plan, v)].storage; }
 
+int op_root(op_ctx *c, int v) { return plan_root(c->plan, v); }
+
 gpu_storage op_half_storage(op_ctx *c, const int *values, int n)
 {
     if (!op_has_storage16(c)) return GPU_W32;

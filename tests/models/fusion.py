@@ -190,6 +190,18 @@ class RowViews(nn.Module):
         return a.sum() + b.sum() * c.sum() + (d * 3.0).sum()
 
 
+class RejoinedPieces(nn.Module):
+    """ACT's encoder input: a map cut into its rows (`list(t)`: a Split into 12 pieces and
+    their Squeezes) and stacked back after two more tokens (Unsqueezes and a Concat). The
+    pieces are views (12 fewer) and, consecutive in their root, one copy in the Concat
+    instead of 12 (11 fewer): exactly 23. Rows of 128 elements keep every offset a multiple
+    of 256 bytes in each precision."""
+
+    def forward(self, x, a, b):                   # x [12, 1, 128], a and b [1, 128]
+        h = torch.tanh(x)
+        return torch.stack([a * 2.0, b] + list(h), 0) * 3.0
+
+
 class RowViewOutput(nn.Module):
     """A row view whose Reshape is the graph output: downloaded (or converted, in the fp16
     mode) from inside its root. Exactly 1 fewer."""
@@ -474,6 +486,7 @@ CASES = {
                              torch.randn(2, 5, 6, 4), torch.randn(2, 4, 5, 6)), 17, 4),
     "strided_slices": (StridedSlices, (torch.randn(2, 8, 5), torch.randn(2, 16), torch.randn(3, 12), torch.randn(4, 10),
                                        torch.randn(6, 4)), 17, 6),
+    "rejoined_pieces": (RejoinedPieces, (torch.randn(12, 1, 128), torch.randn(1, 128), torch.randn(1, 128)), 17, 23),
 }
 
 
@@ -482,7 +495,8 @@ NO_BF16_REFERENCE = {"conv_transpose_relu"}
 
 # cases whose saving is views (planned as aliases, not "fused into their producer")
 VIEWS = {"transposed_products", "scaled_products", "reshaped_heads", "late_scale", "shape_scaled_heads",
-         "shape_vector_scale", "unit_axis_transposes", "row_views", "row_view_output", "transposed_elementwise", "strided_slices"}
+         "shape_vector_scale", "unit_axis_transposes", "row_views", "row_view_output", "transposed_elementwise", "strided_slices",
+         "rejoined_pieces"}
 EXACT = VIEWS | {"control"}  # exactly `fewer` dispatches fewer, not at least
 
 

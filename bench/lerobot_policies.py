@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""LeRobot's own policies (lerobot 0.6.1, random weights, batch 1) on vkinfer and on PyTorch,
+per graph and per action chunk: issue 6's policy rows.
+
+    python3 bench/lerobot_policies.py VKINFER [--policies act,diffusion] [--runs 30] [--warmup 10]
+        [--markdown OUT.md] [--keep DIR]
+
+Each policy is built from its config class (no pretrained backbone, no download), put in eval
+mode, and the graph that runs once per action chunk is exported with torch.onnx.export's default
+(the dynamo exporter on torch >= 2.9; the TorchScript one, opset 17, where that fails, which the
+table says):
+- act: ACTPolicy.model on one 480x640 camera and a 14-dim state, chunk 100 (LeRobot's ALOHA
+  defaults: resnet18, 4 encoder layers, 1 decoder layer, dim 512);
+- diffusion: DiffusionPolicy on one 96x96 camera and a 2-dim state, 2 observation steps, horizon
+  16 (the PushT shape): the observation encoder (`_prepare_global_conditioning`) and one U-Net
+  denoising step (`unet(sample, t, global_cond)`) as two graphs; a chunk is the encoder plus
+  `num_inference_steps` (100) denoising steps, timed as that sum for every peer (the scheduler's
+  arithmetic between steps is not in it).
+Peers: PyTorch CUDA eager fp32 and a CUDA graph replay of the same module (where capture
+works: ACT builds host tensors inside forward), TF32 off. vkinfer's output is compared with eager fp32's.
+lerobot is not a dependency of the project: on a machine without network, carry its wheel and its
+few missing pure-Python dependencies (`pip download lerobot==0.6.1 --no-deps --python-version 3.12
+--only-binary=:all:` and the same for draccus, einops, gymnasium, huggingface-hub, safetensors,
+termcolor, diffusers with their dependencies) and install them with `pip install --no-index
+--find-links DIR`."""
+import argparse
+import os
+import sys
+import tempfile
+import traceback
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from compare import timed as median_ms  # noqa: E402  (median of timed runs after warm-up)
+from gpu_peers import vkinfer_output, vkinfer_time  # noqa: E402
+
+
+class ActChunk(nn.Module):
+    """ACT's model on (state, image): the (1, chunk, action_dim) action chunk."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, state, image):
+        return self.model({"observation.state": state, "observation.images": [image]})[0]
+
+
+class DiffusionEncoder(nn.Module):
+    def __init__(self, diffusion):
+        super().__init__()
+        self.diffusion = diffusion
+
+    def forward(self, state, images):
+        return self.diffusion._prepare_global_conditioning({"observation.state": state, "observation.images": images})
+
+
+class DiffusionStep(nn.Module):
+    def __init__(self, unet):
+        super().__init__()
+        self.unet = unet
+
+    def forward(self, sample, timestep, cond):
+        return self.unet(sample, timestep, global_cond=cond)
+
+
+def torch_fp32_peers(module, inputs, runs, warmup):
+    """PyTorch CUDA eager fp32 and a CUDA graph replay of it (where capture works), host to host."""
+    out = {}
+    m = module.to("cuda").eval()
+    host = [t.pin_memory() for t in inputs]
+
+    def eager():
+        with torch.no_grad():
+            r = m(*[h.to("cuda", non_blocking=True) for h in host]).to("cpu")
+        torch.cuda.synchronize()
+        return r
+    out["eager fp32"] = median_ms(eager, runs, warmup)
+    try:
+        static_in = [h.to("cuda") for h in host]
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s), torch.no_grad():
+            for _ in range(3):
+                m(*static_in)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g), torch.no_grad():
+            static_out = m(*static_in)
+
+        def graph():
+            for d, h in zip(static_in, host):
+                d.copy_(h, non_blocking=True)
+            g.replay()
+            r = static_out.to("cpu")
+            torch.cuda.synchronize()
+            return r
+        out["CUDA graph fp32"] = median_ms(graph, runs, warmup)
+    except Exception as err:  # noqa: BLE001  ACT builds host tensors inside forward: no capture
+        print(f"  CUDA graph: {type(err).__name__}: {str(err).splitlines()[0][:160]}", flush=True)
+    module.to("cpu")
+    return out
+
+
+def build(name):
+    """[(graph name, module, example inputs, how many times a chunk runs it)]"""
+    from lerobot.configs.types import FeatureType, PolicyFeature
+
+    torch.manual_seed(0)
+    if name == "act":
+        from lerobot.policies.act.configuration_act import ACTConfig
+        from lerobot.policies.act.modeling_act import ACTPolicy
+
+        cfg = ACTConfig(input_features={"observation.state": PolicyFeature(FeatureType.STATE, (14,)),
+                                        "observation.images.top": PolicyFeature(FeatureType.VISUAL, (3, 480, 640))},
+                        output_features={"action": PolicyFeature(FeatureType.ACTION, (14,))},
+                        pretrained_backbone_weights=None, device="cpu")
+        policy = ACTPolicy(cfg).eval()
+        return [("act", ActChunk(policy.model).eval(), (torch.randn(1, 14), torch.rand(1, 3, 480, 640)), 1)]
+    if name == "diffusion":
+        from lerobot.policies.diffusion.configuration_diffusion import DiffusionConfig
+        from lerobot.policies.diffusion.modeling_diffusion import DiffusionPolicy
+
+        cfg = DiffusionConfig(input_features={"observation.state": PolicyFeature(FeatureType.STATE, (2,)),
+                                              "observation.image": PolicyFeature(FeatureType.VISUAL, (3, 96, 96))},
+                              output_features={"action": PolicyFeature(FeatureType.ACTION, (2,))},
+                              pretrained_backbone_weights=None, horizon=16, n_action_steps=8, device="cpu")
+        policy = DiffusionPolicy(cfg).eval()
+        d = policy.diffusion
+        n_obs = cfg.n_obs_steps
+        enc = DiffusionEncoder(d).eval()
+        state, images = torch.randn(1, n_obs, 2), torch.rand(1, n_obs, 1, 3, 96, 96)
+        with torch.no_grad():
+            cond = enc(state, images)
+        steps = d.num_inference_steps
+        return [("diffusion encoder", enc, (state, images), 1),
+                ("diffusion U-Net step", DiffusionStep(d.unet).eval(),
+                 (torch.randn(1, cfg.horizon, 2), torch.tensor([steps - 1], dtype=torch.long), cond), steps)]
+    raise ValueError(f"unknown policy {name}")
+
+
+def export(module, inputs, path, names):
+    """torch.onnx.export's default exporter, else the TorchScript one: the one that worked."""
+    try:
+        torch.onnx.export(module, inputs, path, input_names=names, output_names=["out"])
+        return "default"
+    except Exception as err:  # noqa: BLE001  the dynamo exporter can fail where TorchScript works
+        print(f"  default exporter failed: {type(err).__name__}: {str(err).splitlines()[0][:200]}", flush=True)
+    torch.onnx.export(module, inputs, path, input_names=names, output_names=["out"], opset_version=17, dynamo=False)
+    return "TorchScript"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("vkinfer")
+    ap.add_argument("--policies", default="act,diffusion")
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--markdown")
+    ap.add_argument("--keep", help="keep each exported graph and its inputs under this folder")
+    a = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    import lerobot
+    cols = ["vkinfer", "eager fp32", "CUDA graph fp32"]
+    lines = [f"lerobot {getattr(lerobot, '__version__', '?')}, torch {torch.__version__}", "",
+             "| graph | exporter | runs a chunk | " + " | ".join(cols) + " | vkinfer / best peer | max rel. err | dispatches |",
+             "|---" * (len(cols) + 6) + "|"]
+    chunk = {}
+    for name in a.policies.split(","):
+        try:
+            graphs = build(name)
+        except Exception:  # noqa: BLE001  report and go on with the next policy
+            traceback.print_exc()
+            lines.append(f"| {name} | - | - | build failed | | | | | |")
+            continue
+        for gname, module, inputs, times in graphs:
+            with torch.no_grad():
+                ref = module(*inputs).numpy().astype(np.float64)
+            tmp_ctx = tempfile.TemporaryDirectory()
+            tmp = tmp_ctx.name
+            if a.keep:
+                tmp = os.path.join(a.keep, gname.replace(" ", "_"))
+                os.makedirs(tmp, exist_ok=True)
+            path = os.path.join(tmp, "m.onnx")
+            names = [f"in{i}" for i in range(len(inputs))]
+            try:
+                how = export(module, inputs, path, names)
+            except Exception as err:  # noqa: BLE001
+                lines.append(f"| {gname} | failed: {type(err).__name__} | {times} | - | | | | | |")
+                print(lines[-1], flush=True)
+                continue
+            feeds = []
+            for n, t in zip(names, inputs):
+                p = os.path.join(tmp, n + ".npy")
+                np.save(p, t.numpy())
+                feeds.append((n, p))
+            vk, dispatches = vkinfer_time(a.vkinfer, path, feeds, a.runs, a.warmup)
+            got = vkinfer_output(a.vkinfer, path, feeds, tmp)
+            err = (float(np.max(np.abs(got - ref)) / max(np.max(np.abs(ref)), 1e-30))
+                   if got is not None and got.shape == ref.shape else float("inf"))
+            peers = {}
+            if torch.cuda.is_available():
+                try:
+                    peers = torch_fp32_peers(module, inputs, a.runs, a.warmup)
+                except Exception as e:  # noqa: BLE001
+                    print(f"  torch peers: {type(e).__name__}: {e}", flush=True)
+            row = {"vkinfer": vk, **peers}
+            acc = chunk.setdefault(name, {k: 0.0 for k in cols})
+            for k in cols:  # a chunk's time only where every graph of the policy has one
+                acc[k] = acc[k] + row[k] * times if acc[k] is not None and row.get(k) else None
+            best = min([v for k, v in peers.items() if v] or [0])
+            ratio = f"{vk / best:.2f}x" if vk and best else "-"
+            cells = [f"{row[c]:.2f}" if row.get(c) else "-" for c in cols]
+            lines.append(f"| {gname} | {how} | {times} | " + " | ".join(cells) + f" | {ratio} | {err:.1e} | {dispatches or '-'} |")
+            print(lines[-1], flush=True)
+            if not a.keep:
+                tmp_ctx.cleanup()
+    lines += ["", "| policy, per action chunk (ms) | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for name, row in chunk.items():
+        lines.append(f"| {name} | " + " | ".join(f"{row[c]:.2f}" if row.get(c) else "-" for c in cols) + " |")
+    text = "\n".join(lines)
+    print(text)
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
