@@ -2,7 +2,7 @@
 """LeRobot's own policies (lerobot 0.6.1, random weights, batch 1) on vkinfer and on PyTorch,
 per graph and per action chunk: issue 6's policy rows.
 
-    python3 bench/lerobot_policies.py VKINFER [--policies act,diffusion] [--runs 30] [--warmup 10]
+    python3 bench/lerobot_policies.py VKINFER [--policies act,diffusion,vqbet] [--runs 30] [--warmup 10]
         [--markdown OUT.md] [--keep DIR]
 
 Each policy is built from its config class (no pretrained backbone, no download), put in eval
@@ -15,7 +15,11 @@ table says):
   16 (the PushT shape): the observation encoder (`_prepare_global_conditioning`) and one U-Net
   denoising step (`unet(sample, t, global_cond)`) as two graphs; a chunk is the encoder plus
   `num_inference_steps` (100) denoising steps, timed as that sum for every peer (the scheduler's
-  arithmetic between steps is not in it).
+  arithmetic between steps is not in it);
+- vqbet: VQBeTPolicy's model in rollout on one 96x96 camera and a 2-dim state, 5 observation
+  steps (the PushT shape), codes chosen greedily (torch.multinomial replaced by argmax, so that
+  the graph and PyTorch agree).
+Not here: TD-MPC (its planning loop samples on the host between graphs) and SAC.
 Peers: PyTorch CUDA eager fp32 and a CUDA graph replay of the same module (where capture
 works: ACT builds host tensors inside forward), TF32 off. vkinfer's output is compared with eager fp32's.
 lerobot is not a dependency of the project: on a machine without network, carry its wheel and its
@@ -25,6 +29,7 @@ termcolor, diffusers with their dependencies) and install them with `pip install
 --find-links DIR`."""
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import traceback
@@ -48,6 +53,23 @@ class ActChunk(nn.Module):
 
     def forward(self, state, image):
         return self.model({"observation.state": state, "observation.images": [image]})[0]
+
+
+class VqbetRollout(nn.Module):
+    """VQ-BeT's model in rollout: the (1, action_chunk_size, action_dim) chunk."""
+
+    def __init__(self, vqbet):
+        super().__init__()
+        self.vqbet = vqbet
+
+    def forward(self, state, images):
+        return self.vqbet({"observation.state": state, "observation.images": images}, rollout=True)
+
+
+def greedy_multinomial(probs, num_samples, **_):
+    """torch.multinomial as greedy decoding (the likeliest code), which an exported graph and
+    PyTorch then compute alike."""
+    return probs.argmax(-1, keepdim=True).expand(*probs.shape[:-1], num_samples)
 
 
 class DiffusionEncoder(nn.Module):
@@ -140,6 +162,18 @@ def build(name):
         return [("diffusion encoder", enc, (state, images), 1),
                 ("diffusion U-Net step", DiffusionStep(d.unet).eval(),
                  (torch.randn(1, cfg.horizon, 2), torch.tensor([steps - 1], dtype=torch.long), cond), steps)]
+    if name == "vqbet":
+        from lerobot.policies.vqbet.configuration_vqbet import VQBeTConfig
+        from lerobot.policies.vqbet.modeling_vqbet import VQBeTPolicy
+
+        cfg = VQBeTConfig(input_features={"observation.state": PolicyFeature(FeatureType.STATE, (2,)),
+                                          "observation.image": PolicyFeature(FeatureType.VISUAL, (3, 96, 96))},
+                          output_features={"action": PolicyFeature(FeatureType.ACTION, (2,))},
+                          pretrained_backbone_weights=None, device="cpu")
+        policy = VQBeTPolicy(cfg).eval()
+        torch.multinomial = greedy_multinomial  # greedy rollout, in eager and in the export alike
+        n_obs = cfg.n_obs_steps
+        return [("vqbet", VqbetRollout(policy.vqbet).eval(), (torch.randn(1, n_obs, 2), torch.rand(1, n_obs, 1, 3, 96, 96)), 1)]
     raise ValueError(f"unknown policy {name}")
 
 
@@ -157,11 +191,13 @@ def export(module, inputs, path, names):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("vkinfer")
-    ap.add_argument("--policies", default="act,diffusion")
+    ap.add_argument("--policies", default="act,diffusion,vqbet")
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--markdown")
     ap.add_argument("--keep", help="keep each exported graph and its inputs under this folder")
+    ap.add_argument("--graphs", help="write each graph without its large weights (bench/onnx_weights.py strip) "
+                                     "and its inputs under this folder, to time it on another machine")
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -199,6 +235,12 @@ def main():
                 p = os.path.join(tmp, n + ".npy")
                 np.save(p, t.numpy())
                 feeds.append((n, p))
+            if a.graphs:
+                dst = os.path.join(a.graphs, gname.replace(" ", "_"))
+                os.makedirs(dst, exist_ok=True)
+                subprocess.run([sys.executable, os.path.join(HERE, "onnx_weights.py"), "strip", path, os.path.join(dst, "m.onnx")])
+                for n, t in zip(names, inputs):
+                    np.save(os.path.join(dst, n + ".npy"), t.numpy())
             vk, dispatches = vkinfer_time(a.vkinfer, path, feeds, a.runs, a.warmup)
             got = vkinfer_output(a.vkinfer, path, feeds, tmp)
             err = (float(np.max(np.abs(got - ref)) / max(np.max(np.abs(ref)), 1e-30))
