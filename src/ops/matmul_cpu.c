@@ -4,6 +4,7 @@
  * when it is a constant (weights), else by a copy dispatch (shaders/matmul_cpu_pack.comp); A
  * is read in place when its rows are whole texels, else padded the same two ways. */
 #include "matmul.h"
+#include "movement.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,12 +160,50 @@ static vki_status record_small(op_ctx *c, const mm_problem *p, const int64_t bd[
     return VKI_OK;
 }
 
+/* Narrow products (at most MM_CPU_NARROW columns and many rows: a 1-D U-Net's convolutions at
+ * batch 1, [2048, 10240] x [10240, 4]) leave all but one lane of a workgroup idle, its lanes
+ * running along N. They run transposed, Y^T = B^T A^T (A's rows become the columns the lanes
+ * share out; the weights A are repacked at plan time as any constant B is), into a scratch that
+ * one strided copy puts back in Y's layout. Measured on lavapipe (2 cores): Diffusion Policy's
+ * U-Net denoising step (LeRobot 0.6.1, 1 GB of weights) 766 -> 190 ms (docs/benchmarks.md).
+ * *taken false: not such a product, or the transposed one is not taken either. */
+enum { MM_CPU_NARROW = 16 };
+
+static vki_status record_transposed(op_ctx *c, const mm_problem *p, bool *taken)
+{
+    *taken = false;
+    const char *env = getenv("VKINFER_CPU_MM_TRANSPOSE"); /* 0: never (comparisons) */
+    /* Y held in 32-bit words: the scratch is what the kernel writes, and the copy back moves
+     * words without converting them */
+    if ((env && !strcmp(env, "0")) || p->N > MM_CPU_NARROW || p->M < 64 || p->M < 4 * p->N || p->has_r ||
+        op_storage(c, p->y_value) != GPU_W32)
+        return VKI_OK;
+    plan_value *y = op_value(c, p->y_value);
+    mm_problem q = *p;
+    q.M = p->N, q.N = p->M;
+    q.a_value = p->b_value, q.sam = p->sbn, q.sak = p->sbk;
+    q.b_value = p->a_value, q.sbk = p->sak, q.sbn = p->sam;
+    q.scm = p->scn, q.scn = p->scm;
+    memcpy(q.sa, p->sb, sizeof q.sa);
+    memcpy(q.sb, p->sa, sizeof q.sb);
+    int64_t z = 1;
+    for (int i = 0; i < p->nb; i++) z *= p->bdims[i];
+    VKI_TRY(op_temp(c, y->dtype, z * p->M * p->N, &q.y_value));
+    VKI_TRY(mm_record_cpu(c, &q, taken));
+    if (!*taken) return VKI_OK;
+    strided_copy back = {.rank = 3, .dims = {z, p->M, p->N}, .in_strides = {p->M * p->N, 1, p->M},
+                         .out_strides = {p->M * p->N, p->N, 1}};
+    return copy_values(c, q.y_value, p->y_value, &back, op_storage(c, p->y_value));
+}
+
 vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
 {
     *taken = false;
     plan_value *a = op_value(c, p->a_value), *b = op_value(c, p->b_value), *y = op_value(c, p->y_value);
     plan_value *cv = p->has_c ? op_value(c, p->c_value) : NULL;
     if (!dtype_is_float(y->dtype) || p->nb > MM_SHADER_BATCH_DIMS || p->K == 0) return VKI_OK;
+    VKI_TRY(record_transposed(c, p, taken));
+    if (*taken) return VKI_OK;
     mm_cpu_tiling t = choose_tiling(c, p);
     /* workgroups of lx column blocks; B is packed per workgroup, zero-padded past N */
     int64_t K4 = (p->K + 3) / 4, gx = (p->N + t.lx * t.rn - 1) / (t.lx * t.rn), gy = (p->M + t.rm - 1) / t.rm;

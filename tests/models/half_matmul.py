@@ -5,8 +5,9 @@ ReLU, a tiled MatMul, a split-K MatMul, a few-row MatMul, a batched MatMul with 
     half_matmul.py VKINFER
 
 Checks (a) the fp16 mode (`--precision fp16`) against PyTorch fp32 eager: max|err| <= 1e-2 *
-max|ref|; (b) a bfloat16 model against PyTorch bf16 eager on the CPU: max|err| <= 2^-6 *
-max|ref|; (c) that every MatMul/Gemm dispatch of the fp16 mode names a matmul *_f16 kernel
+max|ref|; (b) a bfloat16 model against PyTorch bf16 eager on the CPU, or against fp32 eager on
+bf16-rounded weights and input (where the CPU's bf16 eager sums less exactly): max|err| <= 2^-6 *
+max|ref| for either; (c) that every MatMul/Gemm dispatch of the fp16 mode names a matmul *_f16 kernel
 and that its weight_bytes are about half those of the fp32 run."""
 import json
 import os
@@ -94,8 +95,18 @@ def main():
         refb = mb(xb).float().numpy()
         run, got = run_exported(vkinfer, mb, (xb,), os.path.join(tmp), 17)
         err_b = rel_err(got, refb)
-        print(f"bfloat16 model vs bf16 eager: {err_b:.3g} (bound {2**-6:.3g}); vs fp32 eager: {rel_err(got, ref32):.3g}")
-        ok &= err_b <= 2**-6
+        # PyTorch's bf16 eager on a CPU without bf16 instructions (AVX2 only) strays further
+        # from fp32 than a kernel that sums in fp32 (0.036 against the fp32 reference's 0.004
+        # seen): the second reference is fp32 eager on bf16-rounded weights and input, what a
+        # bf16 runtime summing in fp32 computes; either within 2^-6 passes
+        mr = Matmuls()
+        mr.load_state_dict({k: v.to(torch.bfloat16).float() for k, v in model.state_dict().items()})
+        refr = mr.eval()(xb.float()).numpy()
+        err_r = rel_err(got, refr)
+        print(f"bfloat16 model vs bf16 eager: {err_b:.3g}, vs fp32 eager on bf16-rounded data: {err_r:.3g} "
+              f"(bound {2**-6:.3g} for either); vs fp32 eager: {rel_err(got, ref32):.3g}; "
+              f"bf16 eager vs fp32 eager: {rel_err(refb, ref32):.3g}")
+        ok &= min(err_b, err_r) <= 2**-6
         prof = vk(vkinfer, "bench", path, "--random-inputs", "--profile", "--runs", "1", "--warmup", "0")
         kernels = re.findall(r"\bmatmul_\w+", prof)
         print("matmul dispatches of the bfloat16 model:", sorted(set(kernels)))

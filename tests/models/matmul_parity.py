@@ -2,8 +2,9 @@
 differently: the issue-10 shapes ([563,512] x [512,512], [563,1,512] x [512,512]), batched 3-D
 and 4-D products with broadcast batch dims, transposed operands, Gemm's alpha/beta and C
 broadcast, small odd sizes (K not a multiple of 4, a 1x1 product), Linear with bias, a
-Linear + ReLU that the kernel absorbs, products of 12 and 16 rows and of one column, and the
-float32 GPU kernel's cases (sgemm_*). Run once per kernel family (VKINFER_MATMUL_KERNELS=cpu,
+Linear + ReLU that the kernel absorbs, products of 12 and 16 rows and of one column, the
+float32 GPU kernel's cases (sgemm_*) and narrow products that the CPU kernels run transposed
+(narrow_*). Run once per kernel family (VKINFER_MATMUL_KERNELS=cpu,
 =gpu, =sgemm: tests/CMakeLists.txt), so that each is checked on any device; with =sgemm the
 sgemm_* cases must run matmul_sgemm.
 
@@ -86,6 +87,12 @@ def cases():
     # activations fused into the epilogue, compiled in by code (ACT): erf GELU, SiLU
     yield "sgemm_linear_gelu", nn.Sequential(nn.Linear(96, 130), nn.GELU()), (r(70, 96),)
     yield "sgemm_conv_silu", nn.Sequential(nn.Conv2d(8, 72, 3, padding=1), nn.SiLU()), (r(1, 8, 12, 12),)
+    # at most 16 columns and many rows (a 1-D U-Net's convolutions at batch 1): the CPU kernels
+    # run them transposed, Y^T = B^T A^T, and copy Y^T back (with =cpu a copy must run)
+    yield "narrow_conv1d_relu", nn.Sequential(nn.Conv1d(96, 130, 3, padding=1), nn.ReLU()), (r(1, 96, 4),)
+    yield "narrow_conv1d_batched", nn.Conv1d(64, 80, 5, padding=2), (r(3, 64, 5),)
+    yield "narrow_matmul", Fn(torch.matmul), (r(200, 64), r(64, 7))
+    yield "narrow_gemm_c", Fn(lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=1.5)), (r(200, 1), r(200, 33), r(33, 16))
 
 
 def profiled_kernels(vkinfer, model, inputs):
@@ -119,6 +126,12 @@ def main():
             kernels = profiled_kernels(vkinfer, model, inputs)
             if "matmul_sgemm" not in kernels:
                 print(f"FAIL {name}: matmul_sgemm did not run (kernels: {', '.join(sorted(kernels))})")
+                ok = False
+        if name.startswith("narrow_") and os.environ.get("VKINFER_MATMUL_KERNELS") == "cpu" and ok and \
+                os.environ.get("VKINFER_CPU_MM_TRANSPOSE") != "0":
+            kernels = profiled_kernels(vkinfer, model, inputs)
+            if not any(k.startswith("copy") for k in kernels):
+                print(f"FAIL {name}: not run transposed (kernels: {', '.join(sorted(kernels))})")
                 ok = False
         print(("PASS" if ok else "FAIL") + f" {name}: shape {ref.shape}, max abs error {err:.3g} (bound {bound:.3g})")
         if not ok:

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Given .onnx files, side by side on one CPU machine: vkinfer on lavapipe (with --threads
+lavapipe threads, and with --cpu-threads 0) against onnxruntime CPU with the same threads, and
+vkinfer's outputs against onnxruntime's. For graphs made elsewhere (bench/lerobot_policies.py
+--graphs on a machine with a current torch, then bench/onnx_weights.py fill here).
+
+    /work/venv-ort/bin/python bench/compare_onnx_cpu.py VKINFER DIR/NAME.onnx... [--threads 2]
+        [--runs 10] [--warmup 2] [--rounds 2] [--markdown OUT.md]
+
+NAME's inputs are DIR/NAME_in0.npy, DIR/NAME_in1.npy... fed as in0, in1...; times are medians of
+--runs after --warmup, the median of --rounds alternating rounds."""
+import argparse
+import glob
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import timed  # noqa: E402
+
+
+def vkinfer_bench(vkinfer, path, feeds, runs, warmup, extra):
+    cmd = [vkinfer, "bench", path, "--runs", str(runs), "--warmup", str(warmup), "--json"] + extra
+    for name, p in feeds:
+        cmd += ["--input", f"{name}={p}"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        return None, (r.stderr or r.stdout).strip()[-300:]
+    return json.loads(r.stdout.strip().splitlines()[-1]), None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("vkinfer")
+    ap.add_argument("models", nargs="+")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--markdown")
+    a = ap.parse_args()
+    import onnxruntime as ort
+    lines = [f"Machine: {platform.node()}, {os.cpu_count()} CPU cores, {a.threads} threads each; onnxruntime {ort.__version__}; "
+             f"medians of {a.runs} runs after {a.warmup} warm-up, the median of {a.rounds} alternating rounds.", "",
+             f"| graph | vkinfer ms ({a.threads} lavapipe threads) | vkinfer ms (--cpu-threads 0) | onnxruntime ms "
+             "| better vkinfer / onnxruntime | max rel. diff to onnxruntime | dispatches |", "|---" * 7 + "|"]
+    for path in a.models:
+        name = os.path.splitext(os.path.basename(path))[0]
+        ins = sorted(glob.glob(os.path.join(os.path.dirname(path), name + "_in*.npy")))
+        feeds = [(os.path.basename(p)[len(name) + 1:-4], p) for p in ins]
+        arrays = {n: np.load(p) for n, p in feeds}
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = a.threads
+        sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        times = {"vk": [], "inline": [], "ort": []}
+        dispatches, error = None, None
+        for _ in range(a.rounds):
+            for key, extra in (("vk", ["--cpu-threads", str(a.threads)]), ("inline", ["--cpu-threads", "0"])):
+                b, err = vkinfer_bench(a.vkinfer, path, feeds, a.runs, a.warmup, extra)
+                if b:
+                    times[key].append(b["median_ms"])
+                    dispatches = b.get("dispatches")
+                else:
+                    error = err
+            times["ort"].append(timed(lambda: sess.run(None, arrays), a.runs, a.warmup))
+        ref = sess.run(None, arrays)[0]
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [a.vkinfer, "run", path, "--output-dir", tmp] + sum((["--input", f"{n}={p}"] for n, p in feeds), [])
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            outs = sorted(os.listdir(tmp)) if r.returncode == 0 else []
+            got = np.load(os.path.join(tmp, outs[0])) if outs else None
+        diff = (float(np.max(np.abs(got.astype(np.float64) - ref)) / max(float(np.max(np.abs(ref))), 1e-30))
+                if got is not None and got.shape == ref.shape else float("inf"))
+        med = {k: statistics.median(v) if v else None for k, v in times.items()}
+        best = min([v for v in (med["vk"], med["inline"]) if v] or [0])
+        cell = lambda v: f"{v:.2f}" if v else "error"  # noqa: E731
+        ratio = f"{best / med['ort']:.1f}x" if best else "-"
+        lines.append(f"| {name} | {cell(med['vk'])} | {cell(med['inline'])} | {med['ort']:.2f} | {ratio} | {diff:.1e} | "
+                     f"{dispatches or '-'} |")
+        print(lines[-1] + (f"  ({error})" if error else ""), flush=True)
+    text = "\n".join(lines)
+    print(text)
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
