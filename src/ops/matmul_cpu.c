@@ -164,7 +164,7 @@ static vki_status record_small(op_ctx *c, const mm_problem *p, const int64_t bd[
  * batch 1, [2048, 10240] x [10240, 4]) leave all but one lane of a workgroup idle, its lanes
  * running along N. They run transposed, Y^T = B^T A^T (A's rows become the columns the lanes
  * share out; the weights A are repacked at plan time as any constant B is), into a scratch that
- * one strided copy puts back in Y's layout. Measured on lavapipe (2 cores): Diffusion Policy's
+ * one strided copy puts back in Y's layout (a fused residual is added after it). Measured on lavapipe (2 cores): Diffusion Policy's
  * U-Net denoising step (LeRobot 0.6.1, 1 GB of weights) 766 -> 190 ms (docs/benchmarks.md).
  * *taken false: not such a product, or the transposed one is not taken either. */
 enum { MM_CPU_NARROW = 16 };
@@ -175,9 +175,13 @@ static vki_status record_transposed(op_ctx *c, const mm_problem *p, bool *taken)
     const char *env = getenv("VKINFER_CPU_MM_TRANSPOSE"); /* 0: never (comparisons) */
     /* Y held in 32-bit words: the scratch is what the kernel writes, and the copy back moves
      * words without converting them */
-    if ((env && !strcmp(env, "0")) || p->N > MM_CPU_NARROW || p->M < 64 || p->M < 4 * p->N || p->has_r ||
+    if ((env && !strcmp(env, "0")) || p->N > MM_CPU_NARROW || p->M < 64 || p->M < 4 * p->N ||
         op_storage(c, p->y_value) != GPU_W32)
         return VKI_OK;
+    if (p->has_r) { /* R lies as Y does, not as Y^T: the product (transposed), then an Add */
+        *taken = true;
+        return mm_record_then_add(c, p);
+    }
     plan_value *y = op_value(c, p->y_value);
     mm_problem q = *p;
     q.M = p->N, q.N = p->M;

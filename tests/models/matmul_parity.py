@@ -43,6 +43,17 @@ class ConstB(nn.Module):
         return x @ self.w
 
 
+class ConvResidual(nn.Module):
+    """A convolution whose residual Add the product takes as R."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv1d(c, c, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x) + x)
+
+
 def cases():
     r = torch.randn
     yield "mm_563x512x512", Fn(torch.matmul), (r(563, 512), r(512, 512))
@@ -92,6 +103,7 @@ def cases():
     yield "narrow_conv1d_relu", nn.Sequential(nn.Conv1d(96, 130, 3, padding=1), nn.ReLU()), (r(1, 96, 4),)
     yield "narrow_conv1d_batched", nn.Conv1d(64, 80, 5, padding=2), (r(3, 64, 5),)
     yield "narrow_matmul", Fn(torch.matmul), (r(200, 64), r(64, 7))
+    yield "narrow_conv1d_residual", ConvResidual(96), (r(2, 96, 4),)
     yield "narrow_gemm_c", Fn(lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=1.5)), (r(200, 1), r(200, 33), r(33, 16))
 
 
