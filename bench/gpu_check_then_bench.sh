@@ -7,8 +7,9 @@
 #      every kernel family (bench/gpu_quick.sh with SKIP_BENCH=1)
 #   2. model parity (resnet18 at batch 1 and 32, mobilenet_v2 at batch 1 and 32, the policies,
 #      the MatMul parity cases) with every fast path on
-#   3. issue 6's peers (bench/gpu_peers.py --no-compile) and the half-precision table
-#      (bench/half_bench.py), as markdown in OUT
+#   3. issue 6's peers (bench/gpu_peers.py --no-compile), the half-precision table
+#      (bench/half_bench.py) and, where lerobot is installed, LeRobot's policies
+#      (bench/lerobot_policies.py), as markdown in OUT
 # OUT/summary.txt holds every step's verdict; STEPS="1 2 3" chooses steps, MODELS and HALF_MODELS
 # (comma-separated) the models of step 3, RUNS its timed runs. Steps 1 and 2 took 465 s of a call on
 # the H200 (1,824 tests): give the benchmarks a call of their own.
@@ -50,6 +51,16 @@ for step in $STEPS; do
         timeout $(($(left) - 5)) python3 bench/half_bench.py "$BUILD/vkinfer" --models ${HALF_MODELS:-resnet50_b32,bert_b8,policy_bf16_b8} \
             --runs 30 --warmup 10 --markdown "$OUT/half.md" > "$OUT/half.log" 2>&1
         say "half bench: rc $?"
+        # LeRobot's own policies where lerobot imports (its wheels carried: bench/lerobot_policies.py)
+        if ! python3 -c "import lerobot" 2>/dev/null; then
+            say "lerobot policies: not run, lerobot is not installed"
+        elif [ "$(left)" -gt 150 ]; then
+            timeout $(($(left) - 5)) python3 bench/lerobot_policies.py "$BUILD/vkinfer" --markdown "$OUT/lerobot.md" \
+                > "$OUT/lerobot.log" 2>&1
+            say "lerobot policies: rc $?"
+        else
+            say "lerobot policies skipped: deadline"
+        fi
         ;;
     esac
 done
