@@ -40,8 +40,7 @@ import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from compare import timed as median_ms  # noqa: E402  (median of timed runs after warm-up)
-from gpu_peers import vkinfer_output, vkinfer_time  # noqa: E402
+from gpu_peers import eager_and_graph, vkinfer_output, vkinfer_time  # noqa: E402
 
 
 class ActChunk(nn.Module):
@@ -92,38 +91,7 @@ class DiffusionStep(nn.Module):
 
 def torch_fp32_peers(module, inputs, runs, warmup):
     """PyTorch CUDA eager fp32 and a CUDA graph replay of it (where capture works), host to host."""
-    out = {}
-    m = module.to("cuda").eval()
-    host = [t.pin_memory() for t in inputs]
-
-    def eager():
-        with torch.no_grad():
-            r = m(*[h.to("cuda", non_blocking=True) for h in host]).to("cpu")
-        torch.cuda.synchronize()
-        return r
-    out["eager fp32"] = median_ms(eager, runs, warmup)
-    try:
-        static_in = [h.to("cuda") for h in host]
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s), torch.no_grad():
-            for _ in range(3):
-                m(*static_in)
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g), torch.no_grad():
-            static_out = m(*static_in)
-
-        def graph():
-            for d, h in zip(static_in, host):
-                d.copy_(h, non_blocking=True)
-            g.replay()
-            r = static_out.to("cpu")
-            torch.cuda.synchronize()
-            return r
-        out["CUDA graph fp32"] = median_ms(graph, runs, warmup)
-    except Exception as err:  # noqa: BLE001  ACT builds host tensors inside forward: no capture
-        print(f"  CUDA graph: {type(err).__name__}: {str(err).splitlines()[0][:160]}", flush=True)
+    out = eager_and_graph(module.to("cuda").eval(), [t.pin_memory() for t in inputs], runs, warmup)
     module.to("cpu")
     return out
 
