@@ -91,11 +91,18 @@ static int pack_b_on_host(op_ctx *c, const mm_problem *p, const mm_cpu_tiling *t
     int value;
     float *dst = op_temp_const(c, VKI_DTYPE_FLOAT, n_mat * packed_per, &value);
     if (!dst) return -2;
+    /* in 64 x 64 blocks, so that neither side's reads or writes stride through all of B (the
+     * transposed products' weights are read along k); float32 read as itself */
+    const float *f32 = b->dtype == VKI_DTYPE_FLOAT ? b->host : NULL;
     for (int64_t bi = 0; bi < n_mat; bi++)
-        for (int64_t k = 0; k < p->K; k++)
-            for (int64_t n = 0; n < p->N; n++)
-                dst[bi * packed_per + ((n / (lx * rn) * K4 * 4 + k) * lx + n / rn % lx) * rn + n % rn] =
-                    (float)host_read_f64(b->dtype, b->host, (size_t)(bi * per + k * p->sbk + n * p->sbn));
+        for (int64_t k0 = 0; k0 < p->K; k0 += 64)
+            for (int64_t n0 = 0; n0 < p->N; n0 += 64)
+                for (int64_t k = k0; k < k0 + 64 && k < p->K; k++)
+                    for (int64_t n = n0; n < n0 + 64 && n < p->N; n++) {
+                        size_t from = (size_t)(bi * per + k * p->sbk + n * p->sbn);
+                        dst[bi * packed_per + ((n / (lx * rn) * K4 * 4 + k) * lx + n / rn % lx) * rn + n % rn] =
+                            f32 ? f32[from] : (float)host_read_f64(b->dtype, b->host, from);
+                    }
     return value;
 }
 
