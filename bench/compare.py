@@ -26,6 +26,22 @@ from parity import build, export  # noqa: E402  the same seeded models as the pa
 
 
 
+def rel_err(got, ref):
+    """max|got - ref| / max|ref|, or inf where got is missing or of another shape."""
+    if got is None or got.shape != ref.shape:
+        return float("inf")
+    return float(np.max(np.abs(got.astype(np.float64) - ref)) / max(float(np.max(np.abs(ref))), 1e-30))
+
+
+def write_table(lines, path):
+    """Prints the markdown lines, and writes them to path where one is given."""
+    text = "\n".join(lines)
+    print(text)
+    if path:
+        with open(path, "w") as f:
+            f.write(text + "\n")
+
+
 def timed(fn, runs, warmup):
     for _ in range(warmup):
         fn()

@@ -11,28 +11,17 @@ NAME's inputs are DIR/NAME_in0.npy, DIR/NAME_in1.npy... fed as in0, in1...; time
 --runs after --warmup, the median of --rounds alternating rounds."""
 import argparse
 import glob
-import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import timed  # noqa: E402
-
-
-def vkinfer_bench(vkinfer, path, feeds, runs, warmup, extra):
-    cmd = [vkinfer, "bench", path, "--runs", str(runs), "--warmup", str(warmup), "--json"] + extra
-    for name, p in feeds:
-        cmd += ["--input", f"{name}={p}"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode:
-        return None, (r.stderr or r.stdout).strip()[-300:]
-    return json.loads(r.stdout.strip().splitlines()[-1]), None
+from compare import rel_err, timed, write_table  # noqa: E402
+from gpu_peers import vkinfer_output, vkinfer_time  # noqa: E402
 
 
 def main():
@@ -59,36 +48,24 @@ def main():
         so.intra_op_num_threads = a.threads
         sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
         times = {"vk": [], "inline": [], "ort": []}
-        dispatches, error = None, None
+        dispatches = None
         for _ in range(a.rounds):
             for key, extra in (("vk", ["--cpu-threads", str(a.threads)]), ("inline", ["--cpu-threads", "0"])):
-                b, err = vkinfer_bench(a.vkinfer, path, feeds, a.runs, a.warmup, extra)
-                if b:
-                    times[key].append(b["median_ms"])
-                    dispatches = b.get("dispatches")
-                else:
-                    error = err
+                ms, n = vkinfer_time(a.vkinfer, path, feeds, a.runs, a.warmup, extra)
+                if ms is not None:
+                    times[key].append(ms)
+                    dispatches = n
             times["ort"].append(timed(lambda: sess.run(None, arrays), a.runs, a.warmup))
-        ref = sess.run(None, arrays)[0]
         with tempfile.TemporaryDirectory() as tmp:
-            cmd = [a.vkinfer, "run", path, "--output-dir", tmp] + sum((["--input", f"{n}={p}"] for n, p in feeds), [])
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            outs = sorted(os.listdir(tmp)) if r.returncode == 0 else []
-            got = np.load(os.path.join(tmp, outs[0])) if outs else None
-        diff = (float(np.max(np.abs(got.astype(np.float64) - ref)) / max(float(np.max(np.abs(ref))), 1e-30))
-                if got is not None and got.shape == ref.shape else float("inf"))
+            diff = rel_err(vkinfer_output(a.vkinfer, path, feeds, tmp), sess.run(None, arrays)[0])
         med = {k: statistics.median(v) if v else None for k, v in times.items()}
         best = min([v for v in (med["vk"], med["inline"]) if v] or [0])
         cell = lambda v: f"{v:.2f}" if v else "error"  # noqa: E731
         ratio = f"{best / med['ort']:.1f}x" if best else "-"
         lines.append(f"| {name} | {cell(med['vk'])} | {cell(med['inline'])} | {med['ort']:.2f} | {ratio} | {diff:.1e} | "
                      f"{dispatches or '-'} |")
-        print(lines[-1] + (f"  ({error})" if error else ""), flush=True)
-    text = "\n".join(lines)
-    print(text)
-    if a.markdown:
-        with open(a.markdown, "w") as f:
-            f.write(text + "\n")
+        print(lines[-1], flush=True)
+    write_table(lines, a.markdown)
 
 
 if __name__ == "__main__":

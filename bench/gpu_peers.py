@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "models"))
 sys.path.insert(0, HERE)
 from torch_export import export_onnx, randomize_batchnorm  # noqa: E402
-from compare import timed as median_ms  # noqa: E402  (median of timed runs after warm-up)
+from compare import rel_err, write_table, timed as median_ms  # noqa: E402  (median of timed runs after warm-up)
 
 DEFAULT = ("mobilenet_v2_b1,resnet18_b1,resnet50_b1,resnet50_b32,efficientnet_b0_b1,convnext_tiny_b1,vit_b_16_b1,"
            "bert_b1,bert_b8,policy_transformer_b1,policy_unet_b1,policy_mlp_b1")
@@ -127,8 +127,9 @@ def torch_peers(model, inputs, runs, warmup, compile_too):
     return out
 
 
-def vkinfer_time(vkinfer, path, feeds, runs, warmup):
-    cmd = [vkinfer, "bench", path, "--runs", str(runs), "--warmup", str(warmup), "--json"]
+def vkinfer_time(vkinfer, path, feeds, runs, warmup, extra=()):
+    """(median ms, dispatches) of `vkinfer bench` with options `extra`; (None, None) where it fails."""
+    cmd = [vkinfer, "bench", path, "--runs", str(runs), "--warmup", str(warmup), "--json", *extra]
     for k, p in feeds:
         cmd += ["--input", f"{k}={p}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -181,7 +182,7 @@ def main():
                 feeds.append((n, p))
             vk, dispatches = vkinfer_time(a.vkinfer, path, feeds, a.runs, a.warmup)
             got = vkinfer_output(a.vkinfer, path, feeds, tmp)
-        err = float(np.max(np.abs(got - ref)) / max(np.max(np.abs(ref)), 1e-30)) if got is not None and got.shape == ref.shape else float("inf")
+        err = rel_err(got, ref)
         peers = torch_peers(model, inputs, a.runs, a.warmup, not a.no_compile) if torch.cuda.is_available() else {}
         row = {"vkinfer": vk, **peers}
         fp32 = [row[k] for k in ("eager fp32", "CUDA graph fp32", "torch.compile fp32") if row.get(k)]
@@ -190,11 +191,7 @@ def main():
         cells = [f"{row[c]:.2f}" if row.get(c) else "-" for c in cols]
         lines.append(f"| {base} | {batch} | " + " | ".join(cells) + f" | {ratio} | {err:.1e} | {dispatches or '-'} |")
         print(lines[-1], flush=True)
-    text = "\n".join(lines)
-    print(text)
-    if a.markdown:
-        with open(a.markdown, "w") as f:
-            f.write(text + "\n")
+    write_table(lines, a.markdown)
 
 
 if __name__ == "__main__":

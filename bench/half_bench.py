@@ -24,6 +24,7 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models"))
 from torch_export import export_onnx, randomize_batchnorm  # noqa: E402
+from compare import write_table  # noqa: E402  (bench/compare.py)
 
 
 class Encoder(nn.Module):
@@ -155,11 +156,7 @@ def main():
     for name, label, ms, err, wb, nd in rows:
         lines.append(f"| {name} | {label} | {ms:.2f} | {'' if err != err else f'{err:.2e}'} | "
                      f"{'' if not wb else f'{wb / 1048576:.1f}'} | {nd or ''} |")
-    text = "\n".join(lines)
-    print(text)
-    if a.markdown:
-        with open(a.markdown, "w") as f:
-            f.write(text + "\n")
+    write_table(lines, a.markdown)
 
 
 if __name__ == "__main__":

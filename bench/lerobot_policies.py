@@ -28,7 +28,9 @@ few missing pure-Python dependencies (`pip download lerobot==0.6.1 --no-deps --p
 termcolor, diffusers with their dependencies) and install them with `pip install --no-index
 --find-links DIR`."""
 import argparse
+import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,6 +42,7 @@ import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from compare import rel_err, write_table  # noqa: E402
 from gpu_peers import eager_and_graph, vkinfer_output, vkinfer_time  # noqa: E402
 
 
@@ -156,6 +159,46 @@ def export(module, inputs, path, names):
     return "TorchScript"
 
 
+COLS = ["vkinfer", "eager fp32", "CUDA graph fp32"]
+
+
+def measure(a, gname, module, inputs, times, ref, tmp, acc):
+    """One graph exported into folder tmp and timed on every peer: its table row. Adds its
+    share of a chunk to acc (None where a peer has no time for it, or the export failed)."""
+    path = os.path.join(tmp, "m.onnx")
+    names = [f"in{i}" for i in range(len(inputs))]
+    try:
+        how = export(module, inputs, path, names)
+    except Exception as err:  # noqa: BLE001
+        acc.update(dict.fromkeys(COLS))
+        return f"| {gname} | failed: {type(err).__name__} | {times} | - | | | | | |"
+    feeds = []
+    for n, t in zip(names, inputs):
+        feeds.append((n, os.path.join(tmp, n + ".npy")))
+        np.save(feeds[-1][1], t.numpy())
+    if a.graphs:
+        dst = os.path.join(a.graphs, gname.replace(" ", "_"))
+        os.makedirs(dst, exist_ok=True)
+        subprocess.run([sys.executable, os.path.join(HERE, "onnx_weights.py"), "strip", path, os.path.join(dst, "m.onnx")])
+        for _, p in feeds:
+            shutil.copy(p, dst)
+    vk, dispatches = vkinfer_time(a.vkinfer, path, feeds, a.runs, a.warmup)
+    err = rel_err(vkinfer_output(a.vkinfer, path, feeds, tmp), ref)
+    peers = {}
+    if torch.cuda.is_available():
+        try:
+            peers = torch_fp32_peers(module, inputs, a.runs, a.warmup)
+        except Exception as e:  # noqa: BLE001
+            print(f"  torch peers: {type(e).__name__}: {e}", flush=True)
+    row = {"vkinfer": vk, **peers}
+    for k in COLS:  # a chunk's time only where every graph of the policy has one
+        acc[k] = acc[k] + row[k] * times if acc[k] is not None and row.get(k) else None
+    best = min([v for v in peers.values() if v] or [0])
+    ratio = f"{vk / best:.2f}x" if vk and best else "-"
+    cells = [f"{row[c]:.2f}" if row.get(c) else "-" for c in COLS]
+    return f"| {gname} | {how} | {times} | " + " | ".join(cells) + f" | {ratio} | {err:.1e} | {dispatches or '-'} |"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("vkinfer")
@@ -170,10 +213,9 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     import lerobot
-    cols = ["vkinfer", "eager fp32", "CUDA graph fp32"]
     lines = [f"lerobot {getattr(lerobot, '__version__', '?')}, torch {torch.__version__}", "",
-             "| graph | exporter | runs a chunk | " + " | ".join(cols) + " | vkinfer / best peer | max rel. err | dispatches |",
-             "|---" * (len(cols) + 6) + "|"]
+             "| graph | exporter | runs a chunk | " + " | ".join(COLS) + " | vkinfer / best peer | max rel. err | dispatches |",
+             "|---" * (len(COLS) + 6) + "|"]
     chunk = {}
     for name in a.policies.split(","):
         try:
@@ -185,59 +227,16 @@ def main():
         for gname, module, inputs, times in graphs:
             with torch.no_grad():
                 ref = module(*inputs).numpy().astype(np.float64)
-            tmp_ctx = tempfile.TemporaryDirectory()
-            tmp = tmp_ctx.name
-            if a.keep:
-                tmp = os.path.join(a.keep, gname.replace(" ", "_"))
-                os.makedirs(tmp, exist_ok=True)
-            path = os.path.join(tmp, "m.onnx")
-            names = [f"in{i}" for i in range(len(inputs))]
-            try:
-                how = export(module, inputs, path, names)
-            except Exception as err:  # noqa: BLE001
-                lines.append(f"| {gname} | failed: {type(err).__name__} | {times} | - | | | | | |")
-                print(lines[-1], flush=True)
-                continue
-            feeds = []
-            for n, t in zip(names, inputs):
-                p = os.path.join(tmp, n + ".npy")
-                np.save(p, t.numpy())
-                feeds.append((n, p))
-            if a.graphs:
-                dst = os.path.join(a.graphs, gname.replace(" ", "_"))
-                os.makedirs(dst, exist_ok=True)
-                subprocess.run([sys.executable, os.path.join(HERE, "onnx_weights.py"), "strip", path, os.path.join(dst, "m.onnx")])
-                for n, t in zip(names, inputs):
-                    np.save(os.path.join(dst, n + ".npy"), t.numpy())
-            vk, dispatches = vkinfer_time(a.vkinfer, path, feeds, a.runs, a.warmup)
-            got = vkinfer_output(a.vkinfer, path, feeds, tmp)
-            err = (float(np.max(np.abs(got - ref)) / max(np.max(np.abs(ref)), 1e-30))
-                   if got is not None and got.shape == ref.shape else float("inf"))
-            peers = {}
-            if torch.cuda.is_available():
-                try:
-                    peers = torch_fp32_peers(module, inputs, a.runs, a.warmup)
-                except Exception as e:  # noqa: BLE001
-                    print(f"  torch peers: {type(e).__name__}: {e}", flush=True)
-            row = {"vkinfer": vk, **peers}
-            acc = chunk.setdefault(name, {k: 0.0 for k in cols})
-            for k in cols:  # a chunk's time only where every graph of the policy has one
-                acc[k] = acc[k] + row[k] * times if acc[k] is not None and row.get(k) else None
-            best = min([v for k, v in peers.items() if v] or [0])
-            ratio = f"{vk / best:.2f}x" if vk and best else "-"
-            cells = [f"{row[c]:.2f}" if row.get(c) else "-" for c in cols]
-            lines.append(f"| {gname} | {how} | {times} | " + " | ".join(cells) + f" | {ratio} | {err:.1e} | {dispatches or '-'} |")
+            keep = os.path.join(a.keep, gname.replace(" ", "_")) if a.keep else None
+            if keep:
+                os.makedirs(keep, exist_ok=True)
+            with contextlib.nullcontext(keep) if keep else tempfile.TemporaryDirectory() as tmp:
+                lines.append(measure(a, gname, module, inputs, times, ref, tmp, chunk.setdefault(name, dict.fromkeys(COLS, 0.0))))
             print(lines[-1], flush=True)
-            if not a.keep:
-                tmp_ctx.cleanup()
-    lines += ["", "| policy, per action chunk (ms) | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    lines += ["", "| policy, per action chunk (ms) | " + " | ".join(COLS) + " |", "|---" * (len(COLS) + 1) + "|"]
     for name, row in chunk.items():
-        lines.append(f"| {name} | " + " | ".join(f"{row[c]:.2f}" if row.get(c) else "-" for c in cols) + " |")
-    text = "\n".join(lines)
-    print(text)
-    if a.markdown:
-        with open(a.markdown, "w") as f:
-            f.write(text + "\n")
+        lines.append(f"| {name} | " + " | ".join(f"{row[c]:.2f}" if row.get(c) else "-" for c in COLS) + " |")
+    write_table(lines, a.markdown)
 
 
 if __name__ == "__main__":

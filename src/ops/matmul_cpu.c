@@ -171,8 +171,9 @@ static vki_status record_small(op_ctx *c, const mm_problem *p, const int64_t bd[
  * batch 1, [2048, 10240] x [10240, 4]) leave all but one lane of a workgroup idle, its lanes
  * running along N. They run transposed, Y^T = B^T A^T (A's rows become the columns the lanes
  * share out; the weights A are repacked at plan time as any constant B is), into a scratch that
- * one strided copy puts back in Y's layout (a fused residual is added after it). Measured on lavapipe (2 cores): Diffusion Policy's
- * U-Net denoising step (LeRobot 0.6.1, 1 GB of weights) 766 -> 190 ms (docs/benchmarks.md).
+ * one strided copy puts back in Y's layout (a fused residual is added after it). Measured on
+ * lavapipe (2 cores): Diffusion Policy's U-Net denoising step (LeRobot 0.6.1, 1 GB of weights)
+ * 766 -> 190 ms (docs/benchmarks.md).
  * *taken false: not such a product, or the transposed one is not taken either. */
 enum { MM_CPU_NARROW = 16 };
 

@@ -395,7 +395,7 @@ static int concat_piece_root(op_ctx *c, int i)
     if (x->host || x->alias_of < 0 || x->permuted || x->view_elem || x->view_scale) return -1;
     int root = op_root(c, op_in_index(c, i));
     plan_value *r = op_value(c, root);
-    if (r->storage != copy_storage(c, 0) || r->storage != x->storage || shape_numel(r->dims, r->rank) > INT32_MAX ||
+    if (r->storage != copy_storage(c, 0) || shape_numel(r->dims, r->rank) > INT32_MAX ||
         (uint64_t)shape_numel(r->dims, r->rank) * storage_size(r->storage) > op_max_binding_bytes(c))
         return -1;
     return root;
