@@ -119,6 +119,7 @@ static vki_status view_of(op_ctx *c, int src, int rank, const int64_t *dims, int
 static vki_status seq_input(op_ctx *c, int i, plan_value **out)
 {
     plan_value *v = op_in(c, i);
+    *out = NULL; /* set on failure too: gcc -O2 cannot tell that op_error never returns VKI_OK */
     if (!is_seq(v))
         return op_error(c, VKI_ERROR_MODEL, "input %d ('%s') is not a sequence", i, op_has_input(c, i) ? value_name(c, op_in_index(c, i)) : "");
     *out = v;

@@ -174,6 +174,7 @@ bool op_output_offset_view(op_ctx *c, int out, int in, int64_t first)
 vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)
 {
     plan *p = c->plan;
+    *index = -1; /* set on failure too: gcc -O2 cannot tell that op_error never returns VKI_OK */
     if (p->n_values >= p->cap_values) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "too many scratch values");
     int v = p->n_values++;
     plan_value *pv = &p->values[v];
