@@ -531,7 +531,7 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     }
     /* a residual Add after Y (ResNet's shortcut) and the activation after it into the product's
      * epilogue; the batched form below applies them in its copy into Y's layout */
-    int fused_last = batched ? op_out_index(c, 0) : mm_fuse_residual(c, &p, op_out_index(c, 0));
+    int fused_last = batched ? op_epilogue_value(c) : mm_fuse_residual(c, &p, op_epilogue_value(c));
     p.clamp = op_fuse_activation_value(c, fused_last, &p.lo, &p.hi);
     *taken = true;
     if (!batched) return mm_record(c, &p);
@@ -546,12 +546,12 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     VKI_TRY(mm_record(c, &p));
     /* a residual Add of Y's shape that alone reads Y (ResNet's shortcut), and a Relu after it:
      * applied by the pass that puts Y' into Y's layout instead of passes of their own */
-    int other, add = op_fuse_add_find(c, op_out_index(c, 0), &other);
+    int other, add = op_fuse_add_find(c, op_epilogue_value(c), &other);
     plan_value *o = add >= 0 ? op_value(c, other) : NULL;
     if (o && !o->host && !o->permuted && !o->view_scale && o->rank == y->rank &&
         !memcmp(o->dims, y->dims, (size_t)y->rank * sizeof *y->dims) &&
         (uint64_t)shape_numel(y->dims, y->rank) * storage_size(st) <= op_max_binding_bytes(c)) {
-        op_fuse_claim(c, add, op_out_index(c, 0));
+        op_fuse_claim(c, add, op_epilogue_value(c));
         float lo = -INFINITY, hi = INFINITY;
         bool clamp = op_fuse_clamp_value(c, op_fused_output(c, add), &lo, &hi);
         int64_t dims[3] = {g->batch, g->cout, ohw}, strides[3] = {ohw, g->batch * ohw, 1};
@@ -616,6 +616,90 @@ static vki_status record_transposed(op_ctx *c, const conv_geom *g, bool *taken)
     return op_dispatch(c, "col2im_cpu", spec, 8, &push, sizeof push, values, 3, gx, gy, 1);
 }
 
+/* Whether constant o broadcasts against a convolution's output [N, Cout, spatial...] (rank
+ * out_rank) as one value per output channel (or one for all). */
+static bool per_channel(const plan_value *o, int out_rank, int64_t cout)
+{
+    if (!o->shaped || !o->host || !dtype_is_float(o->dtype) || o->permuted || o->view_scale || o->rank > out_rank)
+        return false;
+    for (int d = 0; d < o->rank; d++) {
+        int axis = out_rank - o->rank + d;
+        if (o->dims[d] != 1 && !(axis == 1 && o->dims[d] == cout)) return false;
+    }
+    return true;
+}
+
+/* The node as the kernels see it once fold_channel_affine has replaced its W and B. */
+typedef struct folded_node {
+    ir_node node;
+    int inputs[3];
+} folded_node;
+
+/* Conv -> Mul by a constant per output channel [-> Add of one]: FrozenBatchNorm2d (the
+ * torchvision layer that LeRobot's ACT backbone uses), whose scale and shift both PyTorch
+ * exporters leave as a Mul and an Add where they fold a BatchNormalization into the Conv. Folded
+ * into W and the bias at plan time, y * s + t = conv(x, W * s) + (b * s + t), and the Mul and
+ * the Add claimed as views of Y: further fusion (a residual Add, a Relu) goes on after them
+ * (op_epilogue_value). ACT on lavapipe had 20 such chains, 12% of its time (docs/benchmarks.md). */
+static vki_status fold_channel_affine(op_ctx *c, const conv_geom *g, folded_node *f)
+{
+    plan_value *w = op_in(c, 1), *b = op_in(c, 2);
+    int y = op_out_index(c, 0), out_rank = 2 + g->nsp;
+    if (!op_fusion_on(c) || !w->host || (b && !b->host) || !dtype_is_float(w->dtype)) return VKI_OK;
+    int mul = op_only_reader(c, y, "Mul");
+    const ir_node *mn = mul >= 0 ? op_graph_node(c, mul) : NULL;
+    if (!mn || mn->n_inputs != 2) return VKI_OK;
+    int s = mn->inputs[0] == y ? mn->inputs[1] : mn->inputs[0], t = -1, tail = mn->outputs[0];
+    if (s < 0 || s == y || !per_channel(op_value(c, s), out_rank, g->cout)) return VKI_OK;
+    int add = op_only_reader(c, tail, "Add");
+    if (add >= 0) {
+        const ir_node *an = op_graph_node(c, add);
+        t = an->n_inputs == 2 ? (an->inputs[0] == tail ? an->inputs[1] : an->inputs[0]) : -1;
+        if (t < 0 || t == tail || !per_channel(op_value(c, t), out_rank, g->cout)) add = -1, t = -1;
+    }
+    plan_value *sv = op_value(c, s), *tv = t >= 0 ? op_value(c, t) : NULL;
+    int64_t w_numel = shape_numel(w->dims, w->rank), per = g->cout ? w_numel / g->cout : 0;
+    int w_value, b_value;
+    void *wd = op_temp_const(c, w->dtype, w_numel, &w_value);
+    void *bd = wd ? op_temp_const(c, w->dtype, g->cout, &b_value) : NULL;
+    if (!bd) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory folding a per-channel Mul into W");
+    for (int64_t co = 0; co < g->cout; co++) {
+        double sc = host_read_f64(sv->dtype, sv->host, shape_numel(sv->dims, sv->rank) > 1 ? (size_t)co : 0);
+        double sh = tv ? host_read_f64(tv->dtype, tv->host, shape_numel(tv->dims, tv->rank) > 1 ? (size_t)co : 0) : 0;
+        for (int64_t i = 0; i < per; i++)
+            host_write_f64(w->dtype, wd, (size_t)(co * per + i), host_read_f64(w->dtype, w->host, (size_t)(co * per + i)) * sc);
+        host_write_f64(w->dtype, bd, (size_t)co, (b ? host_read_f64(b->dtype, b->host, (size_t)co) : 0) * sc + sh);
+    }
+    /* held as W is (16-bit storage, the fp16 mode) */
+    plan_value *nw = op_value(c, w_value), *nb = op_value(c, b_value);
+    nw->rank = w->rank;
+    memcpy(nw->dims, w->dims, sizeof nw->dims);
+    nw->storage = nb->storage = w->storage;
+    op_fuse_claim(c, mul, y);
+    if (add >= 0) {
+        op_fuse_claim(c, add, tail);
+        tail = op_graph_node(c, add)->outputs[0];
+    }
+    /* the last claimed value looks as Y does, for op_fuse_add_find's broadcast check */
+    plan_value *yv = op_out(c, 0), *last = op_value(c, tail);
+    last->dtype = yv->dtype;
+    last->storage = yv->storage;
+    last->rank = yv->rank;
+    memcpy(last->dims, yv->dims, sizeof last->dims);
+    last->shaped = true;
+    c->epilogue_from = tail + 1;
+    f->node = *c->node;
+    f->inputs[0] = op_in_index(c, 0);
+    f->inputs[1] = w_value;
+    f->inputs[2] = b_value;
+    f->node.inputs = f->inputs;
+    f->node.n_inputs = 3;
+    c->node = &f->node;
+    return VKI_OK;
+}
+
+static vki_status record_kernels(op_ctx *c, const conv_geom *g, bool transposed, int64_t count);
+
 /* Records the shaders for g. A batch too large for one binding runs as several dispatches over
  * windows of whole images (weights and bias bound whole). */
 static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
@@ -627,6 +711,17 @@ static vki_status record(op_ctx *c, const conv_geom *g, bool transposed)
     int64_t count = shape_numel(out_dims, 2 + g->nsp);
     if (count > UINT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "outputs over 2^32 elements are not supported");
     if (count == 0) return VKI_OK;
+    const ir_node *node = c->node;
+    folded_node folded;
+    vki_status st = transposed ? VKI_OK : fold_channel_affine(c, g, &folded);
+    if (st == VKI_OK) st = record_kernels(c, g, transposed, count);
+    c->node = node; /* the graph's node again, not the local copy with folded W and B */
+    return st;
+}
+
+static vki_status record_kernels(op_ctx *c, const conv_geom *g, bool transposed, int64_t count)
+{
+    plan_value *x = op_in(c, 0);
     if (!transposed) {
         bool taken;
         VKI_TRY(conv_winograd_record(c, g, &taken));

@@ -114,13 +114,13 @@ vki_status conv_winograd_record(op_ctx *c, const conv_geom *g, bool *taken)
 
     /* a residual Add of Y's shape that alone reads Y (ResNet's shortcut), then the activation */
     float lo = -INFINITY, hi = INFINITY;
-    int other = -1, add = op_fuse_add_find(c, y, &other);
+    int other = -1, tail = op_epilogue_value(c), add = op_fuse_add_find(c, tail, &other);
     plan_value *o = add >= 0 ? op_value(c, other) : NULL, *yv = op_out(c, 0);
     bool residual = o && !o->host && o->rank == yv->rank && !memcmp(o->dims, yv->dims, sizeof yv->dims[0] * (size_t)yv->rank) &&
                     op_storage(c, other) == GPU_W32 && (uint64_t)shape_numel(o->dims, o->rank) * 4 <= range;
     bool act;
     if (residual) {
-        op_fuse_claim(c, add, y);
+        op_fuse_claim(c, add, tail);
         act = op_fuse_activation_value(c, op_fused_output(c, add), &lo, &hi);
     } else {
         act = op_fuse_activation(c, 0, &lo, &hi);

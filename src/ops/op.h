@@ -59,6 +59,10 @@ typedef struct op_ctx {
     int node_index;
     vk_context *vk;
     int64_t opset;
+    /* 1 + the value where the node's epilogue fusion goes on, when the node has already folded
+     * the nodes after its output 0 into its own results (Conv's per-channel Mul and Add,
+     * src/ops/conv.c); 0: from output 0 (op_epilogue_value) */
+    int epilogue_from;
 } op_ctx;
 
 /* The dtypes an op runs, as `vkinfer ops` lists them. */
@@ -157,6 +161,10 @@ bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi);
  * Conv kernels). op_fuse_activation does it for output `out` of the current node. */
 bool op_fuse_activation_value(op_ctx *c, int v, float *lo, float *hi);
 bool op_fuse_activation(op_ctx *c, int out, float *lo, float *hi);
+/* The value whose reader a further epilogue fusion of output 0 looks at: output 0, or the last
+ * node the kernel has folded in already (op_ctx.epilogue_from). op_fuse_activation(c, 0, ...)
+ * starts there. */
+int op_epilogue_value(const op_ctx *c);
 /* The code of shaders/fused_act.glsl's fused_act for what op_fuse_activation (or op_fuse_clamp)
  * returned (fused, lo, hi): 0 none, 1 a clamp, 2-8 an activation. The kernels made for CPU
  * devices take it as their ACT specialization constant, so that only that activation is

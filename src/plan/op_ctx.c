@@ -481,8 +481,10 @@ bool op_fuse_clamp(op_ctx *c, int out, float *lo, float *hi)
 
 bool op_fuse_activation(op_ctx *c, int out, float *lo, float *hi)
 {
-    return op_fuse_activation_value(c, op_out_index(c, out), lo, hi);
+    return op_fuse_activation_value(c, out == 0 ? op_epilogue_value(c) : op_out_index(c, out), lo, hi);
 }
+
+int op_epilogue_value(const op_ctx *c) { return c->epilogue_from > 0 ? c->epilogue_from - 1 : op_out_index(c, 0); }
 
 int op_fuse_add_find(op_ctx *c, int v, int *other)
 {

@@ -303,7 +303,7 @@ static vki_status plan_node(plan *p, int n)
 {
     const ir_graph *g = p->graph;
     const ir_node *node = &g->nodes[n];
-    op_ctx c = {p, node, n, p->vk, g->opset};
+    op_ctx c = {p, node, n, p->vk, g->opset, 0};
     if (p->pattern[n] == PATTERN_INNER) { /* its pattern's last node does its work */
         p->fused_nodes++;
         return VKI_OK;

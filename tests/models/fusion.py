@@ -445,6 +445,46 @@ class Encoder(nn.Module):
         return self.enc(x)
 
 
+class FrozenBN(nn.Module):
+    """torchvision's FrozenBatchNorm2d (LeRobot's ACT backbone): x * scale + shift, the scale and
+    shift computed from buffers in the graph, which the exporters leave as a Mul and an Add."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("weight", torch.rand(n) + 0.5)
+        self.register_buffer("bias", torch.randn(n) * 0.1)
+        self.register_buffer("running_mean", torch.randn(n) * 0.1)
+        self.register_buffer("running_var", torch.rand(n) + 0.5)
+
+    def forward(self, x, shift=True):
+        scale = self.weight.reshape(1, -1, 1, 1) * (self.running_var.reshape(1, -1, 1, 1) + 1e-5).rsqrt()
+        out = x * scale
+        return out + (self.bias.reshape(1, -1, 1, 1) - self.running_mean.reshape(1, -1, 1, 1) * scale) if shift else out
+
+
+class FrozenBNConvs(nn.Module):
+    """Convolutions followed by FrozenBN: the Mul and the Add fold into W and the bias, the Relu
+    and the residual Add after them into the convolution's epilogue as without them (1 + 1 + 1
+    Relu for the first; 2 + residual + Relu for the second; a Mul without an Add for the
+    third). Not folded: a Mul of a convolution read twice, and a Mul by a per-column constant."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.Conv2d(16, 16, 3, padding=1, bias=False)
+        self.c3, self.c4 = nn.Conv2d(16, 8, 1), nn.Conv2d(8, 8, 3, padding=1)
+        self.c5 = nn.Conv2d(8, 8, 1)
+        self.b1, self.b2, self.b3, self.b4 = FrozenBN(16), FrozenBN(16), FrozenBN(8), FrozenBN(8)
+        self.cols = nn.Parameter(torch.rand(1, 1, 1, 12) + 0.5)
+
+    def forward(self, x):
+        h = torch.relu(self.b1(self.c1(x)))
+        h = torch.relu(self.b2(self.c2(h)) + h)
+        g = self.b3(self.c3(h), shift=False)
+        u = self.c4(g)
+        u = self.b4(u) + u  # read twice: not folded
+        return torch.cat([g.flatten(), u.flatten(), (self.c5(u) * self.cols).flatten()])
+
+
 # name: (model, inputs, opset, dispatches fewer at least). Seeded: the inputs (and the models'
 # weights, made per run) are the same every run, so that a bound is met or missed for good
 # (unseeded, transposed_products' sums of bfloat16 products missed theirs about one run in 5).
@@ -487,6 +527,7 @@ CASES = {
     "strided_slices": (StridedSlices, (torch.randn(2, 8, 5), torch.randn(2, 16), torch.randn(3, 12), torch.randn(4, 10),
                                        torch.randn(6, 4)), 17, 6),
     "rejoined_pieces": (RejoinedPieces, (torch.randn(12, 1, 128), torch.randn(1, 128), torch.randn(1, 128)), 17, 23),
+    "frozen_bn": (FrozenBNConvs, (torch.randn(2, 3, 12, 12),), 17, 8),
 }
 
 
