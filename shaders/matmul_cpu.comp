@@ -35,6 +35,8 @@ layout(constant_id = 5) const uint ACT = 0u; // a fused activation: fused_act.gl
 layout(constant_id = 6) const bool B_DIRECT = false; // B read in place: rows of b_row texels
 layout(constant_id = 7) const bool Y_VEC4 = false; // N and y_base multiples of 4: Y stored as uvec4
 layout(constant_id = 8) const bool HAS_R = false; // a residual of Y's shape and layout added before ACT (a fused Add)
+layout(constant_id = 9) const bool Y_T = false; // Y (and R) stored transposed, [batch][N][M] (a convolution's
+                                                // transposed product: src/ops/conv.c); not with Y_VEC4
 
 const uint RN4 = RN / 4u;
 
@@ -123,9 +125,10 @@ void main()
                 uint n = nb * RN + 4u * j + l;
                 if (n >= pc.N) break;
                 float v = pc.alpha * acc[i][j][l];
+                uint at = y_off + (Y_T ? n * pc.M + m : m * pc.N + n);
                 if (HAS_C) v += pc.beta * uintBitsToFloat(cb[m * pc.scm + n * pc.scn]);
-                if (HAS_R) v += uintBitsToFloat(rb[y_off + m * pc.N + n]);
-                y[y_off + m * pc.N + n] = floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi)));
+                if (HAS_R) v += uintBitsToFloat(rb[at]);
+                y[at] = floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi)));
             }
         }
     }

@@ -425,6 +425,69 @@ static int pad_weights(op_ctx *c, const conv_geom *g, int64_t K, int64_t k_pad)
     return value;
 }
 
+/* On CPU devices, a convolution whose output pixels are few against its output channels
+ * (ResNet's 14x14 maps and smaller at batch 1: 36 pixels per image at 6x6) runs as the
+ * transposed product Y^T [pixels, Cout] = colT [pixels, K] x W^T [K, Cout], so that the CPU
+ * MatMul's lanes, which run along the columns, share out the channels instead of a few pixels
+ * (shaders/matmul_cpu.comp): shaders/im2col_t_cpu.comp writes colT, W^T is packed at plan time as
+ * any constant B is, and the product stores Y in its own layout (Y_T). Taken where
+ * mm_cpu_cost finds it cheaper by a tenth, and always for maps of at most 16 pixels (which the
+ * untransposed product would otherwise run transposed through a copy of the columns and a copy
+ * back). VKINFER_CPU_CONV_TRANSPOSE=0 never takes it, =1 wherever it applies (tests). */
+static vki_status record_cpu_transposed(op_ctx *c, const conv_geom *g, gpu_storage st, bool *taken)
+{
+    *taken = false;
+    const char *env = getenv("VKINFER_CPU_CONV_TRANSPOSE");
+    plan_value *x = op_in(c, 0), *w = op_in(c, 1);
+    int two = g->nsp == 2, last = g->nsp - 1;
+    int64_t h = two ? g->in[0] : 1, wd = g->in[last], oh = two ? g->out[0] : 1, ow = g->out[last];
+    int64_t kh = two ? g->kernel[0] : 1, kw = g->kernel[last];
+    int64_t K = g->cin * kh * kw, ohw = oh * ow, k_pad = (K + 3) / 4 * 4;
+    if ((env && !strcmp(env, "0")) || !w->host || st != GPU_W32 || shape_numel(w->dims, w->rank) != g->cout * K) return VKI_OK;
+    bool always = env && !strcmp(env, "1");
+    if (!always && ohw > 16 && mm_cpu_cost(c, ohw, g->cout, k_pad) >= 0.9 * mm_cpu_cost(c, g->cout, ohw, k_pad))
+        return VKI_OK;
+    int64_t col_numel = g->batch * ohw * k_pad;
+    uint64_t range = op_max_binding_bytes(c), texels = c->vk->caps.props.limits.maxTexelBufferElements;
+    if (col_numel > UINT32_MAX || (uint64_t)col_numel * 4 > range || (uint64_t)shape_numel(x->dims, x->rank) > texels ||
+        g->batch * ohw > UINT32_MAX)
+        return VKI_OK;
+    mm_problem p = {.y_value = op_out_index(c, 0), .M = ohw, .N = g->cout, .K = k_pad, .sam = k_pad, .sak = 1, .sbk = 1,
+                    .sbn = k_pad, .alpha = 1, .beta = 1, .nb = 1, .y_t = true};
+    p.bdims[0] = g->batch;
+    p.sa[0] = ohw * k_pad;
+    if (op_has_input(c, 2)) { /* the bias, one per output channel: C(m, n) = B[n] */
+        p.has_c = true;
+        p.c_value = op_in_index(c, 2);
+        p.scm = 0;
+        p.scn = 1;
+    }
+    if (!mm_cpu_fits(c, &p, col_numel)) return VKI_OK;
+    int col;
+    VKI_TRY(op_temp(c, x->dtype, col_numel, &col));
+    p.a_value = col;
+    p.b_value = op_in_index(c, 1);
+    if (k_pad != K) {
+        p.b_value = pad_weights(c, g, K, k_pad);
+        if (p.b_value == -2) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory padding W");
+    }
+    im2col_push push = {(uint32_t)(g->batch * ohw), (uint32_t)g->cin, (uint32_t)h, (uint32_t)wd, (uint32_t)kh, (uint32_t)kw,
+                        (uint32_t)oh, (uint32_t)ow, (uint32_t)(two ? g->stride[0] : 1), (uint32_t)g->stride[last],
+                        (uint32_t)(two ? g->dil[0] : 1), (uint32_t)g->dil[last], (int32_t)(two ? g->pad_begin[0] : 0),
+                        (int32_t)g->pad_begin[last], (uint32_t)k_pad, (uint32_t)(ohw * k_pad), (uint32_t)k_pad};
+    uint32_t spec[1] = {8}, gx, gy;
+    int values[2] = {op_in_index(c, 0), col};
+    gpu_storage stores[2] = {GPU_W32, GPU_W32};
+    op_grid_1d(push.count, 8, &gx, &gy);
+    VKI_TRY(op_dispatch_stored(c, "im2col_t_cpu", spec, 1, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1));
+    /* a residual Add after Y (ResNet's shortcut), R read where Y is stored, and the activation */
+    int fused_last = mm_fuse_residual(c, &p, op_epilogue_value(c));
+    p.clamp = op_fuse_activation_value(c, fused_last, &p.lo, &p.hi);
+    VKI_TRY(mm_record_cpu(c, &p, taken));
+    if (!*taken) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: the transposed product was declined");
+    return VKI_OK;
+}
+
 static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
 {
     *taken = false;
@@ -456,6 +519,10 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
      * the conv kernels made for CPUs */
     bool cpu = mm_cpu_kernels(c) && st == GPU_W32;
     if (c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !cpu && !forced) return VKI_OK;
+    if (cpu) {
+        VKI_TRY(record_cpu_transposed(c, g, st, taken));
+        if (*taken) return VKI_OK;
+    }
     /* the CPU MatMul reads whole texels of 4 k: constant weights and the columns are padded to
      * K4 * 4 rows with zeros, so that neither needs a copy at run time */
     int64_t k_pad = K;

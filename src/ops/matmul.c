@@ -463,6 +463,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         VKI_TRY(mm_record_cpu(c, p, &taken));
         if (taken) return VKI_OK;
     }
+    if (p->y_t) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a transposed Y for a GPU product kernel");
 
     int inner = p->nb < MM_SHADER_BATCH_DIMS ? p->nb : MM_SHADER_BATCH_DIMS;
     int first_inner = p->nb - inner; /* dims before this one are looped on the host */

@@ -21,6 +21,8 @@ typedef struct mm_problem {
     float lo, hi;
     bool has_r;                 /* a residual R of Y's shape and layout added before the activation */
     int r_value;                /* (a fused Add's other operand): Y = act(alpha A B + beta C + R) */
+    bool y_t;                   /* Y (and R) held transposed, [batch][N][M]: only mm_record_cpu takes it
+                                 * (Conv's transposed products on CPU devices, src/ops/conv.c) */
     int nb;                     /* batch dims of Y, outermost first, size-1 dims dropped */
     int64_t bdims[MM_MAX_BATCH], sa[MM_MAX_BATCH], sb[MM_MAX_BATCH];
 } mm_problem;
@@ -55,5 +57,12 @@ int mm_fuse_residual(op_ctx *c, mm_problem *p, int last);
  * than one binding, more than three batch dims): the caller then records the GPU kernels.
  * Fused epilogues (p->c_value, p->clamp) are already claimed by the caller. */
 vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken);
+/* Whether mm_record_cpu takes p on its register-blocked kernel, where A (a_numel elements) is
+ * read in place (rows of whole texels) and B is a host constant: what a caller checks before it
+ * makes A (Conv's transposed columns; p->a_value may be unset). */
+bool mm_cpu_fits(op_ctx *c, const mm_problem *p, int64_t a_numel);
+/* A relative cost of an M x N x K product on the CPU MatMul's kernel (its register blocks over
+ * Y with the padding they compute, and their texel fetches): for choosing an orientation. */
+double mm_cpu_cost(const op_ctx *c, int64_t M, int64_t N, int64_t K);
 
 #endif

@@ -65,9 +65,13 @@ enum { MM_CPU_SMALL_OUTPUTS = 32768 };
 
 static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
 {
-    uint32_t sg = c->vk->caps.subgroup_size, rm = 1;
-    bool small = p->M * p->N < MM_CPU_SMALL_OUTPUTS;
-    while (rm < (small ? 8u : 16u) && rm < p->M) rm *= 2;
+    uint32_t sg = c->vk->caps.subgroup_size, most = p->M * p->N < MM_CPU_SMALL_OUTPUTS ? 8 : 16;
+    bool small = most == 8;
+    /* the rows shared out evenly over the fewest blocks of at most `most`: a 6x6 map's 36 rows
+     * as 3 of 12, not 3 of 16 (a convolution's transposed product, src/ops/conv.c) */
+    int64_t blocks = p->M > 0 ? (p->M + most - 1) / most : 1;
+    uint32_t rm = (uint32_t)((p->M + blocks - 1) / blocks);
+    if (rm < 1) rm = 1;
     mm_cpu_tiling t = {rm, 16, sg >= 4 && sg <= 16 ? sg : 8};
     /* narrow products fewer columns; larger ones keep 16 down to N = 8 lx (mobilenet_v2's
      * [384,64] x [64,196] took 0.70 ms with 8 columns, 0.48 with 16) */
@@ -183,7 +187,7 @@ static vki_status record_transposed(op_ctx *c, const mm_problem *p, bool *taken)
     const char *env = getenv("VKINFER_CPU_MM_TRANSPOSE"); /* 0: never (comparisons) */
     /* Y held in 32-bit words: the scratch is what the kernel writes, and the copy back moves
      * words without converting them */
-    if ((env && !strcmp(env, "0")) || p->N > MM_CPU_NARROW || p->M < 64 || p->M < 4 * p->N ||
+    if ((env && !strcmp(env, "0")) || p->y_t || p->N > MM_CPU_NARROW || p->M < 64 || p->M < 4 * p->N ||
         op_storage(c, p->y_value) != GPU_W32)
         return VKI_OK;
     if (p->has_r) { /* R lies as Y does, not as Y^T: the product (transposed), then an Add */
@@ -246,6 +250,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
      * by matmul_cpu_small, whose speed (a few GFLOP/s) beats a copy dispatch's cost (about
      * 10 us on lavapipe, plus the copy) up to about 32768 + 4 * (elements copied) multiply-adds */
     bool a_copy = !a_direct && !a_host, b_copy = !b_direct && !b_host;
+    if (p->y_t && (a_copy || b_copy || !a_direct)) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a transposed Y needs A in place");
     int64_t copied = (a_copy ? z_count * p->M * p->K : 0) + (b_copy ? z_count * p->K * p->N : 0);
     uint64_t words = c->vk->caps.props.limits.maxTexelBufferElements;
     if ((a_copy || b_copy) && p->M * p->N * p->K * z_count <= 32768 + 4 * copied &&
@@ -308,18 +313,47 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
         push.sb2 = (uint32_t)per_matrix, push.sb1 = push.sb2 * (uint32_t)bd[2], push.sb0 = push.sb1 * (uint32_t)bd[1];
     }
 
-    bool y_vec4 = p->N % 4 == 0 && push.y_base % 4 == 0;
-    uint32_t spec[9] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, op_act_code(p->clamp, p->lo, p->hi), b_direct,
-                        y_vec4, p->has_r};
+    bool y_vec4 = !p->y_t && p->N % 4 == 0 && push.y_base % 4 == 0;
+    uint32_t spec[10] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, op_act_code(p->clamp, p->lo, p->hi), b_direct,
+                         y_vec4, p->has_r, p->y_t};
     /* without C (R), binding 2 (4) repeats Y's input A: the shader never reads it */
     int values[5] = {a_value, b_value, p->has_c ? p->c_value : a_value, p->y_value, p->has_r ? p->r_value : a_value};
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
         gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
         push.batch_base = (uint32_t)z0;
-        VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 9, &push, sizeof push, values, 5, (uint32_t)gx, (uint32_t)gy,
+        VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 10, &push, sizeof push, values, 5, (uint32_t)gx, (uint32_t)gy,
                             (uint32_t)gz));
         op_note_flops(c, mm_flops(p, gz));
     }
     *taken = true;
     return VKI_OK;
+}
+
+bool mm_cpu_fits(op_ctx *c, const mm_problem *p, int64_t a_numel)
+{
+    plan_value *y = op_value(c, p->y_value);
+    if (!dtype_is_float(y->dtype) || p->nb > MM_SHADER_BATCH_DIMS || p->K == 0 || p->K % 4 || p->sak != 1 || p->sam % 4)
+        return false;
+    mm_cpu_tiling t = choose_tiling(c, p);
+    int64_t K4 = p->K / 4, gx = (p->N + t.lx * t.rn - 1) / (t.lx * t.rn), gy = (p->M + t.rm - 1) / t.rm, n_mat = 1;
+    for (int i = 0; i < p->nb; i++) {
+        n_mat *= p->bdims[i];
+        if (p->sa[i] % 4) return false;
+    }
+    int64_t b_packed = n_mat * gx * K4 * 4 * t.lx * t.rn;
+    int64_t y_numel = shape_numel(y->dims, y->rank);
+    uint64_t range = op_max_binding_bytes(c), texels = c->vk->caps.props.limits.maxTexelBufferElements;
+    return gx <= 65535 && gy <= 65535 && (uint64_t)a_numel / 4 <= texels && (uint64_t)b_packed / 4 <= texels &&
+           a_numel <= UINT32_MAX && b_packed <= UINT32_MAX && (uint64_t)y_numel * 4 <= range && y_numel <= UINT32_MAX;
+}
+
+/* Per workgroup and 4 k: each of its lx invocations fetches rm texels of A and rn of B (about 40
+ * instructions a fetch on llvmpipe, shaders/matmul_cpu.comp) and applies 4 rm rn multiply-adds
+ * to spilled accumulators (about 1.5 instructions each); the padding past M and N is computed too. */
+double mm_cpu_cost(const op_ctx *c, int64_t M, int64_t N, int64_t K)
+{
+    mm_problem p = {.M = M, .N = N, .K = K};
+    mm_cpu_tiling t = choose_tiling(c, &p);
+    double blocks = (double)((M + t.rm - 1) / t.rm) * (double)((N + t.lx * t.rn - 1) / (t.lx * t.rn));
+    return blocks * (double)((K + 3) / 4) * (40.0 * (t.rm + t.rn) + 6.0 * t.rm * t.rn);
 }
