@@ -96,16 +96,19 @@ static int pack_b_on_host(op_ctx *c, const mm_problem *p, const mm_cpu_tiling *t
     float *dst = op_temp_const(c, VKI_DTYPE_FLOAT, n_mat * packed_per, &value);
     if (!dst) return -2;
     /* in 64 x 64 blocks, so that neither side's reads or writes stride through all of B (the
-     * transposed products' weights are read along k); float32 read as itself */
-    const float *f32 = b->dtype == VKI_DTYPE_FLOAT ? b->host : NULL;
+     * transposed products' weights are read along k); float32 read as itself, through memcpy:
+     * an initializer's raw bytes need not be 4-byte aligned in the file's buffer (fuzz_model) */
+    const unsigned char *f32 = b->dtype == VKI_DTYPE_FLOAT ? b->host : NULL;
     for (int64_t bi = 0; bi < n_mat; bi++)
         for (int64_t k0 = 0; k0 < p->K; k0 += 64)
             for (int64_t n0 = 0; n0 < p->N; n0 += 64)
                 for (int64_t k = k0; k < k0 + 64 && k < p->K; k++)
                     for (int64_t n = n0; n < n0 + 64 && n < p->N; n++) {
                         size_t from = (size_t)(bi * per + k * p->sbk + n * p->sbn);
-                        dst[bi * packed_per + ((n / (lx * rn) * K4 * 4 + k) * lx + n / rn % lx) * rn + n % rn] =
-                            f32 ? f32[from] : (float)host_read_f64(b->dtype, b->host, from);
+                        float v;
+                        if (f32) memcpy(&v, f32 + from * sizeof v, sizeof v);
+                        else v = (float)host_read_f64(b->dtype, b->host, from);
+                        dst[bi * packed_per + ((n / (lx * rn) * K4 * 4 + k) * lx + n / rn % lx) * rn + n % rn] = v;
                     }
     return value;
 }
