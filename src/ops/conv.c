@@ -425,6 +425,17 @@ static int pad_weights(op_ctx *c, const conv_geom *g, int64_t K, int64_t k_pad)
     return value;
 }
 
+/* The bias (input 2), one per output channel, as the product's C: channels along Y's rows, or
+ * along its columns for the transposed products (per_column). */
+static void bias_as_c(op_ctx *c, mm_problem *p, bool per_column)
+{
+    if (!op_has_input(c, 2)) return;
+    p->has_c = true;
+    p->c_value = op_in_index(c, 2);
+    p->scm = per_column ? 0 : 1;
+    p->scn = per_column ? 1 : 0;
+}
+
 /* On CPU devices, a convolution whose output pixels are few against its output channels
  * (ResNet's 14x14 maps and smaller at batch 1: 36 pixels per image at 6x6) runs as the
  * transposed product Y^T [pixels, Cout] = colT [pixels, K] x W^T [K, Cout], so that the CPU
@@ -456,12 +467,7 @@ static vki_status record_cpu_transposed(op_ctx *c, const conv_geom *g, gpu_stora
                     .sbn = k_pad, .alpha = 1, .beta = 1, .nb = 1, .y_t = true};
     p.bdims[0] = g->batch;
     p.sa[0] = ohw * k_pad;
-    if (op_has_input(c, 2)) { /* the bias, one per output channel: C(m, n) = B[n] */
-        p.has_c = true;
-        p.c_value = op_in_index(c, 2);
-        p.scm = 0;
-        p.scn = 1;
-    }
+    bias_as_c(c, &p, true);
     if (!mm_cpu_fits(c, &p, col_numel)) return VKI_OK;
     int col;
     VKI_TRY(op_temp(c, x->dtype, col_numel, &col));
@@ -504,12 +510,7 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     p.bdims[0] = g->batch;
     p.sa[0] = 0;
     p.sb[0] = K * ohw;
-    if (op_has_input(c, 2)) { /* the bias, one per output channel: C(m, n) = B[m] */
-        p.has_c = true;
-        p.c_value = op_in_index(c, 2);
-        p.scm = 1;
-        p.scn = 0;
-    }
+    bias_as_c(c, &p, false);
     /* the columns are held as the product will read them (X stands in for them: same dtype),
      * so that no scratch value needs converting */
     gpu_storage st = mm_storage(c, &p);
