@@ -1,15 +1,16 @@
 // The body of matmul_sgemm.comp and matmul_sgemm_res.comp: float32 MatMul and Gemm on GPUs:
 // Y = alpha * A B + beta * C, batched over gl_WorkGroupID.z,
 // with matmul_tiled's push constants, bindings, grid and split-K output, so src/ops/matmul.c
-// records it in matmul_tiled's place. What it does that matmul_tiled does not: 256
-// invocations, 16 x 16 of them, each hold up to 8 x 8 sums as four 4 x 4 blocks (rows ty*4 and
-// 64 + ty*4, columns tx*4 and 64 + tx*4), so that every shared-memory read is a vec4 and each
-// k step costs 4 reads for 64 multiply-adds (matmul_tiled: 24 scalar reads for 128); the next
-// BK slice of A and B is read into registers while this one is multiplied, then stored into
-// the other of two shared buffers (one barrier a step); operands whose contiguous runs start
-// on 16 bytes are read 16 bytes at a time (VEC). fp32 words only.
+// records it in matmul_tiled's place. What it does that matmul_tiled does not: each invocation
+// holds a TM x TN block of sums (4 x 4 up to 8 x 8) as 4 x 4 blocks BM / (TM / 4) rows and
+// BN / (TN / 4) columns apart, so that every shared-memory read is a vec4 and each k step costs
+// TM / 4 + TN / 4 reads for TM * TN multiply-adds (8 x 8: 4 reads for 64; matmul_tiled: 24 scalar
+// reads for 128); (BM / TM) x (BN / TN) invocations a workgroup (256 for 128 x 128 tiles of 8 x 8,
+// 64 for 64 x 64 ones); the next BK slice of A and B is read into registers while this one is
+// multiplied, then stored into the other of two shared buffers (one barrier a step); operands
+// whose contiguous runs start on 16 bytes are read 16 bytes at a time (VEC). fp32 words only.
 
-layout(local_size_x_id = 0) in; // 256: the layout below assumes it
+layout(local_size_x_id = 0) in; // (BM / TM) x (BN / TN): src/ops/matmul.c sets both
 layout(constant_id = 3) const bool A_K_CONTIG = true;  // A(m,k+1) follows A(m,k): quads along k
 layout(constant_id = 4) const bool B_K_CONTIG = false; // B(k+1,n) follows B(k,n): quads along k
 layout(constant_id = 5) const bool HAS_C = false;
@@ -21,6 +22,12 @@ layout(constant_id = 10) const uint BK = 8u;  // 8 or 16
 // bit 0: A's quads may be read as one vec4 (its contiguous stride is 1, every other stride,
 // batch offset and base a multiple of 4); bit 1 the same for B; bit 2: Y's rows and base too
 layout(constant_id = 11) const uint VEC = 0u;
+// sums an invocation holds along M and N (4 or 8; 0: BM / 16 and BN / 16, 16 x 16 invocations)
+layout(constant_id = 12) const uint TM0 = 0u;
+layout(constant_id = 13) const uint TN0 = 0u;
+// every block whole: M a multiple of BM, N of BN, each K range of BK, A and B read as vec4
+// (VEC bits 0 and 1), so that the loads of the main loop carry no bounds
+layout(constant_id = 14) const bool EXACT = false;
 // RESIDUAL defined (the *_res shaders): Y = act(alpha A B + beta C + R), R of Y's shape and
 // layout (a fused Add) at binding 4; a fifth storage buffer, which some devices lack
 const bool A_VEC = (VEC & 1u) != 0u, B_VEC = (VEC & 2u) != 0u, Y_VEC = (VEC & 4u) != 0u;
@@ -46,8 +53,11 @@ layout(push_constant) uniform Push {
     float lo, hi;
 } pc;
 
-const uint LOCAL = 256u;
-const uint RG = BM / 64u, CG = BN / 64u; // 4 x 4 blocks per invocation along M and N
+const uint TM = TM0 != 0u ? TM0 : BM / 16u, TN = TN0 != 0u ? TN0 : BN / 16u;
+const uint RG = TM / 4u, CG = TN / 4u;      // 4 x 4 blocks per invocation along M and N
+const uint LX = BN / TN, LY = BM / TM;      // invocations along N and M
+const uint LOCAL = LX * LY;
+const uint RS = BM / RG, CS = BN / CG;      // rows (columns) between an invocation's blocks
 const uint QA = BM * BK / 4u, QB = BN * BK / 4u; // quads of one slice
 const uint QA_PER = (QA + LOCAL - 1u) / LOCAL, QB_PER = (QB + LOCAL - 1u) / LOCAL;
 
@@ -79,6 +89,11 @@ vec4 fetch_a(uint q, uint a_off, uint m0, uint k0, uint k_end)
 {
     if (q >= QA) return vec4(0.0);
     uint m, k, count;
+    if (EXACT) {
+        if (A_K_CONTIG) m = m0 + q / (BK / 4u), k = k0 + (q % (BK / 4u)) * 4u;
+        else k = k0 + q / (BM / 4u), m = m0 + (q % (BM / 4u)) * 4u;
+        return a4[(a_off + m * pc.sam + k * pc.sak) >> 2];
+    }
     if (A_K_CONTIG) {
         m = m0 + q / (BK / 4u), k = k0 + (q % (BK / 4u)) * 4u;
         count = m < pc.M && k < k_end ? min(4u, k_end - k) : 0u;
@@ -93,6 +108,11 @@ vec4 fetch_b(uint q, uint b_off, uint n0, uint k0, uint k_end)
 {
     if (q >= QB) return vec4(0.0);
     uint n, k, count;
+    if (EXACT) {
+        if (B_K_CONTIG) n = n0 + q / (BK / 4u), k = k0 + (q % (BK / 4u)) * 4u;
+        else k = k0 + q / (BN / 4u), n = n0 + (q % (BN / 4u)) * 4u;
+        return b4[(b_off + k * pc.sbk + n * pc.sbn) >> 2];
+    }
     if (B_K_CONTIG) {
         n = n0 + q / (BK / 4u), k = k0 + (q % (BK / 4u)) * 4u;
         count = n < pc.N && k < k_end ? min(4u, k_end - k) : 0u;
@@ -127,7 +147,7 @@ void stage_b(uint buf, uint q, vec4 v)
 
 void main()
 {
-    uint t = gl_LocalInvocationID.x, tx = t % 16u, ty = t / 16u;
+    uint t = gl_LocalInvocationID.x, tx = t % LX, ty = t / LX;
     uint n0 = gl_WorkGroupID.x * BN, m0 = gl_WorkGroupID.y * BM;
     uint z = gl_WorkGroupID.z + pc.batch_base, k_begin = 0u, k_end = pc.K;
     if (SPLIT_K) {
@@ -158,8 +178,8 @@ void main()
         }
         [[unroll]] for (uint kk = 0u; kk < BK; kk++) {
             vec4 av[RG], bv[CG];
-            [[unroll]] for (uint i = 0u; i < RG; i++) av[i] = As[(buf * BK + kk) * (BM / 4u) + i * 16u + ty];
-            [[unroll]] for (uint j = 0u; j < CG; j++) bv[j] = Bs[(buf * BK + kk) * (BN / 4u) + j * 16u + tx];
+            [[unroll]] for (uint i = 0u; i < RG; i++) av[i] = As[(buf * BK + kk) * (BM / 4u) + i * (RS / 4u) + ty];
+            [[unroll]] for (uint j = 0u; j < CG; j++) bv[j] = Bs[(buf * BK + kk) * (BN / 4u) + j * (CS / 4u) + tx];
             [[unroll]] for (uint i = 0u; i < RG; i++)
                 [[unroll]] for (uint ii = 0u; ii < 4u; ii++)
                     [[unroll]] for (uint j = 0u; j < CG; j++)
@@ -177,10 +197,10 @@ void main()
     uint y_off = pc.y_base + (SPLIT_K ? gl_WorkGroupID.z : z) * pc.M * pc.N;
     [[unroll]] for (uint i = 0u; i < RG; i++)
         [[unroll]] for (uint ii = 0u; ii < 4u; ii++) {
-            uint m = m0 + i * 64u + ty * 4u + ii;
+            uint m = m0 + i * RS + ty * 4u + ii;
             if (m >= pc.M) continue;
             [[unroll]] for (uint j = 0u; j < CG; j++) {
-                uint n = n0 + j * 64u + tx * 4u;
+                uint n = n0 + j * CS + tx * 4u;
                 uint at = y_off + m * pc.N + n;
                 vec4 v;
                 [[unroll]] for (uint jj = 0u; jj < 4u; jj++) {

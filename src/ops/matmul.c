@@ -175,12 +175,17 @@ static uint32_t aligned_operands(const mm_problem *p)
     return (uint32_t)a | (uint32_t)b << 1 | (uint32_t)(p->N % 8 == 0) << 2;
 }
 
-/* matmul_sgemm's tiles: BM x BN of Y per workgroup of MM_SGEMM_LOCAL invocations, BK of K a
- * step. */
+/* matmul_sgemm's tiles: BM x BN of Y per workgroup, BK of K a step, TM x TN sums an invocation
+ * (so (BM / TM) x (BN / TN) invocations a workgroup, at most MM_SGEMM_LOCAL). */
 enum { MM_SGEMM_LOCAL = 256 };
 typedef struct mm_sgemm_tiles {
-    uint32_t bm, bn, bk;
+    uint32_t bm, bn, bk, tm, tn;
 } mm_sgemm_tiles;
+
+static uint32_t sgemm_local(const mm_sgemm_tiles *t)
+{
+    return (t->bm / t->tm) * (t->bn / t->tn);
+}
 
 /* How many workgroups fill the GPU for the scalar kernels' tile choice and split K's slice
  * count: MM_BUSY_GROUPS, or VKINFER_MM_BUSY_GROUPS (tuning on a new device: a GPU's SM or
@@ -207,8 +212,9 @@ static int64_t mm_busy_groups(void)
  * (CI on lavapipe checks it so). Products of at least 64 rows and columns; the largest tiles
  * that still give MM_BUSY_GROUPS workgroups (64 x 64 otherwise, where split K may follow),
  * never taller or wider than the product rounded up to 64 (half a 128 tile would idle), with
- * any epilogue (its activation is compiled in). VKINFER_SGEMM_TILE=BMxBN and VKINFER_SGEMM_BK
- * (8 or 16) override, for tuning. */
+ * any epilogue (its activation is compiled in). VKINFER_SGEMM_TILE=BMxBN[xTMxTN] (TM x TN sums
+ * an invocation, 4 or 8 each; 16 x 16 invocations where not given) and VKINFER_SGEMM_BK (8 or
+ * 16) override, for tuning. */
 static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, mm_sgemm_tiles *t)
 {
     const char *force = getenv("VKINFER_MATMUL_KERNELS"), *on = getenv("VKINFER_MM_SGEMM");
@@ -219,7 +225,7 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
     if (!forced && !asked) return false;
     if (p->M < 64 || p->N < 64) return false;
     static const uint32_t shapes[4][2] = {{128, 128}, {64, 128}, {128, 64}, {64, 64}};
-    *t = (mm_sgemm_tiles){64, 64, 8};
+    *t = (mm_sgemm_tiles){64, 64, 8, 4, 4};
     bool busy = false;
     int64_t busy_groups = mm_busy_groups();
     for (int i = 0; i < 4 && !busy; i++) {
@@ -237,15 +243,19 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
     if (!busy && z_count == 1 && p->M > 64 && p->M <= 256 && p->N > 64 &&
         (p->K >= 4 * p->N || (p->M <= 128 && p->N >= 2304)))
         t->bm = 128, t->bn = 128;
+    t->tm = t->bm / 16, t->tn = t->bn / 16; /* 16 x 16 invocations */
     const char *tile = getenv("VKINFER_SGEMM_TILE"), *bk = getenv("VKINFER_SGEMM_BK");
-    unsigned bm, bn;
-    if (tile && sscanf(tile, "%ux%u", &bm, &bn) == 2 && (bm == 64 || bm == 128) && (bn == 64 || bn == 128))
-        t->bm = bm, t->bn = bn;
+    unsigned bm, bn, tm, tn;
+    int got = tile ? sscanf(tile, "%ux%ux%ux%u", &bm, &bn, &tm, &tn) : 0;
+    if (got >= 2 && (bm == 64 || bm == 128) && (bn == 64 || bn == 128))
+        t->bm = bm, t->bn = bn, t->tm = bm / 16, t->tn = bn / 16;
+    if (got == 4 && (tm == 4 || tm == 8) && (tn == 4 || tn == 8) && (bm / tm) * (bn / tn) <= MM_SGEMM_LOCAL)
+        t->tm = tm, t->tn = tn;
     if (bk && (!strcmp(bk, "8") || !strcmp(bk, "16"))) t->bk = (uint32_t)atoi(bk);
     /* two shared buffers of BK x (BM + BN) floats; a device with smaller workgroups or less
      * shared memory (the Android Baseline) keeps matmul_tiled */
     const VkPhysicalDeviceLimits *lim = &c->vk->caps.props.limits;
-    return lim->maxComputeWorkGroupInvocations >= MM_SGEMM_LOCAL && lim->maxComputeWorkGroupSize[0] >= MM_SGEMM_LOCAL &&
+    return lim->maxComputeWorkGroupInvocations >= sgemm_local(t) && lim->maxComputeWorkGroupSize[0] >= sgemm_local(t) &&
            lim->maxComputeSharedMemorySize >= 2 * t->bk * (t->bm + t->bn) * 4;
 }
 
@@ -511,12 +521,19 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     bool on_sgemm = !on_coopmat && fits && !is_int && !gemv && st == GPU_W32 && sgemm_choose(c, p, z_count, &sg);
     if (on_sgemm) {
         tiled = "matmul_sgemm";
-        n_spec_tiled = 12;
-        spec_tiled[0] = MM_SGEMM_LOCAL;
+        n_spec_tiled = 15;
+        spec_tiled[0] = sgemm_local(&sg);
         spec_tiled[6] = sg.bn;
         spec_tiled[9] = sg.bm;
         spec_tiled[10] = sg.bk;
         spec_tiled[11] = sgemm_vec(p);
+        spec_tiled[12] = sg.tm;
+        spec_tiled[13] = sg.tn;
+        /* whole blocks and vec4 operands: loads without bounds (split K's slices are whole 16s);
+         * VKINFER_SGEMM_EXACT=0 keeps the bounds, for measuring */
+        const char *exact = getenv("VKINFER_SGEMM_EXACT");
+        spec_tiled[14] = p->M % sg.bm == 0 && p->N % sg.bn == 0 && p->K % sg.bk == 0 && (spec_tiled[11] & 3) == 3 &&
+                         !(exact && !strcmp(exact, "0"));
         gx = (p->N + sg.bn - 1) / sg.bn;
         gy = (p->M + sg.bm - 1) / sg.bm;
     }

@@ -98,6 +98,10 @@ def cases():
     # activations fused into the epilogue, compiled in by code (ACT): erf GELU, SiLU
     yield "sgemm_linear_gelu", nn.Sequential(nn.Linear(96, 130), nn.GELU()), (r(70, 96),)
     yield "sgemm_conv_silu", nn.Sequential(nn.Conv2d(8, 72, 3, padding=1), nn.SiLU()), (r(1, 8, 12, 12),)
+    # whole tiles of 128 and vec4 operands (the loads without bounds, EXACT): B as stored (a
+    # MatMul), B transposed (a Linear's weight [N, K]), batched
+    yield "sgemm_exact", Fn(torch.matmul), (r(256, 64), r(64, 128))
+    yield "sgemm_exact_linear_batched", nn.Linear(256, 128), (r(2, 128, 256),)
     # at most 16 columns and many rows (a 1-D U-Net's convolutions at batch 1): the CPU kernels
     # run them transposed, Y^T = B^T A^T, and copy Y^T back (with =cpu a copy must run)
     yield "narrow_conv1d_relu", nn.Sequential(nn.Conv1d(96, 130, 3, padding=1), nn.ReLU()), (r(1, 96, 4),)
