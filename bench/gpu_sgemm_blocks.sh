@@ -9,7 +9,10 @@
 #    profiled run (best of 2), torch.matmul's beside it (TF32 off);
 # 3. the 4096 cube per tile, with and without the bounds-free loads (VKINFER_SGEMM_EXACT=0);
 # 4. whole models (exported once into /tmp/keep by bench/gpu_profile.py, which also prints where
-#    their GPU time goes) with and without the bounds-free loads.
+#    their GPU time goes) with and without the bounds-free loads;
+# 5. split K's slice count (through VKINFER_MM_BUSY_GROUPS, the tile forced) for the medium
+#    products of 1024 rows and ViT's;
+# 6. whole models with sgemm_choose's register blocks (default) and without (VKINFER_SGEMM_BLOCKS=0).
 set -u
 VK=${1:-gpubuild/vkinfer}; OUT=${2:-/tmp/vkinfer-blocks}; STEPS=${3:-1 2 3 4}
 mkdir -p "$OUT"
@@ -44,6 +47,20 @@ for step in $STEPS; do
             > "$OUT/profile.txt" 2>&1
         bash bench/env_sweep.sh "$VK" /tmp/keep VKINFER_SGEMM_EXACT "- 0" bert_b8 vit_b_16_b1 bert_b1 resnet50_b32 \
             | tee "$OUT/models.txt"
+        ;;
+    5)
+        for busy in 256 512 1056; do
+            echo "VKINFER_MM_BUSY_GROUPS=$busy" | tee -a "$OUT/split.txt"
+            VKINFER_MM_BUSY_GROUPS=$busy $T --shapes 1024x768x3072,1024x768x768,197x2304x768,197x3072x768,197x768x768 \
+                --tiles 64x64x4x8,64x128x8x8,128x64x8x8,64x64 | tee -a "$OUT/split.txt"
+        done
+        ;;
+    6)
+        [ -d /tmp/keep/bert_b8 ] || python3 bench/gpu_profile.py "$VK" --models bert_b8,vit_b_16_b1,bert_b1,resnet50_b32 \
+            --keep /tmp/keep --runs 3 > "$OUT/profile.txt" 2>&1
+        python3 bench/gpu_profile.py "$VK" --models resnet50_b1,convnext_tiny_b1 --keep /tmp/keep --runs 3 > "$OUT/profile2.txt" 2>&1
+        bash bench/env_sweep.sh "$VK" /tmp/keep VKINFER_SGEMM_BLOCKS "- 0" bert_b8 vit_b_16_b1 bert_b1 resnet50_b32 \
+            resnet50_b1 convnext_tiny_b1 | tee "$OUT/models_blocks.txt"
         ;;
     esac
 done

@@ -244,6 +244,21 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
         (p->K >= 4 * p->N || (p->M <= 128 && p->N >= 2304)))
         t->bm = 128, t->bn = 128;
     t->tm = t->bm / 16, t->tn = t->bn / 16; /* 16 x 16 invocations */
+    /* Larger register blocks on fewer invocations where the product keeps the GPU busy anyway:
+     * 64 x 128 and 128 x 64 tiles with 8 x 8 sums on 128 invocations (not 4 x 8 on 256), and a
+     * product of 512+ rows too small for them with 4 x 8 sums on 64 x 64 tiles (128
+     * invocations, split K after) while it still has half MM_BUSY_GROUPS of them. Measured on
+     * the H200 (bench/gpu_sgemm_blocks.sh, GPU ms, 16 x 16 invocations -> these): BERT-base at
+     * batch 8's 1024x3072x768 0.157 -> 0.145, 1024x2304x768 0.154 -> 0.142, 1024x768x3072 0.191
+     * -> 0.180, 1024x768x768 0.057 -> 0.053; ViT's 197-row products stay on 256 invocations,
+     * where 4 x 8 on 64 x 64 lost (197x3072x768 0.056 -> 0.059, 197x2304x768 0.054 -> 0.057).
+     * VKINFER_SGEMM_BLOCKS=0 keeps 16 x 16 invocations everywhere. */
+    const char *blocks = getenv("VKINFER_SGEMM_BLOCKS");
+    if (!(blocks && !strcmp(blocks, "0"))) {
+        int64_t small_groups = (p->M + 63) / 64 * ((p->N + 63) / 64) * z_count;
+        if (busy && t->bm != t->bn) t->tm = 8, t->tn = 8;
+        else if (!busy && t->bm == 64 && t->bn == 64 && p->M >= 512 && small_groups >= busy_groups / 2) t->tn = 8;
+    }
     const char *tile = getenv("VKINFER_SGEMM_TILE"), *bk = getenv("VKINFER_SGEMM_BK");
     unsigned bm, bn, tm, tn;
     int got = tile ? sscanf(tile, "%ux%ux%ux%u", &bm, &bn, &tm, &tn) : 0;
