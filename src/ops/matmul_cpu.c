@@ -57,16 +57,21 @@ typedef struct mm_cpu_tiling {
     uint32_t rm, rn, lx;
 } mm_cpu_tiling;
 
-/* Small products (fewer than MM_CPU_SMALL_OUTPUTS elements of Y per batch: a policy's layers
- * at batch 1 to 20) take at most 8 rows: a block's setup, spills and epilogue are paid per
+/* Small products (fewer than MM_CPU_SMALL_OUTPUTS elements of Y in all: a policy's layers at
+ * batch 1 to 20) take at most 8 rows: a block's setup, spills and epilogue are paid per
  * workgroup, and the transformer policy's [20,64] x [64,128] products took 105-122 us with 16
  * rows against 53-57 with 8 (VKINFER_CPU_MM_BLOCK, --cpu-threads 0; all its products 0.52 ->
- * 0.30 ms). */
+ * 0.30 ms). Batched ones count every batch's outputs: attention's products per head are small
+ * but many (8 heads of [128,128] x [128,32] P V at 8 x 4 blocks, least of 4-5 profiled runs:
+ * Q K^T and P V of a 4-layer d256 encoder 3.0-3.6 -> 2.4-2.5 ms with 16 rows; 8 heads of
+ * [300,300] x [300,64] 2.5-3.8 -> 2.3-2.4 ms). */
 enum { MM_CPU_SMALL_OUTPUTS = 32768 };
 
 static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
 {
-    uint32_t sg = c->vk->caps.subgroup_size, most = p->M * p->N < MM_CPU_SMALL_OUTPUTS ? 8 : 16;
+    int64_t outputs = p->M * p->N; /* over all batches: attention's heads bring workgroups enough */
+    for (int i = 0; i < p->nb; i++) outputs *= p->bdims[i];
+    uint32_t sg = c->vk->caps.subgroup_size, most = outputs < MM_CPU_SMALL_OUTPUTS ? 8 : 16;
     bool small = most == 8;
     /* the rows shared out evenly over the fewest blocks of at most `most`: a 6x6 map's 36 rows
      * as 3 of 12, not 3 of 16 (a convolution's transposed product, src/ops/conv.c) */
