@@ -18,8 +18,11 @@
 // - B comes packed (src/ops/matmul_cpu.c): per batch, per workgroup's LX blocks of RN columns,
 //   [K4 * 4][LX][RN], zero-padded, so that a lane's k-row is RN/4 consecutive texels; a B
 //   whose rows are whole texels (row-major, K a multiple of 4, N too or the rows padded to
-//   whole texels) is read in place (B_DIRECT); A is read in place when its rows are whole
-//   texels along K, else from a zero-padded copy (made at plan time for constants, else by
+//   whole texels) is read in place (B_DIRECT), and so is a B whose columns are whole texels
+//   along k (B_KT: attention's K^T; a texel per column and 4 k, transposed in registers, as
+//   many fetches as from the packed copy, and no packing dispatch: 3.0 of 7.3 ms in ACT-like
+//   attention at sequence 300); A is read in place when its rows are whole texels along K,
+//   else from a zero-padded copy (made at plan time for constants, else by
 //   shaders/matmul_cpu_pack.comp).
 //   Every fetch is in bounds (rows past M read the last row, columns past N the last).
 #extension GL_EXT_control_flow_attributes : require
@@ -37,6 +40,8 @@ layout(constant_id = 7) const bool Y_VEC4 = false; // N and y_base multiples of 
 layout(constant_id = 8) const bool HAS_R = false; // a residual of Y's shape and layout added before ACT (a fused Add)
 layout(constant_id = 9) const bool Y_T = false; // Y (and R) stored transposed, [batch][N][M] (a convolution's
                                                 // transposed product: src/ops/conv.c); not with Y_VEC4
+layout(constant_id = 10) const bool B_KT = false; // B read in place along k: column n's K4 texels from
+                                                  // n * b_row (attention's K^T, a view of K); not with B_DIRECT
 
 const uint RN4 = RN / 4u;
 
@@ -72,6 +77,8 @@ void main()
     [[unroll]] for (uint j = 0u; j < RN4; j++)
         cols[j] = int(B_DIRECT ? min(nb * RN4 + j, (pc.N + 3u) / 4u - 1u)
                                : gl_WorkGroupID.x * pc.K4 * 4u * LX * RN4 + gl_LocalInvocationID.x * RN4 + j);
+    int kcols[RN]; // B_KT: where each of this lane's columns starts; past N, the last column again
+    [[unroll]] for (uint j = 0u; j < RN; j++) kcols[j] = int(b_off + min(nb * RN + j, pc.N - 1u) * pc.b_row);
     int rows[RM]; // past M, the last row again
     [[unroll]] for (uint i = 0u; i < RM; i++) rows[i] = int(a_off + min(m0 + i, pc.M - 1u) * pc.a_row);
 
@@ -83,8 +90,21 @@ void main()
     for (uint k4 = 0u; k4 < pc.K4; k4++) {
         int bk = int(b_off + k4 * 4u * pc.b_row);
         vec4 bv[4][RN4]; // this lane's columns at 4 consecutive k
-        [[unroll]] for (uint kk = 0u; kk < 4u; kk++)
-            [[unroll]] for (uint j = 0u; j < RN4; j++) bv[kk][j] = texelFetch(B, bk + int(kk) * b_row + cols[j]);
+        if (B_KT) {
+            // a texel per column (its 4 k), transposed in registers: as many fetches as the
+            // packed layout's, and llvmpipe's lanes hold each component apart anyway
+            [[unroll]] for (uint j = 0u; j < RN4; j++) {
+                vec4 t0 = texelFetch(B, kcols[4u * j] + int(k4)), t1 = texelFetch(B, kcols[4u * j + 1u] + int(k4));
+                vec4 t2 = texelFetch(B, kcols[4u * j + 2u] + int(k4)), t3 = texelFetch(B, kcols[4u * j + 3u] + int(k4));
+                bv[0][j] = vec4(t0.x, t1.x, t2.x, t3.x);
+                bv[1][j] = vec4(t0.y, t1.y, t2.y, t3.y);
+                bv[2][j] = vec4(t0.z, t1.z, t2.z, t3.z);
+                bv[3][j] = vec4(t0.w, t1.w, t2.w, t3.w);
+            }
+        } else {
+            [[unroll]] for (uint kk = 0u; kk < 4u; kk++)
+                [[unroll]] for (uint j = 0u; j < RN4; j++) bv[kk][j] = texelFetch(B, bk + int(kk) * b_row + cols[j]);
+        }
         // a row at a time, 4 k per accumulator: each is loaded and stored once per 4 k
         [[unroll]] for (uint i = 0u; i < RM; i++) {
             vec4 av = texelFetch(A, rows[i] + int(k4)); // the same in every lane

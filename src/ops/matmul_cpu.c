@@ -1,8 +1,9 @@
 /* MatMul and Gemm on CPU Vulkan devices (lavapipe): a register-blocked kernel without shared
  * memory, barriers or subgroup operations that reads A and B as uniform texel buffers of RGBA32F
- * texels (shaders/matmul_cpu.comp says why). B is repacked into column blocks, at plan time
- * when it is a constant (weights), else by a copy dispatch (shaders/matmul_cpu_pack.comp); A
- * is read in place when its rows are whole texels, else padded the same two ways. */
+ * texels (shaders/matmul_cpu.comp says why). B is repacked into column blocks at plan time
+ * when it is a constant (weights), read in place when its rows (k) or its columns (K^T) are
+ * whole texels, else packed by a copy dispatch (shaders/matmul_cpu_pack.comp); A is read in
+ * place when its rows are whole texels, else padded the same two ways. */
 #include "matmul.h"
 #include "movement.h"
 
@@ -56,16 +57,21 @@ typedef struct mm_cpu_tiling {
     uint32_t rm, rn, lx;
 } mm_cpu_tiling;
 
-/* Small products (fewer than MM_CPU_SMALL_OUTPUTS elements of Y per batch: a policy's layers
- * at batch 1 to 20) take at most 8 rows: a block's setup, spills and epilogue are paid per
+/* Small products (fewer than MM_CPU_SMALL_OUTPUTS elements of Y in all: a policy's layers at
+ * batch 1 to 20) take at most 8 rows: a block's setup, spills and epilogue are paid per
  * workgroup, and the transformer policy's [20,64] x [64,128] products took 105-122 us with 16
  * rows against 53-57 with 8 (VKINFER_CPU_MM_BLOCK, --cpu-threads 0; all its products 0.52 ->
- * 0.30 ms). */
+ * 0.30 ms). Batched ones count every batch's outputs: attention's products per head are small
+ * but many (8 heads of [128,128] x [128,32] P V at 8 x 4 blocks, least of 4-5 profiled runs:
+ * Q K^T and P V of a 4-layer d256 encoder 3.0-3.6 -> 2.4-2.5 ms with 16 rows; 8 heads of
+ * [300,300] x [300,64] 2.5-3.8 -> 2.3-2.4 ms). */
 enum { MM_CPU_SMALL_OUTPUTS = 32768 };
 
 static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
 {
-    uint32_t sg = c->vk->caps.subgroup_size, most = p->M * p->N < MM_CPU_SMALL_OUTPUTS ? 8 : 16;
+    int64_t outputs = p->M * p->N; /* over all batches: attention's heads bring workgroups enough */
+    for (int i = 0; i < p->nb; i++) outputs *= p->bdims[i];
+    uint32_t sg = c->vk->caps.subgroup_size, most = outputs < MM_CPU_SMALL_OUTPUTS ? 8 : 16;
     bool small = most == 8;
     /* the rows shared out evenly over the fewest blocks of at most `most`: a 6x6 map's 36 rows
      * as 3 of 12, not 3 of 16 (a convolution's transposed product, src/ops/conv.c) */
@@ -248,11 +254,19 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     if (b_direct && p->N % 4)
         b_direct = p->sbk >= n_texels && (bd[0] - 1) * sb[0] + (bd[1] - 1) * sb[1] + (bd[2] - 1) * sb[2] +
                    (p->K - 1) * p->sbk + n_texels <= shape_numel(b->dims, b->rank);
+    /* B whose columns are whole texels along k (attention's K^T, a view of K: sbk 1) is read in
+     * place too, a texel per column and 4 k (B_KT), instead of packed by a copy dispatch first
+     * (VKINFER_CPU_MM_KT=0: packed, for comparisons) */
+    const char *kt_env = getenv("VKINFER_CPU_MM_KT");
+    bool b_kt = !b_host && !b_direct && !(kt_env && !strcmp(kt_env, "0")) && p->sbk == 1 && p->K % 4 == 0 &&
+                p->sbn % 4 == 0 && sb[0] % 4 == 0 && sb[1] % 4 == 0 && sb[2] % 4 == 0;
     /* Small products whose A or B the register-blocked kernel would first copy on the device
      * (attention's Q K^T and P V at short sequences, through transposed views): read in place
      * by matmul_cpu_small, whose speed (a few GFLOP/s) beats a copy dispatch's cost (about
-     * 10 us on lavapipe, plus the copy) up to about 32768 + 4 * (elements copied) multiply-adds */
-    bool a_copy = !a_direct && !a_host, b_copy = !b_direct && !b_host;
+     * 10 us on lavapipe, plus the copy) up to about 32768 + 4 * (elements copied) multiply-adds;
+     * a K^T read in place (B_KT) is no copy (the policy transformer's [10,16] x [16,10] Q K^T:
+     * 11-19 us on matmul_cpu_small, 11 us on matmul_cpu) */
+    bool a_copy = !a_direct && !a_host, b_copy = !b_direct && !b_host && !b_kt;
     if (p->y_t && (a_copy || b_copy || !a_direct)) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a transposed Y needs A in place");
     int64_t copied = (a_copy ? z_count * p->M * p->K : 0) + (b_copy ? z_count * p->K * p->N : 0);
     uint64_t words = c->vk->caps.props.limits.maxTexelBufferElements;
@@ -271,7 +285,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
      * buffers: larger ones take the GPU kernels' windows */
     uint64_t range = op_max_binding_bytes(c), texels = c->vk->caps.props.limits.maxTexelBufferElements;
     int64_t a_numel = a_direct ? shape_numel(a->dims, a->rank) : a_packed;
-    int64_t b_numel = b_direct ? shape_numel(b->dims, b->rank) : b_packed;
+    int64_t b_numel = b_direct || b_kt ? shape_numel(b->dims, b->rank) : b_packed;
     if ((uint64_t)a_numel / 4 > texels || (uint64_t)b_numel / 4 > texels || a_numel > UINT32_MAX || b_numel > UINT32_MAX)
         return VKI_OK;
     if ((uint64_t)shape_numel(y->dims, y->rank) * 4 > range || shape_numel(y->dims, y->rank) > UINT32_MAX) return VKI_OK;
@@ -299,7 +313,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
         push.sa2 = (uint32_t)(p->M * K4), push.sa1 = push.sa2 * (uint32_t)bd[2], push.sa0 = push.sa1 * (uint32_t)bd[1];
     }
     int64_t per_matrix = gx * K4 * t.lx * t.rn; /* texels of one packed matrix */
-    b_value = b_direct ? -1 : pack_b_on_host(c, p, &t, K4, gx);
+    b_value = b_direct || b_kt ? -1 : pack_b_on_host(c, p, &t, K4, gx);
     push.b_row = (uint32_t)(t.lx * t.rn / 4);
     if (b_value == -2) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory repacking B");
     if (b_value >= 0) {
@@ -307,9 +321,9 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
         int64_t per = p->K * p->N;
         push.sb0 = (uint32_t)(sb[0] / per * per_matrix), push.sb1 = (uint32_t)(sb[1] / per * per_matrix);
         push.sb2 = (uint32_t)(sb[2] / per * per_matrix);
-    } else if (b_direct) {
+    } else if (b_direct || b_kt) {
         b_value = p->b_value;
-        push.b_row = (uint32_t)(p->sbk / 4);
+        push.b_row = (uint32_t)((b_kt ? p->sbn : p->sbk) / 4);
         push.sb0 = (uint32_t)(sb[0] / 4), push.sb1 = (uint32_t)(sb[1] / 4), push.sb2 = (uint32_t)(sb[2] / 4);
     } else {
         VKI_TRY(pack_on_device(c, p, 1, bd, sb, &t, K4, b_packed, &b_value));
@@ -317,14 +331,14 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     }
 
     bool y_vec4 = !p->y_t && p->N % 4 == 0 && push.y_base % 4 == 0;
-    uint32_t spec[10] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, op_act_code(p->clamp, p->lo, p->hi), b_direct,
-                         y_vec4, p->has_r, p->y_t};
+    uint32_t spec[11] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, op_act_code(p->clamp, p->lo, p->hi), b_direct,
+                         y_vec4, p->has_r, p->y_t, b_kt};
     /* without C (R), binding 2 (4) repeats Y's input A: the shader never reads it */
     int values[5] = {a_value, b_value, p->has_c ? p->c_value : a_value, p->y_value, p->has_r ? p->r_value : a_value};
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
         gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
         push.batch_base = (uint32_t)z0;
-        VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 10, &push, sizeof push, values, 5, (uint32_t)gx, (uint32_t)gy,
+        VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 11, &push, sizeof push, values, 5, (uint32_t)gx, (uint32_t)gy,
                             (uint32_t)gz));
         op_note_flops(c, mm_flops(p, gz));
     }

@@ -3,10 +3,12 @@ differently: the issue-10 shapes ([563,512] x [512,512], [563,1,512] x [512,512]
 and 4-D products with broadcast batch dims, transposed operands, Gemm's alpha/beta and C
 broadcast, small odd sizes (K not a multiple of 4, a 1x1 product), Linear with bias, a
 Linear + ReLU that the kernel absorbs, products of 12 and 16 rows and of one column, the
-float32 GPU kernel's cases (sgemm_*) and narrow products that the CPU kernels run transposed
-(narrow_*). Run once per kernel family (VKINFER_MATMUL_KERNELS=cpu,
-=gpu, =sgemm: tests/CMakeLists.txt), so that each is checked on any device; with =sgemm the
-sgemm_* cases must run matmul_sgemm.
+float32 GPU kernel's cases (sgemm_*), narrow products that the CPU kernels run transposed
+(narrow_*) and products whose B has k contiguous (K^T), which the CPU kernels read in place
+(kt_*). Run once per kernel family (VKINFER_MATMUL_KERNELS=cpu, =gpu, =sgemm:
+tests/CMakeLists.txt), so that each is checked on any device; with =sgemm the sgemm_* cases
+must run matmul_sgemm, with =cpu the kt_* cases must not pack B (and must with
+VKINFER_CPU_MM_KT=0).
 
     matmul_parity.py VKINFER
 Passes when, for every case, max|vkinfer - eager| <= 1e-4 * max|eager| + 1e-5."""
@@ -109,6 +111,16 @@ def cases():
     yield "narrow_matmul", Fn(torch.matmul), (r(200, 64), r(64, 7))
     yield "narrow_conv1d_residual", ConvResidual(96), (r(2, 96, 4),)
     yield "narrow_gemm_c", Fn(lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=1.5)), (r(200, 1), r(200, 33), r(33, 16))
+    # B with k contiguous (attention's K^T, Gemm's transB of an input): the CPU kernels read it
+    # in place along k (B_KT) instead of packing it first (with =cpu no matmul_cpu_pack may run):
+    # ragged blocks (N, M not multiples of the block or of 4), B broadcast over a batch axis,
+    # K^T as a view of a [seq, heads, dh] K (column stride heads*dh), Gemm's C with a ReLU, K = 4
+    yield "kt_attention_qkt", Fn(lambda q, k: q @ k.transpose(-1, -2)), (r(8, 128, 32), r(8, 128, 32))
+    yield "kt_ragged", Fn(lambda q, k: q @ k.transpose(-1, -2)), (r(3, 37, 20), r(3, 45, 20))
+    yield "kt_broadcast_4d", Fn(lambda q, k: q @ k.transpose(-1, -2)), (r(2, 3, 40, 24), r(1, 3, 150, 24))
+    yield "kt_heads_view", Fn(lambda q, k: q.permute(1, 0, 2) @ k.permute(1, 2, 0)), (r(70, 6, 16), r(90, 6, 16))
+    yield "kt_gemm_c_relu", Fn(lambda c, a, b: torch.relu(torch.addmm(c, a, b.t(), beta=0.5, alpha=1.5))), \
+        (r(130), r(100, 4), r(130, 4))
 
 
 def profiled_kernels(vkinfer, model, inputs):
@@ -151,6 +163,12 @@ def main():
             conv_own = "conv1d" in name and os.environ.get("VKINFER_CPU_CONV_TRANSPOSE") != "0"
             if not (("im2col_t_cpu" in kernels) if conv_own else any(k.startswith("copy") for k in kernels)):
                 print(f"FAIL {name}: not run transposed (kernels: {', '.join(sorted(kernels))})")
+                ok = False
+        if name.startswith("kt_") and os.environ.get("VKINFER_MATMUL_KERNELS") == "cpu" and ok:
+            kernels = profiled_kernels(vkinfer, model, inputs)
+            packed = "matmul_cpu_pack" in kernels
+            if "matmul_cpu" not in kernels or packed != (os.environ.get("VKINFER_CPU_MM_KT") == "0"):
+                print(f"FAIL {name}: B not read {'packed' if packed else 'in place'} as asked (kernels: {', '.join(sorted(kernels))})")
                 ok = False
         print(("PASS" if ok else "FAIL") + f" {name}: shape {ref.shape}, max abs error {err:.3g} (bound {bound:.3g})")
         if not ok:
