@@ -20,7 +20,7 @@ static uint64_t softmax_invocations(uint64_t rows, bool by_workgroup, uint32_t r
 /* Softmax and LogSoftmax of float32 rows on CPU devices: shaders/softmax_cpu.comp (an
  * invocation per row reading texel buffers; the comment there says why), where X fits one
  * texel buffer and one binding. Contiguous rows of up to SOFTMAX_CPU_CACHED_TEXELS texels are
- * held in registers, fetched once: on lavapipe [2048,1024] rows took 2.7-3.4 ms so against
+ * held in registers, fetched once: on lavapipe [2048,1024] rows took 2.7-3.4 ms against
  * 7.1-9.4 in three passes of fetches, [4096,512] 2.6-2.9 against 3.8-5.4, BERT's [12288,128]
  * 2.6-2.8 against 3.6-4.8 (each exp computed once there too). *taken false: not this case (the
  * caller records softmax.glsl). */
