@@ -19,16 +19,7 @@ import onnx.numpy_helper
 import torch
 import torch.nn as nn
 
-from torch_export import export_onnx
-
-
-class Fn(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
+from torch_export import Fn, export_onnx
 
 
 class AddNorm(nn.Module):

@@ -13,16 +13,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from torch_export import run_exported
-
-
-class Fn(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
+from torch_export import Fn, run_exported
 
 
 class Put(nn.Module):

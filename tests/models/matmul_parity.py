@@ -22,16 +22,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from torch_export import export_onnx, run_exported
-
-
-class Fn(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
+from torch_export import Fn, export_onnx, run_exported
 
 
 class ConstB(nn.Module):

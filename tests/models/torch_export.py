@@ -21,6 +21,17 @@ def export_onnx(model, inputs, path, input_names, output_names, opset=13):
         torch.onnx.export(model, inputs, path, **kwargs)
 
 
+class Fn(torch.nn.Module):
+    """A function of the inputs as a module, to export one expression."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs):
+        return self.fn(*xs)
+
+
 def randomize_batchnorm(model, seed=1):
     """Random affine parameters and running statistics, so that BatchNorm is not an identity."""
     gen = torch.Generator().manual_seed(seed)
