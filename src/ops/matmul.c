@@ -662,6 +662,25 @@ static void fold_batch_into_rows(mm_problem *p)
     }
 }
 
+/* The Mul or Div by a constant scalar that alone reads value v (*f its factor), or -1. */
+static int scale_reader(op_ctx *c, int v, double *f)
+{
+    int n = op_only_reader(c, v, "Mul");
+    bool div = n < 0;
+    if (div && (n = op_only_reader(c, v, "Div")) < 0) return -1;
+    const ir_node *nd = op_graph_node(c, n);
+    int s = nd->n_inputs != 2 ? -1 : nd->inputs[0] == v ? nd->inputs[1] : div ? -1 : nd->inputs[0];
+    if (s < 0 || s == v || !plan_const_scalar(c->plan, s, f)) return -1;
+    /* its rank: no more than v's, so that the node's output is v's shape */
+    const plan_value *sv = op_value(c, s);
+    int producer = op_value_producer(c, s);
+    const ir_attr *t = sv->shaped || producer < 0 ? NULL : ir_find_attr(op_graph_node(c, producer), "value");
+    int rank = sv->shaped ? sv->rank : t && t->type == ATTR_TENSOR && t->tensor ? t->tensor->rank : VKI_MAX_RANK + 1;
+    if (div) *f = 1.0 / *f;
+    if (rank > op_value(c, v)->rank || !isfinite(*f) || *f == 0) return -1;
+    return n;
+}
+
 /* A Mul of Y alone by a constant scalar, or a Div of it by one (attention's scores scaled by
  * 1/sqrt(d) after Q K^T), scales the product: alpha and beta take the factor and the node
  * becomes a view of Y, one pass over the scores fewer (on lavapipe the [8,128,128] scores'
@@ -669,20 +688,9 @@ static void fold_batch_into_rows(mm_problem *p)
  * that follows the MatMul in graph order (not planned yet: plan_const_scalar reads it). */
 static int fuse_scale(op_ctx *c, mm_problem *p, int last)
 {
-    int n = op_only_reader(c, last, "Mul");
-    bool div = n < 0;
-    if (div && (n = op_only_reader(c, last, "Div")) < 0) return last;
-    const ir_node *nd = op_graph_node(c, n);
-    int s = nd->n_inputs != 2 ? -1 : nd->inputs[0] == last ? nd->inputs[1] : div ? -1 : nd->inputs[0];
     double f;
-    if (s < 0 || s == last || !plan_const_scalar(c->plan, s, &f)) return last;
-    /* its rank: no more than Y's, so that the node's output is Y's shape */
-    const plan_value *sv = op_value(c, s);
-    int producer = op_value_producer(c, s);
-    const ir_attr *t = sv->shaped || producer < 0 ? NULL : ir_find_attr(op_graph_node(c, producer), "value");
-    int rank = sv->shaped ? sv->rank : t && t->type == ATTR_TENSOR && t->tensor ? t->tensor->rank : VKI_MAX_RANK + 1;
-    if (div) f = 1.0 / f;
-    if (rank > op_value(c, last)->rank || !isfinite(f) || f == 0) return last;
+    int n = scale_reader(c, last, &f);
+    if (n < 0) return last;
     p->alpha *= (float)f;
     p->beta *= (float)f;
     op_fuse_claim(c, n, last);
@@ -775,7 +783,12 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     if (a->dtype != VKI_DTYPE_FLOAT || a->rank < 2 || b->rank < 2 || op_storage(c, op_in_index(c, 0)) != GPU_W32 ||
         op_storage(c, op_in_index(c, 1)) != GPU_W32 || p->K < 1 || p->N < 1 || p->N > ATTN_ROWS_MAX_KEYS)
         return VKI_OK;
-    int sm = op_only_reader(c, y1, "Softmax");
+    /* the scores may be scaled first, softmax((Q K^T) * s) as attention written by hand has it
+     * (minGPT, VQ-BeT): the scale is the product's alpha, as fuse_scale makes it elsewhere */
+    double scale = 1.0;
+    int scale_node = scale_reader(c, y1, &scale);
+    int scores = scale_node >= 0 ? op_graph_node(c, scale_node)->outputs[0] : y1;
+    int sm = op_only_reader(c, scores, "Softmax");
     if (sm < 0) return VKI_OK;
     const ir_node *smn = op_graph_node(c, sm);
     int rank = nb + 2;
@@ -821,11 +834,12 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     for (int d = 0; d < nb; d++) ydims[d] = bdims[d];
     ydims[nb] = p->M, ydims[nb + 1] = E;
     VKI_TRY(op_set_output(c, 0, VKI_DTYPE_FLOAT, rank, ydims));
-    op_fuse_claim(c, sm, y1);
+    if (scale_node >= 0) op_fuse_claim(c, scale_node, y1);
+    op_fuse_claim(c, sm, scores);
     op_fuse_claim(c, mm2, p_value);
     attn_rows_push push = {
         (uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->K, (uint32_t)E, (uint32_t)p->sam, (uint32_t)p->sak,
-        (uint32_t)p->sbk, (uint32_t)p->sbn, (uint32_t)vs[v->rank - 2], (uint32_t)vs[v->rank - 1], p->alpha,
+        (uint32_t)p->sbk, (uint32_t)p->sbn, (uint32_t)vs[v->rank - 2], (uint32_t)vs[v->rank - 1], p->alpha * (float)scale,
         (uint32_t)zb[1], (uint32_t)zb[2], (uint32_t)q3[0], (uint32_t)q3[1], (uint32_t)q3[2], (uint32_t)k3[0],
         (uint32_t)k3[1], (uint32_t)k3[2], (uint32_t)v3[0], (uint32_t)v3[1], (uint32_t)v3[2]};
     uint32_t spec[2] = {cpu ? 8 : 64, ATTN_ROWS_MAX_KEYS};

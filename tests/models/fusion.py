@@ -433,6 +433,18 @@ class AttentionRows(nn.Module):
         return torch.cat([att.flatten(), (torch.softmax(s, dim=-1) @ k).flatten(), s[..., 0].flatten()])
 
 
+class AttentionRowsScaled(nn.Module):
+    """Attention as written by hand (minGPT, VQ-BeT): softmax((Q K^T) * s) V and softmax((Q K^T)
+    / d) V, the scale after the product. One dispatch each (attention_rows, the scale its alpha):
+    3 fewer each than MatMul, Mul, Softmax, MatMul; 1 fewer each with the scale alone folded."""
+
+    def forward(self, q, k, v):
+        v6 = v[:, :, :6]  # planned before the products (attention_rows needs V planned)
+        a = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * 0.125, dim=-1) @ v
+        b = torch.softmax(torch.matmul(k[:, :, :5], q.transpose(-1, -2)) / 3.0, dim=-1) @ v6
+        return torch.cat([a.flatten(), b.flatten()])
+
+
 class Encoder(nn.Module):
     """BERT-shaped layers (small): attention, bias Adds, GELU, residual Adds, LayerNorm."""
 
@@ -528,6 +540,8 @@ CASES = {
                                        torch.randn(6, 4)), 17, 6),
     "rejoined_pieces": (RejoinedPieces, (torch.randn(12, 1, 128), torch.randn(1, 128), torch.randn(1, 128)), 17, 23),
     "frozen_bn": (FrozenBNConvs, (torch.randn(2, 3, 12, 12),), 17, 8),
+    "attention_rows_scaled": (AttentionRowsScaled, (torch.randn(2, 3, 6, 16), torch.randn(2, 3, 37, 16),
+                                                    torch.randn(1, 3, 37, 24)), 17, 6),
 }
 
 
@@ -559,9 +573,9 @@ def main():
             continue
         if name == "residuals" and os.environ.get("VKINFER_CONV_KERNELS") != "gemm":
             fewer = 4
-        if name == "attention_rows" and cpu_device and os.environ.get("VKINFER_MATMUL_KERNELS") != "gpu" and \
+        if name.startswith("attention_rows") and cpu_device and os.environ.get("VKINFER_MATMUL_KERNELS") != "gpu" and \
                 os.environ.get("VKINFER_ATTENTION_ROWS") != "1":
-            print("not run here: attention_rows (CPU devices' kernels keep the three dispatches; "
+            print(f"not run here: {name} (CPU devices' kernels keep the three dispatches; "
                   "model/fusion_gpu and model/fusion_attention_rows_cpu run it)")
             continue
         if bf16 and name in NO_BF16_REFERENCE:
