@@ -7,37 +7,23 @@ slower than on 32 (src/ops/matmul.c, sgemm_choose).
         [--tiles default,128x128,64x128,64x128x8x8]
 
 Each case is nn.Linear(768, 3072) (+ the activation) on [rows, 768], exported with the
-TorchScript exporter at opset 17; prints the GPU ms of its product's dispatches (best of 2
-profiled runs) per VKINFER_SGEMM_TILE value."""
+TorchScript exporter at opset 17; prints the GPU ms of the whole graph (its product's
+dispatches: the activation is fused; best of 2 profiled runs) per VKINFER_SGEMM_TILE value."""
 import argparse
 import os
-import re
-import subprocess
 import sys
 import tempfile
 
 import torch
 import torch.nn as nn
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "models"))
+sys.path.insert(0, HERE)
+from tile_sweep import gpu_ms  # noqa: E402  (GPU ms of one profiled run, best of `repeat`)
 from torch_export import export_onnx  # noqa: E402
 
 ACTS = {"gelu": nn.GELU, "relu": nn.ReLU, "none": nn.Identity}
-
-
-def product_ms(vkinfer, path, tile):
-    env = dict(os.environ)
-    if tile != "default":
-        env["VKINFER_SGEMM_TILE"] = tile
-    best = None
-    for _ in range(2):
-        r = subprocess.run([vkinfer, "bench", path, "--random-inputs", "--runs", "3", "--warmup", "3", "--profile-all"],
-                           capture_output=True, text=True, env=env)
-        if r.returncode:
-            return None
-        t = sum(float(m) for m in re.findall(r"^\s+\d+\s+([\d.]+) ms\s+matmul", r.stdout, re.M))
-        best = t if best is None or t < best else best
-    return best
 
 
 def main():
@@ -55,7 +41,8 @@ def main():
                 path = os.path.join(tmp, f"linear_{rows}_{act}.onnx")
                 export_onnx(model, (torch.randn(rows, 768),), path, ["in0"], ["out"], 17)
                 for tile in a.tiles.split(","):
-                    ms = product_ms(a.vkinfer, path, tile)
+                    env = {} if tile == "default" else {"VKINFER_SGEMM_TILE": tile}
+                    ms, _ = gpu_ms(a.vkinfer, path, ["--random-inputs"], env, 2)
                     rate = f"{2 * rows * 768 * 3072 / ms / 1e9:.1f} TFLOP/s" if ms else "-"
                     print(f"rows {rows} {act} {tile}: {ms if ms is not None else 'failed'} ms {rate}", flush=True)
 

@@ -26,6 +26,11 @@ static uint64_t softmax_invocations(uint64_t rows, bool by_workgroup, uint32_t r
  * caller records softmax.glsl). */
 enum { SOFTMAX_CPU_LOCAL = 8, SOFTMAX_CPU_CACHED_TEXELS = 256 };
 
+/* the Push block of shaders/softmax.glsl and shaders/softmax_cpu.comp alike */
+typedef struct softmax_push {
+    uint32_t rows, n, inner;
+} softmax_push;
+
 static vki_status plan_softmax_cpu(op_ctx *c, enum softmax_kind kind, int64_t rows, int64_t n, int64_t inner,
                                    bool *taken)
 {
@@ -39,7 +44,7 @@ static vki_status plan_softmax_cpu(op_ctx *c, enum softmax_kind kind, int64_t ro
     bool vec4 = inner == 1 && n % 4 == 0;
     bool cache = vec4 && n / 4 <= SOFTMAX_CPU_CACHED_TEXELS;
     uint32_t spec[4] = {SOFTMAX_CPU_LOCAL, kind, vec4, cache ? (uint32_t)(n / 4) : 0};
-    struct { uint32_t rows, n, inner; } push = {(uint32_t)rows, (uint32_t)n, (uint32_t)inner};
+    softmax_push push = {(uint32_t)rows, (uint32_t)n, (uint32_t)inner};
     uint32_t gx, gy;
     op_grid_1d((uint64_t)rows, SOFTMAX_CPU_LOCAL, &gx, &gy);
     VKI_TRY(op_dispatch(c, "softmax_cpu", spec, 4, &push, sizeof push, values, 3, gx, gy, 1));
@@ -89,7 +94,7 @@ static vki_status plan_softmax(op_ctx *c)
         if (taken) return VKI_OK;
     }
     uint32_t spec[4] = {128, kind, op_dtype_code(x->dtype), by_workgroup};
-    struct { uint32_t rows, n, inner; } push = {(uint32_t)rows, (uint32_t)n, (uint32_t)inner};
+    softmax_push push = {(uint32_t)rows, (uint32_t)n, (uint32_t)inner};
     int values[2] = {op_in_index(c, 0), op_out_index(c, 0)};
     /* halves in, halves out: the 16-bit variant (statistics stay fp32 in the shader) */
     gpu_storage st = op_half_storage(c, values, 2), stores[2] = {st, st};
