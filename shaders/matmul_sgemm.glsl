@@ -64,6 +64,13 @@ const uint QA_PER = (QA + LOCAL - 1u) / LOCAL, QB_PER = (QB + LOCAL - 1u) / LOCA
 // [buffer][k][quad of 4 rows (columns)]
 shared vec4 As[2u * BK * (BM / 4u)];
 shared vec4 Bs[2u * BK * (BN / 4u)];
+// An activation beyond a clamp (GELU, SiLU, Mish...) is applied after the tile's sums pass through
+// shared memory, in a loop that is not unrolled: unrolled over 64 sums an invocation its code
+// made Linear(768, 3072) + erf GELU on 4096 rows 15x slower on the H200 (8.4 ms on 128 x 128
+// tiles against 0.54 with a Relu; docs/benchmarks.md, session 14). Split-K products leave it
+// to their reduce pass.
+const bool EPI_SHARED = ACT >= 2u && !SPLIT_K;
+shared vec4 Cs[EPI_SHARED ? LY * BN / 4u : 1u]; // a slab of LY rows: [row][quad of 4 columns]
 
 // four elements from idx on, `step` apart, the e-th kept where e < count (zeros after)
 vec4 quad_a(uint idx, uint step, uint count)
@@ -195,6 +202,48 @@ void main()
     }
 
     uint y_off = pc.y_base + (SPLIT_K ? gl_WorkGroupID.z : z) * pc.M * pc.N;
+    if (EPI_SHARED) {
+        // a slab at a time: row ii of block row i of every invocation's sums (LY rows of the
+        // tile), selected by constant indices so that the sums stay in registers
+        [[dont_unroll]] for (uint s = 0u; s < RG * 4u; s++) {
+            uint i_s = s / 4u, ii_s = s % 4u;
+            uint lm = i_s * RS + ty * 4u + ii_s, m = min(m0 + lm, pc.M - 1u);
+            [[unroll]] for (uint i = 0u; i < RG; i++)
+                [[unroll]] for (uint ii = 0u; ii < 4u; ii++) {
+                    if (i * 4u + ii != s) continue;
+                    [[unroll]] for (uint j = 0u; j < CG; j++) {
+                        uint ln = j * CS + tx * 4u, n = n0 + ln;
+                        vec4 v;
+                        [[unroll]] for (uint jj = 0u; jj < 4u; jj++) {
+                            float r = acc[i * 4u + ii][j * 4u + jj] * pc.alpha;
+                            if (HAS_C && n + jj < pc.N) r += pc.beta * cb[m * pc.scm + (n + jj) * pc.scn];
+#ifdef RESIDUAL
+                            if (n + jj < pc.N && m0 + lm < pc.M) r += res[y_off + m * pc.N + n + jj];
+#endif
+                            v[jj] = r;
+                        }
+                        Cs[ty * (BN / 4u) + ln / 4u] = v;
+                    }
+                }
+            barrier();
+            [[dont_unroll]] for (uint e = t; e < LY * BN / 4u; e += LOCAL) {
+                uint m = m0 + i_s * RS + (e / (BN / 4u)) * 4u + ii_s, n = n0 + (e % (BN / 4u)) * 4u;
+                if (m < pc.M && n < pc.N) {
+                    vec4 v = Cs[e];
+                    [[unroll]] for (uint jj = 0u; jj < 4u; jj++) v[jj] = fused_act(ACT, v[jj], pc.lo, pc.hi);
+                    uint at = y_off + m * pc.N + n;
+                    if (Y_VEC && n + 3u < pc.N) {
+                        y4[at >> 2] = v;
+                    } else {
+                        [[unroll]] for (uint jj = 0u; jj < 4u; jj++)
+                            if (n + jj < pc.N) y[at + jj] = v[jj];
+                    }
+                }
+            }
+            barrier();
+        }
+        return;
+    }
     [[unroll]] for (uint i = 0u; i < RG; i++)
         [[unroll]] for (uint ii = 0u; ii < 4u; ii++) {
             uint m = m0 + i * RS + ty * 4u + ii;

@@ -284,8 +284,9 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
     /* two shared buffers of BK x (BM + BN) floats; a device with smaller workgroups or less
      * shared memory (the Android Baseline) keeps matmul_tiled */
     const VkPhysicalDeviceLimits *lim = &c->vk->caps.props.limits;
+    uint32_t slab = op_act_code(p->clamp, p->lo, p->hi) >= 2 ? (t->bm / t->tm) * t->bn * 4 : 0; /* EPI_SHARED's */
     return lim->maxComputeWorkGroupInvocations >= sgemm_local(t) && lim->maxComputeWorkGroupSize[0] >= sgemm_local(t) &&
-           lim->maxComputeSharedMemorySize >= 2 * t->bk * (t->bm + t->bn) * 4;
+           lim->maxComputeSharedMemorySize >= 2 * t->bk * (t->bm + t->bn) * 4 + slab;
 }
 
 /* matmul_sgemm's VEC: bit 0 where A's runs along its contiguous axis start on 16 bytes (that

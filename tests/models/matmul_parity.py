@@ -91,6 +91,10 @@ def cases():
     # activations fused into the epilogue, compiled in by code (ACT): erf GELU, SiLU
     yield "sgemm_linear_gelu", nn.Sequential(nn.Linear(96, 130), nn.GELU()), (r(70, 96),)
     yield "sgemm_conv_silu", nn.Sequential(nn.Conv2d(8, 72, 3, padding=1), nn.SiLU()), (r(1, 8, 12, 12),)
+    # such activations pass through shared memory (EPI_SHARED): whole tiles with vec4 stores, and a
+    # residual added before the activation on ragged ones
+    yield "sgemm_exact_linear_gelu", nn.Sequential(nn.Linear(128, 256), nn.GELU()), (r(256, 128),)
+    yield "sgemm_residual_gelu", Fn(lambda a, b, c: nn.functional.gelu(a @ b + c)), (r(130, 96), r(96, 201), r(130, 201))
     # whole tiles of 128 and vec4 operands (the loads without bounds, EXACT): B as stored (a
     # MatMul), B transposed (a Linear's weight [N, K]), batched
     yield "sgemm_exact", Fn(torch.matmul), (r(256, 64), r(64, 128))
