@@ -21,7 +21,7 @@
  * multiply-adds) took 1.4-2.4x less time (the model 16.2 -> 13.5 ms), while resnet18 at batch
  * 1 (64 x 784 x 64 to 512 x 16 x 512, 3-4M) went 0.61 -> 0.67 ms, layer4 0.033 -> 0.053 ms a
  * layer. */
-enum { WINO_LOCAL = 8, WINO_LOCAL_GPU = 64, WINO_MIN_TILES = 32, WINO_MIN_CHANNELS = 16 };
+enum { WINO_LOCAL = 8, WINO_LOCAL_GPU = 64, WINO_MIN_TILES = 32, WINO_MIN_CHANNELS = 16, WINO4_MIN_TILES = 32 };
 #define WINO_MIN_GPU_MACS (16 * 1024 * 1024)
 
 /* VKINFER_CONV_WINOGRAD=0 keeps im2col and the product, =1 takes Winograd wherever it applies,
@@ -40,20 +40,38 @@ static bool winograd_wanted(const op_ctx *c, bool *forced)
     return c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU || mm_cpu_kernels(c);
 }
 
-/* U[xi][co][ci] = (G g G^T)[xi] for W's 3x3 kernels, rows of k_pad (zeros past Cin). */
-static void transform_weights(const plan_value *w, int64_t cout, int64_t cin, int64_t k_pad, float *u)
+/* The output tile's side: F(4x4, 3x3) on CPU devices (36 products of 16 outputs each, 2.25
+ * multiply-adds an output and channel pair where F(2x2, 3x3) spends 4, V 2.25x the input where it
+ * is 4x), F(2x2, 3x3) on GPUs (measured there; F(4x4) not) and where F(4x4) would leave fewer
+ * than WINO4_MIN_TILES tiles (all images): products of at most 16 columns run transposed
+ * through a pack and a copy (src/ops/matmul_cpu.c), which cost resnet18's 14x14 layers more
+ * than F(4x4) saved. VKINFER_CONV_WINOGRAD_TILE=2|4 overrides. */
+static int winograd_tile(const op_ctx *c, int64_t tiles4)
 {
-    static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-    memset(u, 0, (size_t)(16 * cout * k_pad) * sizeof *u);
+    const char *env = getenv("VKINFER_CONV_WINOGRAD_TILE");
+    if (env && (!strcmp(env, "2") || !strcmp(env, "4"))) return atoi(env);
+    return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && tiles4 >= WINO4_MIN_TILES ? 4 : 2;
+}
+
+/* U[xi][co][ci] = (G g G^T)[xi] for W's 3x3 kernels, rows of k_pad (zeros past Cin), xi over the
+ * (m + 2)^2 points of F(m x m, 3x3): G at 0, 1, -1 (m = 2) or 0, 1, -1, 2, -2, infinity (m = 4). */
+static void transform_weights(const plan_value *w, int64_t cout, int64_t cin, int64_t k_pad, int m, float *u)
+{
+    static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+    static const double G4[6][3] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                    {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+    int n = m + 2;
+    const double(*G)[3] = m == 4 ? G4 : G2;
+    memset(u, 0, (size_t)(n * n * cout * k_pad) * sizeof *u);
     for (int64_t co = 0; co < cout; co++)
         for (int64_t ci = 0; ci < cin; ci++) {
-            double gk[3][3], t[4][3];
+            double gk[3][3], t[6][3];
             for (int i = 0; i < 9; i++) gk[i / 3][i % 3] = host_read_f64(w->dtype, w->host, (size_t)((co * cin + ci) * 9 + i));
-            for (int a = 0; a < 4; a++)
+            for (int a = 0; a < n; a++)
                 for (int j = 0; j < 3; j++) t[a][j] = G[a][0] * gk[0][j] + G[a][1] * gk[1][j] + G[a][2] * gk[2][j];
-            for (int a = 0; a < 4; a++)
-                for (int b = 0; b < 4; b++)
-                    u[((a * 4 + b) * cout + co) * k_pad + ci] = (float)(t[a][0] * G[b][0] + t[a][1] * G[b][1] + t[a][2] * G[b][2]);
+            for (int a = 0; a < n; a++)
+                for (int b = 0; b < n; b++)
+                    u[((a * n + b) * cout + co) * k_pad + ci] = (float)(t[a][0] * G[b][0] + t[a][1] * G[b][1] + t[a][2] * G[b][2]);
         }
 }
 
@@ -70,22 +88,25 @@ vki_status conv_winograd_record(op_ctx *c, const conv_geom *g, bool *taken)
         (b && op_storage(c, op_in_index(c, 2)) != GPU_W32) ||
         (!forced && (g->cin < WINO_MIN_CHANNELS || g->cout < WINO_MIN_CHANNELS)))
         return VKI_OK;
-    int64_t oh = g->out[0], ow = g->out[1], tiles_w = (ow + 1) / 2, tiles = (oh + 1) / 2 * tiles_w;
+    /* whether Winograd pays counts F(2x2) tiles, whichever tile runs */
+    int64_t oh = g->out[0], ow = g->out[1], all2 = g->batch * ((oh + 1) / 2) * ((ow + 1) / 2);
+    int tm = winograd_tile(c, g->batch * ((oh + 3) / 4) * ((ow + 3) / 4)), np = (tm + 2) * (tm + 2); /* tile side, products */
+    int64_t tiles_w = (ow + tm - 1) / tm, tiles = (oh + tm - 1) / tm * tiles_w;
     int64_t all = g->batch * tiles, t4 = (all + 3) / 4 * 4, k_pad = (g->cin + 3) / 4 * 4;
-    int64_t v_numel = 16 * k_pad * t4, m_numel = 16 * g->cout * t4, x_numel = shape_numel(x->dims, x->rank);
+    int64_t v_numel = np * k_pad * t4, m_numel = np * g->cout * t4, x_numel = shape_numel(x->dims, x->rank);
     uint64_t range = op_max_binding_bytes(c), texels = c->vk->caps.props.limits.maxTexelBufferElements;
     /* X through a texel buffer of words, M of 4-word texels */
     bool gpu = c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-    if ((!forced && all < WINO_MIN_TILES) || (!forced && gpu && g->cout * all * g->cin < WINO_MIN_GPU_MACS) ||
+    if ((!forced && all2 < WINO_MIN_TILES) || (!forced && gpu && g->cout * all2 * g->cin < WINO_MIN_GPU_MACS) ||
         (uint64_t)v_numel * 4 > range || (uint64_t)m_numel * 4 > range || (uint64_t)x_numel * 4 > range ||
         (uint64_t)x_numel > texels || (uint64_t)m_numel / 4 > texels ||
         (uint64_t)k_pad * t4 / 4 > UINT32_MAX || (uint64_t)g->cout * all > UINT32_MAX)
         return VKI_OK;
 
     int u_value, v_value, m_value;
-    float *u = op_temp_const(c, VKI_DTYPE_FLOAT, 16 * g->cout * k_pad, &u_value);
+    float *u = op_temp_const(c, VKI_DTYPE_FLOAT, np * g->cout * k_pad, &u_value);
     if (!u) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory transforming W");
-    transform_weights(w, g->cout, g->cin, k_pad, u);
+    transform_weights(w, g->cout, g->cin, k_pad, tm, u);
     VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, v_numel, &v_value));
     VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, m_numel, &m_value));
     *taken = true;
@@ -100,14 +121,14 @@ vki_status conv_winograd_record(op_ctx *c, const conv_geom *g, bool *taken)
     int in_values[2] = {op_in_index(c, 0), v_value};
     gpu_storage stores[3] = {GPU_W32, GPU_W32, GPU_W32};
     op_grid_1d(in_push.count, local, &gx, &gy);
-    VKI_TRY(op_dispatch_stored(c, "winograd_in_cpu", spec, 1, &in_push, sizeof in_push, in_values, NULL, stores, 2, gx, gy,
+    VKI_TRY(op_dispatch_stored(c, tm == 4 ? "winograd4_in_cpu" : "winograd_in_cpu", spec, 1, &in_push, sizeof in_push, in_values, NULL, stores, 2, gx, gy,
                                1));
 
-    /* M[xi] [Cout, t4] = U[xi] [Cout, k_pad] x V[xi] [k_pad, t4], the 16 as one batched product */
+    /* M[xi] [Cout, t4] = U[xi] [Cout, k_pad] x V[xi] [k_pad, t4], the 16 (36) as one batched product */
     mm_problem p = {.a_value = u_value, .b_value = v_value, .y_value = m_value, .M = g->cout, .N = t4, .K = k_pad,
                     .sam = k_pad, .sak = 1, .sbk = t4, .sbn = 1, .alpha = 1, .beta = 1, .lo = -INFINITY, .hi = INFINITY,
                     .nb = 1};
-    p.bdims[0] = 16;
+    p.bdims[0] = np;
     p.sa[0] = g->cout * k_pad;
     p.sb[0] = k_pad * t4;
     VKI_TRY(mm_record(c, &p));
@@ -130,10 +151,10 @@ vki_status conv_winograd_record(op_ctx *c, const conv_geom *g, bool *taken)
         float lo, hi;
     } out_push = {(uint32_t)(g->cout * t4 / 4), (uint32_t)g->cout, (uint32_t)t4, (uint32_t)tiles, (uint32_t)tiles_w,
                   (uint32_t)g->batch, (uint32_t)oh, (uint32_t)ow, lo, hi};
-    uint32_t out_spec[5] = {local, b != NULL, op_act_code(act, lo, hi), ow % 2 == 0, residual};
+    uint32_t out_spec[5] = {local, b != NULL, op_act_code(act, lo, hi), ow % tm == 0, residual};
     int out_values[4] = {m_value, b ? op_in_index(c, 2) : m_value, y, residual ? other : m_value};
     gpu_storage out_stores[4] = {GPU_W32, GPU_W32, GPU_W32, GPU_W32};
     op_grid_1d(out_push.count, local, &gx, &gy);
-    return op_dispatch_stored(c, "winograd_out_cpu", out_spec, 5, &out_push, sizeof out_push, out_values, NULL, out_stores,
+    return op_dispatch_stored(c, tm == 4 ? "winograd4_out_cpu" : "winograd_out_cpu", out_spec, 5, &out_push, sizeof out_push, out_values, NULL, out_stores,
                               4, gx, gy, 1);
 }
