@@ -1,6 +1,7 @@
 /* Buffers: device-local for weights and intermediates, host-visible for staging. */
 #include "vk.h"
 
+#include <sched.h>
 #include <string.h>
 
 static int find_memory_type(vk_context *vk, uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid)
@@ -123,9 +124,15 @@ vki_status vk_submit_and_wait(vk_context *vk, const VkCommandBuffer *cmds, uint3
         pthread_mutex_unlock(&vk->queue_lock);
     }
     if (r == VK_SUCCESS && vk->spin_us) { /* poll first (vk_context.spin_us), then block */
+        /* on a CPU device each poll yields: the thread that runs the work (lavapipe's queue
+         * thread, woken by the submit) may be waiting for this core, and a poll that kept it
+         * would hold the work back until the spin ends (vk_context.spin_yield) */
         double until = now_ms() + vk->spin_us / 1e3;
-        do r = vk->f.vkGetFenceStatus(vk->device, fence);
-        while (r == VK_NOT_READY && now_ms() < until);
+        do {
+            r = vk->f.vkGetFenceStatus(vk->device, fence);
+            if (r != VK_NOT_READY) break;
+            if (vk->spin_yield) sched_yield();
+        } while (now_ms() < until);
         if (r == VK_NOT_READY) r = VK_SUCCESS;
     }
     if (r == VK_SUCCESS) r = vk->f.vkWaitForFences(vk->device, 1, &fence, VK_TRUE, UINT64_MAX);

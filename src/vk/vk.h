@@ -207,9 +207,11 @@ typedef struct vk_context {
     uint64_t submit_count, fault_lost_at;
     /* How long a submission's wait polls its fence before it blocks, in microseconds: a
      * blocking wait returns tens of microseconds after the GPU is done (a wake-up), which
-     * at batch 1 is a share of the run. VKINFER_SPIN_US=N; default 1000 on a GPU, 0 on a CPU
-     * device, whose own threads need the cores. */
+     * at batch 1 is a share of the run. VKINFER_SPIN_US=N; default 1000 on a GPU, 200 on a
+     * CPU device running the work on its queue thread (lavapipe with LP_NUM_THREADS=0), else 0
+     * (its own threads need the cores). spin_yield: each poll yields the core (CPU devices). */
     uint32_t spin_us;
+    bool spin_yield;
 } vk_context;
 
 /* Initialises the context's locks (before any other use of it). */
