@@ -40,22 +40,29 @@ static bool winograd_wanted(const op_ctx *c, bool *forced)
     return c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU || mm_cpu_kernels(c);
 }
 
-/* The output tile's side: F(4x4, 3x3) on CPU devices (36 products of 16 outputs each, 2.25
+/* Which transform: F(4x4, 3x3) on CPU devices (36 products of 16 outputs each, 2.25
  * multiply-adds an output and channel pair where F(2x2, 3x3) spends 4, V 2.25x the input where it
- * is 4x), F(2x2, 3x3) on GPUs (measured there; F(4x4) not) and where F(4x4) would leave fewer
- * than WINO4_MIN_TILES tiles (all images): products of at most 16 columns run transposed
- * through a pack and a copy (src/ops/matmul_cpu.c), which cost resnet18's 14x14 layers more
- * than F(4x4) saved. VKINFER_CONV_WINOGRAD_TILE=2|4 overrides. */
-static int winograd_tile(const op_ctx *c, int64_t tiles4)
+ * is 4x), F(2x2, 3x3) on GPUs (measured there; F(4x4) not). Where F(4x4) leaves fewer than
+ * WINO4_MIN_TILES tiles (all images), products with the tiles along N would be narrow (those of
+ * at most 16 columns run transposed through a pack and a copy, src/ops/matmul_cpu.c, which cost
+ * resnet18's 14x14 layers more than F(4x4) saved), so it runs transposed (WINO_F4T: the tiles
+ * as rows, the output channels as columns; Cout a multiple of 4), F(2x2) where it cannot.
+ * VKINFER_CONV_WINOGRAD_TILE=2|4|4t chooses. */
+enum { WINO_F2, WINO_F4, WINO_F4T };
+static int winograd_mode(const op_ctx *c, int64_t tiles4, int64_t cout)
 {
     const char *env = getenv("VKINFER_CONV_WINOGRAD_TILE");
-    if (env && (!strcmp(env, "2") || !strcmp(env, "4"))) return atoi(env);
-    return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && tiles4 >= WINO4_MIN_TILES ? 4 : 2;
+    if (env && !strcmp(env, "2")) return WINO_F2;
+    if (env && !strcmp(env, "4")) return WINO_F4;
+    if (env && !strcmp(env, "4t") && cout % 4 == 0) return WINO_F4T;
+    if (c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return WINO_F2;
+    return tiles4 >= WINO4_MIN_TILES ? WINO_F4 : cout % 4 == 0 ? WINO_F4T : WINO_F2;
 }
 
 /* U[xi][co][ci] = (G g G^T)[xi] for W's 3x3 kernels, rows of k_pad (zeros past Cin), xi over the
- * (m + 2)^2 points of F(m x m, 3x3): G at 0, 1, -1 (m = 2) or 0, 1, -1, 2, -2, infinity (m = 4). */
-static void transform_weights(const plan_value *w, int64_t cout, int64_t cin, int64_t k_pad, int m, float *u)
+ * (m + 2)^2 points of F(m x m, 3x3): G at 0, 1, -1 (m = 2) or 0, 1, -1, 2, -2, infinity (m = 4);
+ * transposed: U^T[xi][ci][co], k_pad rows of Cout. */
+static void transform_weights(const plan_value *w, int64_t cout, int64_t cin, int64_t k_pad, int m, bool transposed, float *u)
 {
     static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
     static const double G4[6][3] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
@@ -71,7 +78,8 @@ static void transform_weights(const plan_value *w, int64_t cout, int64_t cin, in
                 for (int j = 0; j < 3; j++) t[a][j] = G[a][0] * gk[0][j] + G[a][1] * gk[1][j] + G[a][2] * gk[2][j];
             for (int a = 0; a < n; a++)
                 for (int b = 0; b < n; b++)
-                    u[((a * n + b) * cout + co) * k_pad + ci] = (float)(t[a][0] * G[b][0] + t[a][1] * G[b][1] + t[a][2] * G[b][2]);
+                    u[transposed ? ((a * n + b) * k_pad + ci) * cout + co : ((a * n + b) * cout + co) * k_pad + ci] =
+                        (float)(t[a][0] * G[b][0] + t[a][1] * G[b][1] + t[a][2] * G[b][2]);
         }
 }
 
@@ -88,25 +96,30 @@ vki_status conv_winograd_record(op_ctx *c, const conv_geom *g, bool *taken)
         (b && op_storage(c, op_in_index(c, 2)) != GPU_W32) ||
         (!forced && (g->cin < WINO_MIN_CHANNELS || g->cout < WINO_MIN_CHANNELS)))
         return VKI_OK;
-    /* whether Winograd pays counts F(2x2) tiles, whichever tile runs */
+    /* whether Winograd pays counts F(2x2) tiles, whichever transform runs; the transposed F(4x4)
+     * also takes smaller maps of at least one whole tile (resnet18's 7x7 layer4) */
     int64_t oh = g->out[0], ow = g->out[1], all2 = g->batch * ((oh + 1) / 2) * ((ow + 1) / 2);
-    int tm = winograd_tile(c, g->batch * ((oh + 3) / 4) * ((ow + 3) / 4)), np = (tm + 2) * (tm + 2); /* tile side, products */
+    int mode = winograd_mode(c, g->batch * ((oh + 3) / 4) * ((ow + 3) / 4), g->cout);
+    int tm = mode == WINO_F2 ? 2 : 4, np = (tm + 2) * (tm + 2); /* output tile side, products */
+    bool tr = mode == WINO_F4T;
     int64_t tiles_w = (ow + tm - 1) / tm, tiles = (oh + tm - 1) / tm * tiles_w;
-    int64_t all = g->batch * tiles, t4 = (all + 3) / 4 * 4, k_pad = (g->cin + 3) / 4 * 4;
+    /* the products' tile count: t4 tiles along N (a multiple of 4), or all of them as rows */
+    int64_t all = g->batch * tiles, t4 = tr ? all : (all + 3) / 4 * 4, k_pad = (g->cin + 3) / 4 * 4;
     int64_t v_numel = np * k_pad * t4, m_numel = np * g->cout * t4, x_numel = shape_numel(x->dims, x->rank);
     uint64_t range = op_max_binding_bytes(c), texels = c->vk->caps.props.limits.maxTexelBufferElements;
     /* X through a texel buffer of words, M of 4-word texels */
     bool gpu = c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-    if ((!forced && all2 < WINO_MIN_TILES) || (!forced && gpu && g->cout * all2 * g->cin < WINO_MIN_GPU_MACS) ||
+    bool enough = all2 >= WINO_MIN_TILES || (tr && oh >= 4 && ow >= 4);
+    if ((!forced && !enough) || (!forced && gpu && g->cout * all2 * g->cin < WINO_MIN_GPU_MACS) ||
         (uint64_t)v_numel * 4 > range || (uint64_t)m_numel * 4 > range || (uint64_t)x_numel * 4 > range ||
-        (uint64_t)x_numel > texels || (uint64_t)m_numel / 4 > texels ||
+        (uint64_t)x_numel > texels || (uint64_t)m_numel / 4 > texels || (uint64_t)v_numel / 4 > texels ||
         (uint64_t)k_pad * t4 / 4 > UINT32_MAX || (uint64_t)g->cout * all > UINT32_MAX)
         return VKI_OK;
 
     int u_value, v_value, m_value;
     float *u = op_temp_const(c, VKI_DTYPE_FLOAT, np * g->cout * k_pad, &u_value);
     if (!u) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory transforming W");
-    transform_weights(w, g->cout, g->cin, k_pad, tm, u);
+    transform_weights(w, g->cout, g->cin, k_pad, tm, tr, u);
     VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, v_numel, &v_value));
     VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, m_numel, &m_value));
     *taken = true;
@@ -121,16 +134,21 @@ vki_status conv_winograd_record(op_ctx *c, const conv_geom *g, bool *taken)
     int in_values[2] = {op_in_index(c, 0), v_value};
     gpu_storage stores[3] = {GPU_W32, GPU_W32, GPU_W32};
     op_grid_1d(in_push.count, local, &gx, &gy);
-    VKI_TRY(op_dispatch_stored(c, tm == 4 ? "winograd4_in_cpu" : "winograd_in_cpu", spec, 1, &in_push, sizeof in_push, in_values, NULL, stores, 2, gx, gy,
-                               1));
+    static const char *in_names[3] = {"winograd_in_cpu", "winograd4_in_cpu", "winograd4t_in_cpu"};
+    VKI_TRY(op_dispatch_stored(c, in_names[mode], spec, 1, &in_push, sizeof in_push, in_values, NULL, stores, 2, gx, gy, 1));
 
-    /* M[xi] [Cout, t4] = U[xi] [Cout, k_pad] x V[xi] [k_pad, t4], the 16 (36) as one batched product */
+    /* M[xi] [Cout, t4] = U[xi] [Cout, k_pad] x V[xi] [k_pad, t4], the 16 (36) as one batched
+     * product; transposed M^T[xi] [tiles, Cout] = V^T[xi] [tiles, k_pad] x U^T[xi] [k_pad, Cout] */
     mm_problem p = {.a_value = u_value, .b_value = v_value, .y_value = m_value, .M = g->cout, .N = t4, .K = k_pad,
                     .sam = k_pad, .sak = 1, .sbk = t4, .sbn = 1, .alpha = 1, .beta = 1, .lo = -INFINITY, .hi = INFINITY,
                     .nb = 1};
     p.bdims[0] = np;
     p.sa[0] = g->cout * k_pad;
     p.sb[0] = k_pad * t4;
+    if (tr) {
+        p.a_value = v_value, p.b_value = u_value, p.M = all, p.N = g->cout, p.sbk = g->cout;
+        p.sa[0] = all * k_pad, p.sb[0] = k_pad * g->cout;
+    }
     VKI_TRY(mm_record(c, &p));
 
     /* a residual Add of Y's shape that alone reads Y (ResNet's shortcut), then the activation */
@@ -155,6 +173,7 @@ vki_status conv_winograd_record(op_ctx *c, const conv_geom *g, bool *taken)
     int out_values[4] = {m_value, b ? op_in_index(c, 2) : m_value, y, residual ? other : m_value};
     gpu_storage out_stores[4] = {GPU_W32, GPU_W32, GPU_W32, GPU_W32};
     op_grid_1d(out_push.count, local, &gx, &gy);
-    return op_dispatch_stored(c, tm == 4 ? "winograd4_out_cpu" : "winograd_out_cpu", out_spec, 5, &out_push, sizeof out_push, out_values, NULL, out_stores,
-                              4, gx, gy, 1);
+    static const char *out_names[3] = {"winograd_out_cpu", "winograd4_out_cpu", "winograd4t_out_cpu"};
+    return op_dispatch_stored(c, out_names[mode], out_spec, 5, &out_push, sizeof out_push, out_values, NULL, out_stores, 4, gx, gy,
+                              1);
 }
