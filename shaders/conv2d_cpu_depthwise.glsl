@@ -19,6 +19,9 @@ layout(constant_id = 11) const bool PADDED = true; // some window may leave the 
 // the _tx variant: OW and OH * OW multiples of 4 (so every run of 4 outputs starts on 16
 // bytes): 4 outputs as one uvec4 store (llvmpipe stores a lane at a time)
 layout(constant_id = 12) const bool VEC4_Y = false;
+// output rows per invocation: each input row's span is loaded once for every output row whose
+// window covers it (stride 1, 3x3: 2 rows read 4 input rows where two invocations read 6)
+layout(constant_id = 13) const int OHB = 1;
 
 const int SPAN = (PXB - 1) * SW + (KW - 1) * DW + 1; // input columns under PXB windows
 
@@ -51,18 +54,20 @@ void main()
     uint oc = gl_WorkGroupID.y;
     // Invocations past the end compute the last column again and store nothing.
     uint column = min(gl_GlobalInvocationID.x, pc.columns - 1u);
-    uint col_per_row = uint((pc.OW + PXB - 1) / PXB);
+    uint col_per_row = uint((pc.OW + PXB - 1) / PXB), row_blocks = uint((pc.OH + OHB - 1) / OHB);
     int ow0 = int(column % col_per_row) * PXB;
     uint row = column / col_per_row;
-    int oh = int(row % uint(pc.OH));
-    uint n = row / uint(pc.OH);
-    int ih0 = oh * SH - pc.PH, iw0 = ow0 * SW - pc.PW;
+    int oh0 = int(row % row_blocks) * OHB;
+    uint n = row / row_blocks;
+    int ih0 = oh0 * SH - pc.PH, iw0 = ow0 * SW - pc.PW;
     uint x_base = (n * pc.cin + oc / pc.cout_g) * uint(pc.IH * pc.IW);
 
-    float acc[PXB];
-    for (int j = 0; j < PXB; j++) acc[j] = 0.0;
-    for (int kh = 0; kh < KH; kh++) {
-        int ih = ih0 + kh * DH;
+    float acc[OHB][PXB];
+    for (int r = 0; r < OHB; r++)
+        for (int j = 0; j < PXB; j++) acc[r][j] = 0.0;
+    const int IR = (OHB - 1) * SH + (KH - 1) * DH + 1; // input rows under the OHB output rows
+    for (int ir = 0; ir < IR; ir++) {
+        int ih = ih0 + ir;
         bool row_inside = ih >= 0 && ih < pc.IH;
         int row_off = int(x_base) + ih * pc.IW + iw0;
         float xs[SPAN];
@@ -75,29 +80,38 @@ void main()
                 xs[e] = uintBitsToFloat(LOAD_X(row_off + e));
             }
         }
-        for (int kw = 0; kw < KW; kw++) {
-            float wv = uintBitsToFloat(LOAD_W(oc * uint(KH * KW) + uint(kh * KW + kw)));
-            for (int j = 0; j < PXB; j++) acc[j] += wv * xs[j * SW + kw * DW];
+        for (int r = 0; r < OHB; r++) {
+            int kd = ir - r * SH; // kh * DH for output row r, if this input row is under its window
+            if (kd < 0 || kd % DH != 0 || kd / DH >= KH) continue;
+            int kh = kd / DH;
+            for (int kw = 0; kw < KW; kw++) {
+                float wv = uintBitsToFloat(LOAD_W(oc * uint(KH * KW) + uint(kh * KW + kw)));
+                for (int j = 0; j < PXB; j++) acc[r][j] += wv * xs[j * SW + kw * DW];
+            }
         }
     }
 
     if (gl_GlobalInvocationID.x >= pc.columns) return;
     float bias = pc.has_bias != 0u ? uintBitsToFloat(LOAD(b, oc)) : 0.0;
-    uint y_row = (n * pc.cout + oc) * uint(pc.OH * pc.OW) + uint(oh * pc.OW);
+    for (int r = 0; r < OHB; r++) {
+        int oh = oh0 + r;
+        if (oh >= pc.OH) break;
+        uint y_row = (n * pc.cout + oc) * uint(pc.OH * pc.OW) + uint(oh * pc.OW);
 #ifdef DEPTHWISE_TEXEL_X
-    if (VEC4_Y) {
-        for (int j = 0; j < PXB; j += 4) {
-            if (ow0 + j >= pc.OW) break;
-            uvec4 o;
-            for (int e = 0; e < 4; e++)
-                o[e] = floatBitsToUint(round_to_dtype(DT, fused_act(ACT, acc[j + e] + bias, pc.lo, pc.hi)));
-            y4[(y_row + uint(ow0 + j)) / 4u] = o;
+        if (VEC4_Y) {
+            for (int j = 0; j < PXB; j += 4) {
+                if (ow0 + j >= pc.OW) break;
+                uvec4 o;
+                for (int e = 0; e < 4; e++)
+                    o[e] = floatBitsToUint(round_to_dtype(DT, fused_act(ACT, acc[r][j + e] + bias, pc.lo, pc.hi)));
+                y4[(y_row + uint(ow0 + j)) / 4u] = o;
+            }
+            continue;
         }
-        return;
-    }
 #endif
-    for (int j = 0; j < PXB; j++) {
-        if (ow0 + j >= pc.OW) continue;
-        STORE(y, y_row + uint(ow0 + j), floatBitsToUint(round_to_dtype(DT, fused_act(ACT, acc[j] + bias, pc.lo, pc.hi))));
+        for (int j = 0; j < PXB; j++) {
+            if (ow0 + j >= pc.OW) continue;
+            STORE(y, y_row + uint(ow0 + j), floatBitsToUint(round_to_dtype(DT, fused_act(ACT, acc[r][j] + bias, pc.lo, pc.hi))));
+        }
     }
 }

@@ -117,7 +117,7 @@ static bool cpu_device(const op_ctx *c) { return op_cpu_kernels(c, "VKINFER_CONV
 
 /* The CPU kernels' blocking: OCB output channels x PXB pixels per invocation, LX lanes. */
 typedef struct cpu_tiling {
-    uint32_t lx, ocb, pxb;
+    uint32_t lx, ocb, pxb, ohb; /* ohb: output rows an invocation (depthwise) */
 } cpu_tiling;
 
 static cpu_tiling choose_cpu_tiling(const conv_geom *g)
@@ -126,14 +126,21 @@ static cpu_tiling choose_cpu_tiling(const conv_geom *g)
      * registers or spill to the stack, cheaply next to a per-lane load, so the blocks are large;
      * layers of 64 channels or more take 32 at once. Depthwise convs block pixels only. */
     int64_t cout_g = g->cout / g->groups;
-    cpu_tiling t = {8, cout_g >= 64 ? 32 : 16, 8};
+    cpu_tiling t = {8, cout_g >= 64 ? 32 : 16, 8, 1};
     if (cout_g <= 4) t.ocb = 4;
-    /* depthwise layers of stride 1 take 16 pixels an invocation: each kernel row's input span
-     * (PXB + 2 for 3x3) is loaded once for more outputs. mobilenet_v2 on lavapipe, depthwise
-     * layers summed (3 alternating profiled runs): 21.4 / 22.9 / 32.5 ms with 8, 17.1 / 19.6 /
-     * 17.4 with 16 for stride 1 (features.1: 2.7 -> 1.6-2.0 ms); stride 2 keeps 8 (its span of
-     * 33 floats with 16 spilled: features.2 2.7 -> 4.6-5.2 ms) */
+    /* depthwise layers of stride 1 took 16 pixels an invocation (each kernel row's input span,
+     * PXB + 2 for 3x3, loaded once for more outputs: mobilenet_v2's depthwise layers summed 21.4 /
+     * 22.9 / 32.5 -> 17.1 / 19.6 / 17.4 ms on lavapipe against 8). 2-D ones now take 8 pixels of
+     * 2 output rows (OHB): an input row is loaded once for both rows whose windows cover it, 4
+     * rows for 2 outputs rows where two invocations loaded 6. mobilenet_v2's depthwise layers
+     * summed, one lavapipe thread, 4 alternating profiled runs: 35.4-38.4 ms (16 pixels of one
+     * row) -> 23.4-35.1 (8 of 2 rows); 16 pixels of 2 rows (spilled) and 3 rows were slower.
+     * VKINFER_CPU_DW_ROWS (1-4) and VKINFER_CPU_DW_PXB (4, 8, 16) override, for tuning. */
     if (g->cin == g->groups && g->stride[g->nsp - 1] == 1) t.pxb = 16;
+    if (g->cin == g->groups && g->nsp == 2) t.ohb = 2, t.pxb = 8;
+    const char *rows = getenv("VKINFER_CPU_DW_ROWS"), *px = getenv("VKINFER_CPU_DW_PXB");
+    if (g->cin == g->groups && g->nsp == 2 && rows && atoi(rows) >= 1 && atoi(rows) <= 4) t.ohb = (uint32_t)atoi(rows);
+    if (g->cin == g->groups && px && (atoi(px) == 4 || atoi(px) == 8 || atoi(px) == 16)) t.pxb = (uint32_t)atoi(px);
     return t;
 }
 
@@ -142,7 +149,7 @@ static bool cpu_grid_fits(const conv_geom *g, int64_t batch)
 {
     cpu_tiling t = choose_cpu_tiling(g);
     uint64_t oh = g->nsp == 2 ? (uint64_t)g->out[0] : 1, ow = (uint64_t)g->out[g->nsp - 1];
-    uint64_t columns = (uint64_t)batch * oh * ((ow + t.pxb - 1) / t.pxb);
+    uint64_t columns = (uint64_t)batch * ((oh + t.ohb - 1) / t.ohb) * ((ow + t.pxb - 1) / t.pxb);
     uint64_t cout_g = (uint64_t)(g->cout / g->groups);
     uint64_t rows = g->cin == g->groups ? (uint64_t)g->cout : (cout_g + t.ocb - 1) / t.ocb;
     return (columns + t.lx - 1) / t.lx <= 65535 && rows <= 65535 && g->groups <= 65535;
@@ -200,7 +207,8 @@ static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const
     /* windows that never leave the input skip the bounds checks; the packed kernel loads
      * whole row spans, which reach past OW to a multiple of pxb */
     int64_t ow_span = packed >= 0 || cin_g == 1 ? ((int64_t)v.ow + t.pxb - 1) / t.pxb * t.pxb : v.ow;
-    bool padded = v.ph > 0 || v.pw > 0 || (int64_t)(v.oh - 1) * v.sh + (int64_t)(v.kh - 1) * v.dh >= v.ih ||
+    int64_t oh_span = ((int64_t)v.oh + t.ohb - 1) / t.ohb * t.ohb; /* depthwise row blocks reach past OH */
+    bool padded = v.ph > 0 || v.pw > 0 || (oh_span - 1) * v.sh + (int64_t)(v.kh - 1) * v.dh >= v.ih ||
                   (ow_span - 1) * v.sw + (int64_t)(v.kw - 1) * v.dw >= v.iw;
     uint32_t dt = op_dtype_code(op_in(c, 0)->dtype);
     uint32_t spec[12] = {t.lx, dt, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, t.ocb, t.pxb, op_act_code(act->on, act->lo, act->hi),
@@ -214,7 +222,7 @@ static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const
               op_has_input(c, 2), v.ih, v.iw, v.oh, v.ow, v.ph, v.pw, act->lo, act->hi};
     if (cin_g == 1) {
         /* depthwise: W as it is, one channel per workgroup row */
-        uint64_t columns = (uint64_t)batch * (uint64_t)v.oh * (((uint64_t)v.ow + t.pxb - 1) / t.pxb);
+        uint64_t columns = (uint64_t)batch * (((uint64_t)v.oh + t.ohb - 1) / t.ohb) * (((uint64_t)v.ow + t.pxb - 1) / t.pxb);
         push.work = (uint32_t)columns;
         /* 32-bit words: X through a texel buffer where its words fit one (mobilenet_v2's
          * depthwise layers 35.8 -> 25.1 ms summed on lavapipe, least of 6 alternating profiled
@@ -222,11 +230,12 @@ static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const
         uint64_t x_words = win ? win[0].size / 4 : (uint64_t)shape_numel(op_in(c, 0)->dims, op_in(c, 0)->rank);
         bool texel_x = st == GPU_W32 && x_words <= c->vk->caps.props.limits.maxTexelBufferElements;
         /* whole runs of 4 outputs as one store (the PXB pixels of a row are 4-aligned) */
-        uint32_t spec_dw[13];
+        uint32_t spec_dw[14];
         memcpy(spec_dw, spec, sizeof spec);
         spec_dw[12] = texel_x && v.ow % 4 == 0 && t.pxb % 4 == 0 && !win;
+        spec_dw[13] = t.ohb;
         return op_dispatch_stored(c, texel_x ? "conv2d_cpu_depthwise_tx" : op_variant(c, "conv2d_cpu_depthwise", st), spec_dw,
-                                  13, &push, sizeof push, values,
+                                  14, &push, sizeof push, values,
                                   win, stores, 4, (uint32_t)((columns + t.lx - 1) / t.lx), (uint32_t)g->cout, 1);
     }
     if (packed >= 0) {
