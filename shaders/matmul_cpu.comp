@@ -42,6 +42,10 @@ layout(constant_id = 9) const bool Y_T = false; // Y (and R) stored transposed, 
                                                 // transposed product: src/ops/conv.c); not with Y_VEC4
 layout(constant_id = 10) const bool B_KT = false; // B read in place along k: column n's K4 texels from
                                                   // n * b_row (attention's K^T, a view of K); not with B_DIRECT
+// C constant along N (scn 0: a convolution's bias, one per row) or along M (scm 0: a Linear's
+// bias, one per column): its RM (RN) values are loaded once before the stores, not once per
+// element (a storage-buffer load is a loop over the lanes on llvmpipe, ~40 instructions)
+layout(constant_id = 11) const uint C_ALONG = 0u; // 0 any C, 1 per row, 2 per column
 
 const uint RN4 = RN / 4u;
 
@@ -115,6 +119,11 @@ void main()
     }
 
     uint y_off = pc.y_base + z * pc.M * pc.N;
+    float c_row[RM], c_col[RN];
+    if (HAS_C && C_ALONG == 1u)
+        [[unroll]] for (uint i = 0u; i < RM; i++) c_row[i] = pc.beta * uintBitsToFloat(cb[min(m0 + i, pc.M - 1u) * pc.scm]);
+    if (HAS_C && C_ALONG == 2u)
+        [[unroll]] for (uint j = 0u; j < RN; j++) c_col[j] = pc.beta * uintBitsToFloat(cb[min(nb * RN + j, pc.N - 1u) * pc.scn]);
     // llvmpipe stores like it loads, a loop over the lanes: a uvec4 store is one such loop
     // for 4 values, which matters where K is small (1x1 convolutions)
     if (Y_VEC4) {
@@ -128,7 +137,8 @@ void main()
                 vec4 rv = HAS_R ? uintBitsToFloat(r4[(y_off + m * pc.N + n) / 4u]) : vec4(0.0);
                 uvec4 o;
                 [[unroll]] for (uint l = 0u; l < 4u; l++) {
-                    if (HAS_C) v[l] += pc.beta * uintBitsToFloat(cb[m * pc.scm + (n + l) * pc.scn]);
+                    if (HAS_C) v[l] += C_ALONG == 1u ? c_row[i] : C_ALONG == 2u ? c_col[4u * j + l]
+                                     : pc.beta * uintBitsToFloat(cb[m * pc.scm + (n + l) * pc.scn]);
                     if (HAS_R) v[l] += rv[l];
                     o[l] = floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v[l], pc.lo, pc.hi)));
                 }
@@ -146,7 +156,8 @@ void main()
                 if (n >= pc.N) break;
                 float v = pc.alpha * acc[i][j][l];
                 uint at = y_off + (Y_T ? n * pc.M + m : m * pc.N + n);
-                if (HAS_C) v += pc.beta * uintBitsToFloat(cb[m * pc.scm + n * pc.scn]);
+                if (HAS_C) v += C_ALONG == 1u ? c_row[i] : C_ALONG == 2u ? c_col[4u * j + l]
+                                : pc.beta * uintBitsToFloat(cb[m * pc.scm + n * pc.scn]);
                 if (HAS_R) v += uintBitsToFloat(rb[at]);
                 y[at] = floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi)));
             }

@@ -331,14 +331,18 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     }
 
     bool y_vec4 = !p->y_t && p->N % 4 == 0 && push.y_base % 4 == 0;
-    uint32_t spec[11] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, op_act_code(p->clamp, p->lo, p->hi), b_direct,
-                         y_vec4, p->has_r, p->y_t, b_kt};
+    /* C constant along N (a convolution's bias) or along M (a Linear's): loaded once per row or
+     * column (C_ALONG); VKINFER_CPU_MM_C_ALONG=0 loads it per element, for comparisons */
+    const char *along_env = getenv("VKINFER_CPU_MM_C_ALONG");
+    uint32_t c_along = !p->has_c || (along_env && !strcmp(along_env, "0")) ? 0 : p->scn == 0 ? 1 : p->scm == 0 ? 2 : 0;
+    uint32_t spec[12] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, op_act_code(p->clamp, p->lo, p->hi), b_direct,
+                         y_vec4, p->has_r, p->y_t, b_kt, c_along};
     /* without C (R), binding 2 (4) repeats Y's input A: the shader never reads it */
     int values[5] = {a_value, b_value, p->has_c ? p->c_value : a_value, p->y_value, p->has_r ? p->r_value : a_value};
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
         gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
         push.batch_base = (uint32_t)z0;
-        VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 11, &push, sizeof push, values, 5, (uint32_t)gx, (uint32_t)gy,
+        VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 12, &push, sizeof push, values, 5, (uint32_t)gx, (uint32_t)gy,
                             (uint32_t)gz));
         op_note_flops(c, mm_flops(p, gz));
     }
