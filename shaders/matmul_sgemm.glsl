@@ -64,12 +64,15 @@ const uint QA_PER = (QA + LOCAL - 1u) / LOCAL, QB_PER = (QB + LOCAL - 1u) / LOCA
 // [buffer][k][quad of 4 rows (columns)]
 shared vec4 As[2u * BK * (BM / 4u)];
 shared vec4 Bs[2u * BK * (BN / 4u)];
-// An activation beyond a clamp (GELU, SiLU, Mish...) is applied after the tile's sums pass through
-// shared memory, in a loop that is not unrolled: unrolled over 64 sums an invocation its code
-// made Linear(768, 3072) + erf GELU on 4096 rows 15x slower on the H200 (8.4 ms on 128 x 128
-// tiles against 0.54 with a Relu; docs/benchmarks.md, session 14). Split-K products leave it
-// to their reduce pass.
-const bool EPI_SHARED = ACT >= 2u && !SPLIT_K;
+// An activation beyond a clamp (GELU, SiLU, Mish...) on 8 x 8 sums an invocation is applied after
+// the tile's sums pass through shared memory, in a loop that is not unrolled: unrolled over the
+// 64 sums its code made Linear(768, 3072) + erf GELU on 4096 rows 15x slower on the H200 (8.4 ms
+// on 128 x 128 tiles against 0.54 with a Relu; 0.62 this way, 0.58 on 64 x 128 tiles of 8 x 8;
+// docs/benchmarks.md, sessions 14 and 15). Smaller blocks keep it inline, where it was fast (on
+// 64 x 128 tiles of 4 x 8 sums, 1024 rows: 0.171 ms inline, 0.23 through shared memory).
+// Split-K products leave it to their reduce pass.
+const bool BLOCK64 = TM * TN >= 64u;
+const bool EPI_SHARED = ACT >= 2u && !SPLIT_K && BLOCK64;
 shared vec4 Cs[EPI_SHARED ? LY * BN / 4u : 1u]; // a slab of LY rows: [row][quad of 4 columns]
 
 // four elements from idx on, `step` apart, the e-th kept where e < count (zeros after)

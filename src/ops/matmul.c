@@ -255,24 +255,19 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
      * where 4 x 8 on 64 x 64 lost (197x3072x768 0.056 -> 0.059, 197x2304x768 0.054 -> 0.057).
      * The encoder at batch 8: 8.32 -> 8.00 ms. Unbatched products only: with resnet50 at batch
      * 32's batched convolution products on them too, 12.31-12.50 -> 12.64 ms.
-     * Not 8 x 8 with a fused activation other than a clamp: the encoder's linear1 with its erf
-     * GELU took 2.30 ms on 64 x 128 tiles of 8 x 8 sums against 0.157 on 4 x 8 (the epilogue's 64
-     * unrolled activations; a Relu costs nothing there). VKINFER_SGEMM_BLOCKS=0 keeps 16 x 16
-     * invocations everywhere. */
+     * An activation beyond a clamp on 8 x 8 sums goes through shared memory (EPI_SHARED in
+     * shaders/matmul_sgemm.glsl): inline it ran 15x slower, so until session 15 such products
+     * kept 4 x 8 sums. bench/sgemm_act_check.py on the H200, Linear(768, 3072) + erf GELU, GPU
+     * ms: 1024 rows on 64 x 128 tiles, 4 x 8 inline 0.171, 8 x 8 inline 2.39, 8 x 8 through
+     * shared memory 0.150 (a Relu 0.146); 4096 rows on 128 x 128 tiles 8.45 -> 0.616, on 64 x
+     * 128 tiles of 8 x 8 0.578. VKINFER_SGEMM_BLOCKS=0 keeps 16 x 16 invocations everywhere. */
     const char *blocks = getenv("VKINFER_SGEMM_BLOCKS");
-    bool plain_act = op_act_code(p->clamp, p->lo, p->hi) <= 1;
     if (!(blocks && !strcmp(blocks, "0"))) {
         int64_t small_groups = (p->M + 63) / 64 * ((p->N + 63) / 64);
-        if (busy && z_count == 1 && t->bm != t->bn && plain_act) t->tm = 8, t->tn = 8;
+        if (busy && z_count == 1 && t->bm != t->bn) t->tm = 8, t->tn = 8;
         else if (!busy && z_count == 1 && t->bm == 64 && t->bn == 64 && p->M >= 512 && small_groups >= busy_groups / 2)
             t->tn = 8;
     }
-    /* A busy product (never split, so its activation is in this kernel's epilogue) whose
-     * activation is more than a clamp takes 64 x 128 tiles of 4 x 8 sums instead of 128 x 128
-     * of 8 x 8: with a fused erf GELU those ran 15x slower (bench/sgemm_act_check.py on the H200,
-     * Linear(768, 3072) on 4096 rows: GELU 8.45 ms on 128 x 128, 0.648 on 64 x 128; Relu 0.542
-     * and 0.640; 1024 rows on 64 x 128 tiles of 8 x 8 sums: GELU 2.39 ms, Relu 0.149). */
-    if (busy && !plain_act && t->tm == 8 && t->tn == 8) t->bm = 64, t->bn = 128, t->tm = 4, t->tn = 8;
     const char *tile = getenv("VKINFER_SGEMM_TILE"), *bk = getenv("VKINFER_SGEMM_BK");
     unsigned bm, bn, tm, tn;
     int got = tile ? sscanf(tile, "%ux%ux%ux%u", &bm, &bn, &tm, &tn) : 0;
@@ -284,7 +279,7 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
     /* two shared buffers of BK x (BM + BN) floats; a device with smaller workgroups or less
      * shared memory (the Android Baseline) keeps matmul_tiled */
     const VkPhysicalDeviceLimits *lim = &c->vk->caps.props.limits;
-    uint32_t slab = op_act_code(p->clamp, p->lo, p->hi) >= 2 ? (t->bm / t->tm) * t->bn * 4 : 0; /* EPI_SHARED's */
+    uint32_t slab = op_act_code(p->clamp, p->lo, p->hi) >= 2 && t->tm * t->tn >= 64 ? (t->bm / t->tm) * t->bn * 4 : 0; /* EPI_SHARED's */
     return lim->maxComputeWorkGroupInvocations >= sgemm_local(t) && lim->maxComputeWorkGroupSize[0] >= sgemm_local(t) &&
            lim->maxComputeSharedMemorySize >= 2 * t->bk * (t->bm + t->bn) * 4 + slab;
 }

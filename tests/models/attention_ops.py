@@ -14,7 +14,15 @@ import tempfile
 import numpy as np
 import onnx
 from onnx import helper as h
-from onnx import mapping, numpy_helper
+from onnx import numpy_helper
+
+try:  # onnx 1.13+ (the GPU machine's 1.23 has no onnx.mapping)
+    from onnx.helper import np_dtype_to_tensor_dtype
+except ImportError:  # Debian 12's onnx 1.12
+    from onnx.mapping import NP_TYPE_TO_TENSOR_TYPE
+
+    def np_dtype_to_tensor_dtype(dt):
+        return NP_TYPE_TO_TENSOR_TYPE[np.dtype(dt)]
 
 VKINFER = sys.argv[1]
 TMP = tempfile.mkdtemp()
@@ -96,10 +104,10 @@ def rotary_ref(x, cos, sin, pos=None, interleaved=False, rot=0, num_heads=0):
 def run(name, node, inputs, outputs, want, tol, consts=(), env=None, precision=None):
     """inputs: {name: array} fed at run time; consts: names among them made initializers."""
     global failures
-    infos = [h.make_tensor_value_info(n, mapping.NP_TYPE_TO_TENSOR_TYPE[a.dtype], a.shape)
+    infos = [h.make_tensor_value_info(n, np_dtype_to_tensor_dtype(a.dtype), a.shape)
              for n, a in inputs.items() if n not in consts]
     inits = [numpy_helper.from_array(a, n) for n, a in inputs.items() if n in consts]
-    outs = [h.make_tensor_value_info(n, mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(t)], None) for n, t in outputs]
+    outs = [h.make_tensor_value_info(n, np_dtype_to_tensor_dtype(np.dtype(t)), None) for n, t in outputs]
     g = h.make_graph([node], name, infos, outs, initializer=inits)
     path = os.path.join(TMP, name + ".onnx")
     onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 23)]), path)
