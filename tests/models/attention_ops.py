@@ -16,13 +16,7 @@ import onnx
 from onnx import helper as h
 from onnx import numpy_helper
 
-try:  # onnx 1.13+ (the GPU machine's 1.23 has no onnx.mapping)
-    from onnx.helper import np_dtype_to_tensor_dtype
-except ImportError:  # Debian 12's onnx 1.12
-    from onnx.mapping import NP_TYPE_TO_TENSOR_TYPE
-
-    def np_dtype_to_tensor_dtype(dt):
-        return NP_TYPE_TO_TENSOR_TYPE[np.dtype(dt)]
+from onnx_compat import np_dtype_to_tensor_dtype
 
 VKINFER = sys.argv[1]
 TMP = tempfile.mkdtemp()

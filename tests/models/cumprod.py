@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 import onnx.numpy_helper
 from onnx import helper as h
-from onnx import mapping
+from onnx_compat import np_dtype_to_tensor_dtype
 
 VKINFER = sys.argv[1]
 TMP = tempfile.mkdtemp()
@@ -39,7 +39,7 @@ for dtype, tol in ((np.float32, 1e-5), (np.float16, 3e-3)):
                     # values near 1 keep the products in range
                     x = (1 + 0.3 * rng.standard_normal((3, 4, 5))).astype(dtype)
                     want = reference(x.astype(np.float64), axis, exclusive, reverse)
-                    t = mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
+                    t = np_dtype_to_tensor_dtype(np.dtype(dtype))
                     inputs = [] if folded else [h.make_tensor_value_info("x", t, x.shape)]
                     inits = [onnx.numpy_helper.from_array(x, "x")] if folded else []
                     if axis_input:

@@ -10,7 +10,7 @@ import tempfile
 import numpy as np
 import onnx
 from onnx import helper as h
-from onnx import mapping
+from onnx_compat import np_dtype_to_tensor_dtype
 
 VKINFER = sys.argv[1]
 TMP = tempfile.mkdtemp()
@@ -26,7 +26,7 @@ for dtype, tol in ((np.float32, 1e-6), (np.float16, 2e-3)):
             ref = x.astype(np.float64)
             norm = np.sum(np.abs(ref), axis=axis, keepdims=True) if p == 1 else np.sqrt(np.sum(ref * ref, axis=axis, keepdims=True))
             want = np.where(norm != 0, ref / np.where(norm != 0, norm, 1), 0)
-            t = mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
+            t = np_dtype_to_tensor_dtype(np.dtype(dtype))
             g = h.make_graph([h.make_node("LpNormalization", ["x"], ["y"], axis=axis, p=p)], name,
                              [h.make_tensor_value_info("x", t, x.shape)], [h.make_tensor_value_info("y", t, x.shape)])
             path = os.path.join(TMP, name + ".onnx")

@@ -11,7 +11,7 @@ import tempfile
 import numpy as np
 import onnx
 from onnx import helper as h
-from onnx import mapping
+from onnx_compat import np_dtype_to_tensor_dtype
 
 VKINFER = sys.argv[1]
 TMP = tempfile.mkdtemp()
@@ -21,7 +21,7 @@ failures = 0
 
 def run(name, node, inputs, want):
     global failures
-    vi = lambda n, a: h.make_tensor_value_info(n, mapping.NP_TYPE_TO_TENSOR_TYPE[a.dtype], a.shape)
+    vi = lambda n, a: h.make_tensor_value_info(n, np_dtype_to_tensor_dtype(a.dtype), a.shape)
     g = h.make_graph([node], name, [vi(k, v) for k, v in inputs.items()], [vi("y", want)])
     path = os.path.join(TMP, name + ".onnx")
     onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 18)]), path)

@@ -14,7 +14,7 @@ import tempfile
 import numpy as np
 import onnx
 from onnx import helper as h
-from onnx import mapping
+from onnx_compat import np_dtype_to_tensor_dtype
 
 VKINFER = sys.argv[1]
 TMP = tempfile.mkdtemp()
@@ -127,13 +127,13 @@ def case(name, op, S=5, N=3, I=4, H=6, dtype=np.float32, tol=1e-4, lens=None, h0
                 arrs[k] = arrs[k].swapaxes(0, 1)
         want = {"Y": want["Y"].transpose(2, 0, 1, 3), "Y_h": want["Y_h"].swapaxes(0, 1), "Y_c": want["Y_c"].swapaxes(0, 1)}
     order = ["X", "W", "R", "B", "sequence_lens", "initial_h"] + (["initial_c", "P"] if op == "LSTM" else [])
-    t = mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
+    t = np_dtype_to_tensor_dtype(np.dtype(dtype))
     ins, feeds = [], []
     for k in order:
         if arrs[k] is None:
             continue
         a = arrs[k] if k == "sequence_lens" else arrs[k].astype(dtype)
-        ins.append(h.make_tensor_value_info(k, mapping.NP_TYPE_TO_TENSOR_TYPE[a.dtype], a.shape))
+        ins.append(h.make_tensor_value_info(k, np_dtype_to_tensor_dtype(a.dtype), a.shape))
         np.save(os.path.join(TMP, k + ".npy"), a)
         feeds += ["--input", f"{k}={os.path.join(TMP, k + '.npy')}"]
     node_ins = [k if arrs[k] is not None else "" for k in order]
