@@ -7,6 +7,7 @@
 // through a texel buffer of words. Rows of V past Cin and tiles past the last are zeros.
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+#include "winograd4.glsl"
 
 layout(local_size_x_id = 0) in;
 
@@ -19,18 +20,6 @@ layout(push_constant) uniform Push {
     uint images;
     int h, w, ph, pw;
 } pc;
-
-// B^T applied to 6 values: rows 4 d0 - 5 d2 + d4, -4 (d1 + d2) + d3 + d4, 4 (d1 - d2) - d3 + d4,
-// 2 (d3 - d1) - d2 + d4, 2 (d1 - d3) - d2 + d4, 4 d1 - 5 d3 + d5
-void bt6(float d0, float d1, float d2, float d3, float d4, float d5, out float r[6])
-{
-    r[0] = 4.0 * d0 - 5.0 * d2 + d4;
-    r[1] = d3 + d4 - 4.0 * (d1 + d2);
-    r[2] = d4 - d3 + 4.0 * (d1 - d2);
-    r[3] = d4 - d2 + 2.0 * (d3 - d1);
-    r[4] = d4 - d2 + 2.0 * (d1 - d3);
-    r[5] = 4.0 * d1 - 5.0 * d3 + d5;
-}
 
 void main()
 {

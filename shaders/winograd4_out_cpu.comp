@@ -7,6 +7,7 @@
 // a multiple of 4 a tile's output row is one uvec4 store (llvmpipe stores a lane at a time).
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+#include "winograd4.glsl"
 #include "fused_act.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -28,17 +29,6 @@ layout(push_constant) uniform Push {
     uint oh, ow;
     float lo, hi;
 } pc;
-
-// A^T applied to 6 values: m0 + m1 + m2 + m3 + m4, m1 - m2 + 2 (m3 - m4), m1 + m2 + 4 (m3 + m4),
-// m1 - m2 + 8 (m3 - m4) + m5
-void at6(vec4 m0, vec4 m1, vec4 m2, vec4 m3, vec4 m4, vec4 m5, out vec4 r[4])
-{
-    vec4 p12 = m1 + m2, d12 = m1 - m2, p34 = m3 + m4, d34 = m3 - m4;
-    r[0] = m0 + p12 + p34;
-    r[1] = d12 + 2.0 * d34;
-    r[2] = p12 + 4.0 * p34;
-    r[3] = d12 + 8.0 * d34 + m5;
-}
 
 void main()
 {

@@ -1,12 +1,13 @@
 #version 450
 // Winograd F(4x4, 3x3) input transform, transposed (src/ops/conv_winograd.c: maps with few
 // tiles, where the product runs with the tiles as rows and the output channels as columns):
-// V^T[xi][t][ci] = (B^T d B)[xi] for the 6x6 patch d of channel ci under output tile t, B^T as
-// in winograd4_in_cpu.comp. An invocation takes one tile and 4 consecutive channels, so each of
+// V^T[xi][t][ci] = (B^T d B)[xi] for the 6x6 patch d of channel ci under output tile t, B^T
+// winograd4.glsl's bt6. An invocation takes one tile and 4 consecutive channels, so each of
 // its 36 stores is one uvec4 (llvmpipe stores a lane at a time); X comes through a texel buffer
 // of words. Channels past Cin (K padded to a multiple of 4) are zeros.
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+#include "winograd4.glsl"
 
 layout(local_size_x_id = 0) in;
 
@@ -19,16 +20,6 @@ layout(push_constant) uniform Push {
     uint images;
     int h, w, ph, pw;
 } pc;
-
-void bt6(float d0, float d1, float d2, float d3, float d4, float d5, out float r[6])
-{
-    r[0] = 4.0 * d0 - 5.0 * d2 + d4;
-    r[1] = d3 + d4 - 4.0 * (d1 + d2);
-    r[2] = d4 - d3 + 4.0 * (d1 - d2);
-    r[3] = d4 - d2 + 2.0 * (d3 - d1);
-    r[4] = d4 - d2 + 2.0 * (d1 - d3);
-    r[5] = 4.0 * d1 - 5.0 * d3 + d5;
-}
 
 void main()
 {

@@ -1,12 +1,13 @@
 #version 450
 // Winograd F(4x4, 3x3) output transform, transposed (src/ops/conv_winograd.c): the 4x4 outputs
-// of tile t and channel co are A^T m A of the 36 products M^T[xi][t][co] (A^T as in
-// winograd4_out_cpu.comp), plus the bias, a residual of Y's shape and the fused activation,
+// of tile t and channel co are A^T m A of the 36 products M^T[xi][t][co] (A^T
+// winograd4.glsl's at6), plus the bias, a residual of Y's shape and the fused activation,
 // stored into Y [N, Cout, OH, OW]. An invocation takes one tile and 4 consecutive channels,
 // reading each product's 4 values as one texel (Cout a multiple of 4); where OW is a multiple
 // of 4 a tile's output row is one uvec4 store.
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+#include "winograd4.glsl"
 #include "fused_act.glsl"
 
 layout(local_size_x_id = 0) in;
@@ -28,15 +29,6 @@ layout(push_constant) uniform Push {
     uint oh, ow;
     float lo, hi;
 } pc;
-
-void at6(vec4 m0, vec4 m1, vec4 m2, vec4 m3, vec4 m4, vec4 m5, out vec4 r[4])
-{
-    vec4 p12 = m1 + m2, d12 = m1 - m2, p34 = m3 + m4, d34 = m3 - m4;
-    r[0] = m0 + p12 + p34;
-    r[1] = d12 + 2.0 * d34;
-    r[2] = p12 + 4.0 * p34;
-    r[3] = d12 + 8.0 * d34 + m5;
-}
 
 void main()
 {
