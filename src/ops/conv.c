@@ -197,6 +197,79 @@ static conv2d_view view_2d(const conv_geom *g)
     return v;
 }
 
+/* Float32 depthwise convolutions on CPU devices (conv2d_cpu_dw_planes.comp): the lanes of a
+ * workgroup are adjacent output planes, the workgroup one block of PXB columns and RB rows,
+ * which a lane walks keeping the input rows under its window in registers. 16-bit storage and
+ * inputs too large for a texel buffer keep conv2d_cpu_depthwise(_tx) below (lanes along a
+ * row's columns; VKINFER_CPU_DW=rows takes it for float32 too, for tests and comparisons). */
+typedef struct dw_planes_tiling {
+    uint32_t lx, pxb, rb;
+} dw_planes_tiling;
+
+static dw_planes_tiling dw_planes_choose(const conv_geom *g, int64_t batch)
+{
+    /* 16 columns of 16 rows a lane: the input row spans (PXB + 2 for 3x3) are fetched once for
+     * more outputs; rows narrower than 16 take 8 or 4 columns, so that lanes do not compute
+     * columns past the row. Least of 5 alternating profiled runs, lavapipe, 2 cores, 3x3
+     * layers of mobilenet_v2's shapes with a fused ReLU6 (conv2d_cpu_depthwise_tx, 8 pixels
+     * of 2 rows a lane along the columns -> this kernel at 8 x 8 -> 16 x 16): 32 x 112 x 112
+     * 1.67 -> 0.79 -> 0.51 ms, 144 x 56 x 56 1.30 -> 0.70 -> 0.65, 96 x 112 x 112 stride 2
+     * 1.33 -> 0.82 -> 0.84-0.97, 384 x 14 x 14 0.38 -> 0.39 -> 0.25-0.32 (onnxruntime, 2
+     * threads: 0.20, 0.23, 0.28, 0.09). Rows of 4 to 112 a lane measured within the VM's drift
+     * of one another past 8. VKINFER_CPU_DW_PXB (4, 8, 16) and VKINFER_CPU_DW_RB (1-4096)
+     * override, for tests and tuning. */
+    const conv2d_view v = view_2d(g);
+    dw_planes_tiling t = {8, v.ow > 8 ? 16 : v.ow > 4 ? 8 : 4, 16};
+    const char *px = getenv("VKINFER_CPU_DW_PXB"), *rb = getenv("VKINFER_CPU_DW_RB");
+    if (px && (atoi(px) == 4 || atoi(px) == 8 || atoi(px) == 16)) t.pxb = (uint32_t)atoi(px);
+    if (rb && atoi(rb) >= 1 && atoi(rb) <= 4096) t.rb = (uint32_t)atoi(rb);
+    (void)batch;
+    return t;
+}
+
+/* The kernel's grid: planes along x (LX a workgroup), column blocks times row chunks along y. */
+static bool cpu_dw_planes_fits(op_ctx *c, const conv_geom *g, int64_t batch, const op_window *win)
+{
+    if (getenv("VKINFER_CPU_DW") && strcmp(getenv("VKINFER_CPU_DW"), "rows") == 0) return false;
+    const conv2d_view v = view_2d(g);
+    dw_planes_tiling t = dw_planes_choose(g, batch);
+    uint64_t planes = (uint64_t)batch * (uint64_t)g->cout;
+    uint64_t blocks = ((uint64_t)v.ow + t.pxb - 1) / t.pxb * (((uint64_t)v.oh + t.rb - 1) / t.rb);
+    uint64_t x_words = win ? win[0].size / 4 : (uint64_t)shape_numel(op_in(c, 0)->dims, op_in(c, 0)->rank);
+    uint64_t w_words = (uint64_t)shape_numel(op_in(c, 1)->dims, op_in(c, 1)->rank);
+    uint32_t texels = c->vk->caps.props.limits.maxTexelBufferElements;
+    return (planes + t.lx - 1) / t.lx <= 65535 && blocks <= 65535 && x_words <= texels && w_words <= texels &&
+           op_in(c, 0)->dtype == VKI_DTYPE_FLOAT;
+}
+
+static vki_status record_cpu_dw_planes(op_ctx *c, const conv_geom *g, int64_t batch, const op_window *win,
+                                       const int *values, const fused_act *act)
+{
+    const gpu_storage stores[4] = {GPU_W32, GPU_W32, GPU_W32, GPU_W32};
+    const conv2d_view v = view_2d(g);
+    dw_planes_tiling t = dw_planes_choose(g, batch);
+    uint32_t col_blocks = (uint32_t)(((int64_t)v.ow + t.pxb - 1) / t.pxb);
+    uint32_t row_chunks = (uint32_t)(((int64_t)v.oh + t.rb - 1) / t.rb);
+    /* windows that never leave the input skip the bounds checks; column blocks reach past OW
+     * to a multiple of PXB */
+    int64_t ow_span = (int64_t)col_blocks * t.pxb;
+    bool padded = v.ph > 0 || v.pw > 0 || (int64_t)(v.oh - 1) * v.sh + (int64_t)(v.kh - 1) * v.dh >= v.ih ||
+                  (ow_span - 1) * v.sw + (int64_t)(v.kw - 1) * v.dw >= v.iw;
+    bool vec4_y = v.ow % 4 == 0 && t.pxb % 4 == 0 && !win;
+    uint32_t spec[12] = {t.lx, t.pxb, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, op_act_code(act->on, act->lo, act->hi),
+                         padded, vec4_y, t.rb};
+    struct {
+        uint32_t planes, cin, cout, cout_g, has_bias;
+        int32_t ih, iw, oh, ow, ph, pw;
+        uint32_t col_blocks;
+        float lo, hi;
+    } push = {(uint32_t)(batch * g->cout), (uint32_t)g->cin, (uint32_t)g->cout, (uint32_t)(g->cout / g->groups),
+              op_has_input(c, 2), v.ih, v.iw, v.oh, v.ow, v.ph, v.pw, col_blocks, act->lo, act->hi};
+    uint64_t gx = ((uint64_t)batch * (uint64_t)g->cout + t.lx - 1) / t.lx;
+    return op_dispatch_stored(c, "conv2d_cpu_dw_planes", spec, 12, &push, sizeof push, values, win, stores, 4,
+                              (uint32_t)gx, col_blocks * row_chunks, 1);
+}
+
 static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const op_window *win, const int *values,
                              int packed, const fused_act *act, gpu_storage st)
 {
@@ -220,6 +293,8 @@ static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const
         float lo, hi;
     } push = {0, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g,
               op_has_input(c, 2), v.ih, v.iw, v.oh, v.ow, v.ph, v.pw, act->lo, act->hi};
+    if (cin_g == 1 && st == GPU_W32 && cpu_dw_planes_fits(c, g, batch, win))
+        return record_cpu_dw_planes(c, g, batch, win, values, act);
     if (cin_g == 1) {
         /* depthwise: W as it is, one channel per workgroup row */
         uint64_t columns = (uint64_t)batch * (((uint64_t)v.oh + t.ohb - 1) / t.ohb) * (((uint64_t)v.ow + t.pxb - 1) / t.pxb);

@@ -1,12 +1,15 @@
-"""The CPU-device depthwise convolution kernels (conv2d_cpu_depthwise_tx and, for tensors too
-large for a texel buffer or of 16-bit storage, conv2d_cpu_depthwise) against PyTorch eager: an
-invocation computes PXB pixels of OHB output rows (src/ops/conv.c, choose_cpu_tiling), so the
-cases cover heights that leave the last row block half empty, widths that leave the last pixel
-block part empty or are no multiple of 4 (no uvec4 stores), strides 1 and 2, dilation 2,
-padding 0, 1 and 2 (windows that never leave the input skip the bounds checks), 5x5 kernels,
-a channel multiplier of 2, a fused ReLU6, batch 2 and a 1-D depthwise Conv. Each case checks
-from a profiled run that a depthwise CPU kernel ran. Usage: depthwise_cpu.py VKINFER (on a CPU
-device; VKINFER_CPU_DW_ROWS / VKINFER_CPU_DW_PXB choose other blocks)."""
+"""The CPU-device depthwise convolution kernels against PyTorch eager: conv2d_cpu_dw_planes
+(float32: the lanes are output planes, an invocation walks RB output rows of PXB columns with
+the input rows under its window held in registers) and, with VKINFER_CPU_DW=rows (as for
+16-bit storage and tensors too large for a texel buffer), conv2d_cpu_depthwise(_tx) (lanes
+along a row's columns, PXB pixels of OHB rows an invocation; src/ops/conv.c). The cases cover
+heights that leave the last row block part empty, widths that leave the last column block
+part empty or are no multiple of 4 (no uvec4 stores), strides 1 and 2, dilation 2, padding 0,
+1 and 2 (windows that never leave the input skip the bounds checks), 5x5 kernels, a channel
+multiplier of 2, a fused ReLU6, batch 2, plane counts that leave a workgroup's last lanes
+idle and a 1-D depthwise Conv. Each case checks from a profiled run that the kernel under
+test ran. Usage: depthwise_cpu.py VKINFER (on a CPU device; VKINFER_CPU_DW_PXB with
+VKINFER_CPU_DW_RB, or VKINFER_CPU_DW_ROWS for the rows kernel, choose other blocks)."""
 import os
 import re
 import subprocess
@@ -31,6 +34,7 @@ def cases():
     yield "odd_7x9", dw(8, 3), (r(1, 8, 7, 9),)
     yield "rows_13_width_4", dw(8, 3), (r(1, 8, 13, 4),)
     yield "stride2_odd", dw(16, 3, stride=2), (r(2, 16, 11, 15),)
+    yield "stride2_tall", dw(5, 3, stride=2), (r(1, 5, 40, 33),)
     yield "no_padding", dw(8, 3, padding=0), (r(1, 8, 10, 20),)
     yield "dilation2_pad2", dw(8, 3, padding=2, dilation=2), (r(1, 8, 9, 17),)
     yield "k5_pad2_relu6", dw(12, 5, padding=2, act=True), (r(1, 12, 14, 14),)
@@ -41,6 +45,7 @@ def cases():
 
 def main():
     vkinfer = sys.argv[1]
+    kernel = "conv2d_cpu_depthwise" if os.environ.get("VKINFER_CPU_DW") == "rows" else "conv2d_cpu_dw_planes"
     torch.manual_seed(0)
     failed = []
     for name, model, inputs in cases():
@@ -54,7 +59,7 @@ def main():
         kernels = set(re.findall(r"^\s+[\d.]+ ms\s+(\S+)\s", prof.stdout, re.M))
         bound = 1e-5 * max(1.0, float(np.abs(ref).max()))
         err = float(np.abs(got - ref).max()) if got is not None and got.shape == ref.shape else float("inf")
-        dw_ran = any(k.startswith("conv2d_cpu_depthwise") for k in kernels)
+        dw_ran = any(k.startswith(kernel) for k in kernels)
         ok = err <= bound and dw_ran
         print(f"{'PASS' if ok else 'FAIL'} {name}: max abs error {err:.3g} (bound {bound:.3g}), kernels {sorted(kernels)}")
         if not ok:
