@@ -24,6 +24,7 @@ layout(push_constant) uniform Push {
     float alpha;
     uint bd1, bd2;                // the inner two batch dims' sizes (the outermost implied)
     uint sq0, sq1, sq2, sk0, sk1, sk2, sv0, sv1, sv2;
+    uint q0, k0, v0;              // first elements (strided Slices of one projection read in place)
 } pc;
 
 shared float p[MAX_KEYS];
@@ -48,9 +49,9 @@ void main()
     uint t = gl_LocalInvocationID.x, L = gl_WorkGroupSize.x;
     uint m = gl_WorkGroupID.x, z = gl_WorkGroupID.y;
     uint i2 = z % pc.bd2, i1 = (z / pc.bd2) % pc.bd1, i0 = z / (pc.bd2 * pc.bd1);
-    uint qo = i0 * pc.sq0 + i1 * pc.sq1 + i2 * pc.sq2 + m * pc.sqm;
-    uint ko = i0 * pc.sk0 + i1 * pc.sk1 + i2 * pc.sk2;
-    uint vo = i0 * pc.sv0 + i1 * pc.sv1 + i2 * pc.sv2;
+    uint qo = pc.q0 + i0 * pc.sq0 + i1 * pc.sq1 + i2 * pc.sq2 + m * pc.sqm;
+    uint ko = pc.k0 + i0 * pc.sk0 + i1 * pc.sk1 + i2 * pc.sk2;
+    uint vo = pc.v0 + i0 * pc.sv0 + i1 * pc.sv1 + i2 * pc.sv2;
     float mx = uintBitsToFloat(0xff800000u); // -inf
     for (uint s = t; s < pc.S; s += L) {
         float acc = 0.0;

@@ -31,6 +31,7 @@ layout(push_constant) uniform Push {
     uint bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2; // three batch dims (outermost size implied)
     uint batch_base, batches; // this dispatch's batches from batch_base on
     float lo, hi; // ACT's bounds (a clamp's)
+    uint a0, b0;  // A's and B's first elements (strided Slices read in place)
 } pc;
 
 void main()
@@ -41,7 +42,8 @@ void main()
     uint n0 = lane % blocks * R, m0 = gl_WorkGroupID.y * R;
     uint z = lane / blocks + pc.batch_base;
     uint i2 = z % pc.bd2, i1 = (z / pc.bd2) % pc.bd1, i0 = z / (pc.bd2 * pc.bd1);
-    int a_off = int(i0 * pc.sa0 + i1 * pc.sa1 + i2 * pc.sa2), b_off = int(i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2);
+    int a_off = int(pc.a0 + i0 * pc.sa0 + i1 * pc.sa1 + i2 * pc.sa2);
+    int b_off = int(pc.b0 + i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2);
     int rows[R], cols[R]; // past M or N, the last row or column again: every fetch in bounds
     [[unroll]] for (uint i = 0u; i < R; i++) rows[i] = a_off + int(min(m0 + i, pc.M - 1u) * pc.sam);
     [[unroll]] for (uint j = 0u; j < R; j++) cols[j] = b_off + int(min(n0 + j, pc.N - 1u) * pc.sbn);

@@ -290,8 +290,8 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
  * operands bound whole, one product of all batches. */
 static uint32_t sgemm_vec(const mm_problem *p)
 {
-    bool a = p->sak == 1 && p->K > 1 ? p->sam % 4 == 0 : p->sam == 1 && p->sak % 4 == 0;
-    bool b = p->sbk == 1 && p->K > 1 ? p->sbn % 4 == 0 : p->sbn == 1 && p->sbk % 4 == 0;
+    bool a = p->a0 % 4 == 0 && (p->sak == 1 && p->K > 1 ? p->sam % 4 == 0 : p->sam == 1 && p->sak % 4 == 0);
+    bool b = p->b0 % 4 == 0 && (p->sbk == 1 && p->K > 1 ? p->sbn % 4 == 0 : p->sbn == 1 && p->sbk % 4 == 0);
     for (int d = 0; d < p->nb; d++) {
         a = a && p->sa[d] % 4 == 0;
         b = b && p->sb[d] % 4 == 0;
@@ -364,7 +364,7 @@ static vki_status record_column_blocks(op_ctx *c, const mm_problem *p, bool *tak
     plan_value *a = op_value(c, p->a_value), *b = op_value(c, p->b_value), *y = op_value(c, p->y_value);
     uint64_t range = op_max_binding_bytes(c), word = 4; /* sizes in 32-bit words: enough for every storage */
     int64_t b_numel = shape_numel(b->dims, b->rank);
-    if (p->nb || !b->host || (uint64_t)b_numel * word <= range || p->K < 1 || p->N < 2) return VKI_OK;
+    if (p->nb || !b->host || (uint64_t)b_numel * word <= range || p->K < 1 || p->N < 2 || p->a0) return VKI_OK;
     if ((uint64_t)shape_numel(a->dims, a->rank) * word > range || (uint64_t)shape_numel(y->dims, y->rank) * word > range)
         return VKI_OK;
     plan_value *cv = p->has_c ? op_value(c, p->c_value) : NULL;
@@ -438,6 +438,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         transposed.a_value = p->b_value, transposed.b_value = p->a_value;
         transposed.M = 1, transposed.N = p->M;
         transposed.sam = p->sbn, transposed.sak = p->sbk, transposed.sbk = p->sak, transposed.sbn = p->sam;
+        transposed.a0 = p->b0, transposed.b0 = p->a0;
         transposed.scm = p->scn, transposed.scn = p->scm;
         memcpy(transposed.sa, p->sb, sizeof transposed.sa);
         memcpy(transposed.sb, p->sa, sizeof transposed.sb);
@@ -519,7 +520,12 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     };
     uint64_t range = op_max_binding_bytes(c);
     plan_value *cv = p->has_c ? op_value(c, p->c_value) : NULL;
-    bool fits = (uint64_t)a_numel * elem <= range && (uint64_t)b_numel * elem <= range && (uint64_t)y_numel * elem <= range;
+    /* (a strided Slice's view is bound from its root's start: src/ops/movement.c makes one only
+     * where the root fits one binding) */
+    bool fits = (uint64_t)op_bound_numel(c, p->a_value) * elem <= range &&
+                (uint64_t)op_bound_numel(c, p->b_value) * elem <= range && (uint64_t)y_numel * elem <= range;
+    if ((p->a0 || p->b0) && !fits)
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a strided Slice view of more than one binding reached a product");
     if (cv && (uint64_t)shape_numel(cv->dims, cv->rank) * elem > range)
         return op_error(c, VKI_ERROR_UNSUPPORTED, "C is larger than the device's maxStorageBufferRange (%llu bytes); "
                         "Gemm does not split its work into windows yet", (unsigned long long)range);
@@ -530,7 +536,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     uint32_t n_spec_tiled = 9;
     mm_coopmat_kernel cm;
     bool on_coopmat = false;
-    if (fits && !is_int && !gemv &&
+    if (fits && !is_int && !gemv && !p->a0 && !p->b0 &&
         mm_coopmat_choose(c, values, p->M, p->N, p->K, batches, rows_of_8(p), aligned_operands(p), &cm, stores)) {
         on_coopmat = true;
         tiled = cm.shader;
@@ -588,6 +594,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
             spec_tiled[8] = 0; /* the reduce pass clamps */
             push.k_slice = (uint32_t)k_slice;
             push.z_count = (uint32_t)z_count;
+            push.a_base = (uint32_t)p->a0, push.b_base = (uint32_t)p->b0;
             int split_values[4] = {values[0], values[1], values[2], partial};
             gpu_storage split_stores[4] = {stores[0], stores[1], stores[2], GPU_W32}; /* sums stay fp32 words */
             /* the kernel without R: the reduce pass adds it */
@@ -614,7 +621,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
             a_base += i * p->sa[d];
             b_base += i * p->sb[d];
         }
-        int64_t base[3] = {a_base, b_base, outer * z_count * p->M * p->N};
+        int64_t base[3] = {p->a0 + a_base, p->b0 + b_base, outer * z_count * p->M * p->N};
         for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
             gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
             op_window win[5] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}};
@@ -764,6 +771,7 @@ typedef struct attn_rows_push {
     float alpha;
     uint32_t bd1, bd2;
     uint32_t sq0, sq1, sq2, sk0, sk1, sk2, sv0, sv1, sv2;
+    uint32_t q0, k0, v0;
 } attn_rows_push;
 
 /* bdims/sa/sb: the first product's nb batch dims (size-1 ones included), right-aligned */
@@ -798,7 +806,7 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     if (mn->n_inputs != 2 || mn->inputs[0] != p_value || mn->inputs[1] == p_value || mn->inputs[1] < 0) return VKI_OK;
     int vv = mn->inputs[1];
     plan_value *v = op_value(c, vv);
-    if (!v->shaped || v->dtype != VKI_DTYPE_FLOAT || v->rank < 2 || v->view_elem || v->view_scale ||
+    if (!v->shaped || v->dtype != VKI_DTYPE_FLOAT || v->rank < 2 || v->view_scale ||
         op_storage(c, vv) != GPU_W32 || v->dims[v->rank - 2] != p->N || v->rank - 2 > nb)
         return VKI_OK;
     int64_t vs[VKI_MAX_RANK];
@@ -837,7 +845,8 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
         (uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->K, (uint32_t)E, (uint32_t)p->sam, (uint32_t)p->sak,
         (uint32_t)p->sbk, (uint32_t)p->sbn, (uint32_t)vs[v->rank - 2], (uint32_t)vs[v->rank - 1], p->alpha * (float)scale,
         (uint32_t)zb[1], (uint32_t)zb[2], (uint32_t)q3[0], (uint32_t)q3[1], (uint32_t)q3[2], (uint32_t)k3[0],
-        (uint32_t)k3[1], (uint32_t)k3[2], (uint32_t)v3[0], (uint32_t)v3[1], (uint32_t)v3[2]};
+        (uint32_t)k3[1], (uint32_t)k3[2], (uint32_t)v3[0], (uint32_t)v3[1], (uint32_t)v3[2], (uint32_t)p->a0,
+        (uint32_t)p->b0, (uint32_t)(v->permuted ? v->view_elem : 0)};
     uint32_t spec[2] = {cpu ? 8 : 64, ATTN_ROWS_MAX_KEYS};
     int values[4] = {op_in_index(c, 0), op_in_index(c, 1), vv, y1};
     VKI_TRY(op_dispatch(c, "attention_rows", spec, 2, &push, sizeof push, values, 4, (uint32_t)p->M, (uint32_t)z_count, 1));
@@ -870,14 +879,13 @@ static vki_status plan_matmul(op_ctx *c)
     /* element strides of each operand's dims: row-major, or a permuted view's own (a Transpose
      * read in place, src/ops/movement.c) */
     int64_t as_[VKI_MAX_RANK], bs_[VKI_MAX_RANK];
-    if ((a->permuted && a->view_elem) || (b->permuted && b->view_elem))
-        return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a strided Slice view reached a product");
     value_strides(a, as_);
     value_strides(b, bs_);
     mm_problem p = {.M = M, .N = N, .K = K, .sam = a->rank > 1 ? as_[a->rank - 2] : K, .sak = as_[a->rank - 1],
                     .sbk = b->rank > 1 ? bs_[b->rank - 2] : bs_[0], .sbn = b->rank > 1 ? bs_[b->rank - 1] : 1,
                     /* scaled views (a constant Mul/Div before the product, src/ops/binary.c) */
-                    .alpha = (a->view_scale ? a->view_scale : 1.0f) * (b->view_scale ? b->view_scale : 1.0f), .beta = 0};
+                    .alpha = (a->view_scale ? a->view_scale : 1.0f) * (b->view_scale ? b->view_scale : 1.0f), .beta = 0,
+                    .a0 = a->permuted ? a->view_elem : 0, .b0 = b->permuted ? b->view_elem : 0};
     int64_t ydims[VKI_MAX_RANK];
     int yrank = 0;
     int64_t bdims[MM_MAX_BATCH], sa[MM_MAX_BATCH], sb[MM_MAX_BATCH];

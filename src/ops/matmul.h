@@ -12,7 +12,10 @@ typedef struct mm_problem {
     int a_value, b_value, y_value; /* A, B and Y: MatMul/Gemm's inputs 0, 1 and output 0, or a
                                     * convolution's weights, image columns and output */
     int64_t M, N, K;
-    int64_t sam, sak, sbk, sbn; /* A(m,k) = A[m*sam + k*sak], B(k,n) = B[k*sbk + n*sbn] */
+    int64_t sam, sak, sbk, sbn; /* A(m,k) = A[a0 + m*sam + k*sak], B(k,n) = B[b0 + k*sbk + n*sbn] */
+    int64_t a0, b0;             /* A's and B's first elements: 0, or a strided Slice read in place
+                                 * (a view's view_elem: attention's q, k and v cut from one
+                                 * projection, src/ops/movement.c) */
     bool has_c;
     int c_value;                /* C's value: Gemm's input 2, or a fused Add's other operand */
     int64_t scm, scn;           /* C(m,n) = C[m*scm + n*scn]; 0 where C is broadcast */

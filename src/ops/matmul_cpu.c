@@ -31,6 +31,7 @@ typedef struct mm_small_push {
     float alpha, beta;
     uint32_t bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2, batch_base, batches;
     float lo, hi;
+    uint32_t a0, b0;
 } mm_small_push;
 
 enum { MM_PACK_LOCAL = 64 };
@@ -146,7 +147,8 @@ static vki_status pack_on_device(op_ctx *c, const mm_problem *p, int input, cons
     bool is_b = input == 1;
     mm_pack_push push = {(uint32_t)count, (uint32_t)(is_b ? p->K : p->M), (uint32_t)(is_b ? p->N : p->K),
                          (uint32_t)(is_b ? p->sbk : p->sam), (uint32_t)(is_b ? p->sbn : p->sak), (uint32_t)K4,
-                         (uint32_t)bd[1], (uint32_t)bd[2], (uint32_t)st[0], (uint32_t)st[1], (uint32_t)st[2], 0};
+                         (uint32_t)bd[1], (uint32_t)bd[2], (uint32_t)st[0], (uint32_t)st[1], (uint32_t)st[2],
+                         (uint32_t)(is_b ? p->b0 : p->a0)};
     uint32_t spec[4] = {MM_PACK_LOCAL, is_b, t->rn, t->lx};
     int values[2] = {input ? p->b_value : p->a_value, *value};
     uint32_t gx, gy;
@@ -166,7 +168,8 @@ static vki_status record_small(op_ctx *c, const mm_problem *p, const int64_t bd[
     mm_small_push push = {(uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->K, (uint32_t)p->sam, (uint32_t)p->sak,
                           (uint32_t)p->sbk, (uint32_t)p->sbn, (uint32_t)p->scm, (uint32_t)p->scn, p->alpha, p->beta,
                           (uint32_t)bd[1], (uint32_t)bd[2], (uint32_t)sa[0], (uint32_t)sa[1], (uint32_t)sa[2],
-                          (uint32_t)sb[0], (uint32_t)sb[1], (uint32_t)sb[2], 0, 0, p->lo, p->hi};
+                          (uint32_t)sb[0], (uint32_t)sb[1], (uint32_t)sb[2], 0, 0, p->lo, p->hi, (uint32_t)p->a0,
+                          (uint32_t)p->b0};
     uint32_t spec[4] = {lx, op_dtype_code(y->dtype), p->has_c, op_act_code(p->clamp, p->lo, p->hi)};
     int values[4] = {p->a_value, p->b_value, p->has_c ? p->c_value : p->a_value, p->y_value};
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
@@ -208,6 +211,7 @@ static vki_status record_transposed(op_ctx *c, const mm_problem *p, bool *taken)
     q.M = p->N, q.N = p->M;
     q.a_value = p->b_value, q.sam = p->sbn, q.sak = p->sbk;
     q.b_value = p->a_value, q.sbk = p->sak, q.sbn = p->sam;
+    q.a0 = p->b0, q.b0 = p->a0;
     q.scm = p->scn, q.scn = p->scm;
     memcpy(q.sa, p->sb, sizeof q.sa);
     memcpy(q.sb, p->sa, sizeof q.sb);
@@ -242,24 +246,26 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
         sb[slot] = p->sb[i];
     }
     int64_t z_count = bd[0] * bd[1] * bd[2];
-    bool a_direct = p->sak == 1 && p->K % 4 == 0 && p->sam % 4 == 0 && sa[0] % 4 == 0 && sa[1] % 4 == 0 && sa[2] % 4 == 0;
+    /* (a strided Slice's view, from its first element a0 or b0: in place where that is a texel's) */
+    bool a_direct = p->sak == 1 && p->K % 4 == 0 && p->sam % 4 == 0 && sa[0] % 4 == 0 && sa[1] % 4 == 0 && sa[2] % 4 == 0 &&
+                    p->a0 % 4 == 0;
     bool a_host = !a_direct && a->host && p->M * p->K > 0;
     bool b_host = b->host && p->K * p->N > 0;
     /* B's rows read in place as texels; constant weights are repacked all the same, for free */
     bool b_direct = !b_host && p->sbn == 1 && p->K % 4 == 0 && p->sbk % 4 == 0 && sb[0] % 4 == 0 && sb[1] % 4 == 0 &&
-                    sb[2] % 4 == 0;
+                    sb[2] % 4 == 0 && p->b0 % 4 == 0;
     /* N not a multiple of 4: in place only where every row is padded to whole texels inside
      * the buffer (Conv's im2col columns on CPU devices); the columns past N are never stored */
     int64_t n_texels = (p->N + 3) / 4 * 4;
     if (b_direct && p->N % 4)
         b_direct = p->sbk >= n_texels && (bd[0] - 1) * sb[0] + (bd[1] - 1) * sb[1] + (bd[2] - 1) * sb[2] +
-                   (p->K - 1) * p->sbk + n_texels <= shape_numel(b->dims, b->rank);
+                   (p->K - 1) * p->sbk + n_texels <= op_bound_numel(c, p->b_value) - p->b0;
     /* B whose columns are whole texels along k (attention's K^T, a view of K: sbk 1) is read in
      * place too, a texel per column and 4 k (B_KT), instead of packed by a copy dispatch first
      * (VKINFER_CPU_MM_KT=0: packed, for comparisons) */
     const char *kt_env = getenv("VKINFER_CPU_MM_KT");
     bool b_kt = !b_host && !b_direct && !(kt_env && !strcmp(kt_env, "0")) && p->sbk == 1 && p->K % 4 == 0 &&
-                p->sbn % 4 == 0 && sb[0] % 4 == 0 && sb[1] % 4 == 0 && sb[2] % 4 == 0;
+                p->sbn % 4 == 0 && sb[0] % 4 == 0 && sb[1] % 4 == 0 && sb[2] % 4 == 0 && p->b0 % 4 == 0;
     /* Small products whose A or B the register-blocked kernel would first copy on the device
      * (attention's Q K^T and P V at short sequences, through transposed views): read in place
      * by matmul_cpu_small, whose speed (a few GFLOP/s) beats a copy dispatch's cost (about
@@ -271,7 +277,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     int64_t copied = (a_copy ? z_count * p->M * p->K : 0) + (b_copy ? z_count * p->K * p->N : 0);
     uint64_t words = c->vk->caps.props.limits.maxTexelBufferElements;
     if ((a_copy || b_copy) && p->M * p->N * p->K * z_count <= 32768 + 4 * copied &&
-        (uint64_t)shape_numel(a->dims, a->rank) <= words && (uint64_t)shape_numel(b->dims, b->rank) <= words &&
+        (uint64_t)op_bound_numel(c, p->a_value) <= words && (uint64_t)op_bound_numel(c, p->b_value) <= words &&
         p->M <= 65535 * 4 && (uint64_t)shape_numel(y->dims, y->rank) * 4 <= op_max_binding_bytes(c) &&
         (!cv || (uint64_t)shape_numel(cv->dims, cv->rank) * 4 <= op_max_binding_bytes(c))) {
         *taken = true;
@@ -284,8 +290,8 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     /* A and B (or their packed copies) are bound whole as texel buffers, C and Y as storage
      * buffers: larger ones take the GPU kernels' windows */
     uint64_t range = op_max_binding_bytes(c), texels = c->vk->caps.props.limits.maxTexelBufferElements;
-    int64_t a_numel = a_direct ? shape_numel(a->dims, a->rank) : a_packed;
-    int64_t b_numel = b_direct || b_kt ? shape_numel(b->dims, b->rank) : b_packed;
+    int64_t a_numel = a_direct ? op_bound_numel(c, p->a_value) : a_packed;
+    int64_t b_numel = b_direct || b_kt ? op_bound_numel(c, p->b_value) : b_packed;
     if ((uint64_t)a_numel / 4 > texels || (uint64_t)b_numel / 4 > texels || a_numel > UINT32_MAX || b_numel > UINT32_MAX)
         return VKI_OK;
     if ((uint64_t)shape_numel(y->dims, y->rank) * 4 > range || shape_numel(y->dims, y->rank) > UINT32_MAX) return VKI_OK;
@@ -299,6 +305,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     if (a_value == -2) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory padding A");
     if (a_direct) {
         a_value = p->a_value;
+        push.a_base = (uint32_t)(p->a0 / 4);
         push.a_row = (uint32_t)(p->sam / 4);
         push.sa0 = (uint32_t)(sa[0] / 4), push.sa1 = (uint32_t)(sa[1] / 4), push.sa2 = (uint32_t)(sa[2] / 4);
     } else if (a_value >= 0) {
@@ -323,6 +330,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
         push.sb2 = (uint32_t)(sb[2] / per * per_matrix);
     } else if (b_direct || b_kt) {
         b_value = p->b_value;
+        push.b_base = (uint32_t)(p->b0 / 4);
         push.b_row = (uint32_t)((b_kt ? p->sbn : p->sbk) / 4);
         push.sb0 = (uint32_t)(sb[0] / 4), push.sb1 = (uint32_t)(sb[1] / 4), push.sb2 = (uint32_t)(sb[2] / 4);
     } else {

@@ -574,9 +574,15 @@ static vki_status plan_slice(op_ctx *c)
     if (!fold && one_run(&s) && op_output_offset_view(c, 0, 0, s.in_base)) return VKI_OK;
     /* a strided slice that only an element-wise Add, Sub, Mul or Div reads (FiLM's scale and
      * shift, chunks of one conditioning vector): a view of X at its strides and first element,
-     * which src/ops/binary.c reads in place (or copies, where its pass cannot) */
+     * which src/ops/binary.c reads in place (or copies, where its pass cannot); and one that a
+     * MatMul reads, through Reshapes, Transposes and a constant scale that are views in turn
+     * (attention's q, k and v cut from one projection's columns: the product kernels take the
+     * first element and the strides, src/ops/matmul.c) */
     plan_value *y = op_out(c, 0);
-    bool elementwise = y && !fold && op_arithmetic_reader(c, op_out_index(c, 0), NULL) >= 0;
+    int operand;
+    bool direct;
+    bool elementwise = y && !fold && (op_arithmetic_reader(c, op_out_index(c, 0), NULL) >= 0 ||
+                                      op_product_reader(c, op_out_index(c, 0), &operand, &direct) != NULL);
     bool forward = true;
     for (int k = 0; k < x->rank; k++) forward = forward && step[k] > 0;
     bool bound_whole = x->view_offset + (uint64_t)shape_numel(x->dims, x->rank) * 4 <=

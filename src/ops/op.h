@@ -255,6 +255,10 @@ vki_status op_dispatch_stored(op_ctx *c, const char *shader, const uint32_t *spe
 gpu_storage op_storage(op_ctx *c, int value_index);
 /* The value whose device storage value_index views (itself where it is no view). */
 int op_root(op_ctx *c, int value_index);
+/* The elements a binding of the value holds (in its storage): its own, or for a strided view
+ * (a permuted value with a first element, bound from its root's start) its root's from the
+ * view's offset on. */
+int64_t op_bound_numel(op_ctx *c, int value_index);
 /* Whether kernels may declare 16-bit (8-bit) storage buffers on this device
  * (storageBuffer16BitAccess / storageBuffer8BitAccess). Without them, 16- and 8-bit values are
  * still held packed, and kernels see them through conversions to GPU_W32. */

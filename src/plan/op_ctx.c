@@ -324,8 +324,7 @@ const ir_node *op_product_reader(op_ctx *c, int v, int *operand, bool *direct)
 bool op_output_scaled_view(op_ctx *c, int in, double scale)
 {
     plan_value *o = op_out(c, 0), *i = op_in(c, in);
-    /* (not of a strided Slice: the product kernels take strides, not a first element) */
-    if (!o || !i || i->host || i->view_elem || !isfinite(scale) || !op_read_only_by(c, op_out_index(c, 0), "MatMul"))
+    if (!o || !i || i->host || !isfinite(scale) || !op_read_only_by(c, op_out_index(c, 0), "MatMul"))
         return false;
     if (o->rank != i->rank || memcmp(o->dims, i->dims, (size_t)i->rank * sizeof *i->dims) || o->dtype != i->dtype)
         return false;
@@ -333,6 +332,7 @@ bool op_output_scaled_view(op_ctx *c, int in, double scale)
     o->alias_of = op_in_index(c, in);
     o->view_offset = i->view_offset;
     o->permuted = i->permuted;
+    o->view_elem = i->view_elem;
     memcpy(o->view_strides, i->view_strides, sizeof o->view_strides);
     o->view_scale = (float)((i->view_scale ? i->view_scale : 1.0) * scale);
     return true;
@@ -775,6 +775,14 @@ void op_note_flops_at(op_ctx *c, int mark, double flops)
 gpu_storage op_storage(op_ctx *c, int v) { return c->plan->values[plan_root(c->plan, v)].storage; }
 
 int op_root(op_ctx *c, int v) { return plan_root(c->plan, v); }
+
+int64_t op_bound_numel(op_ctx *c, int v)
+{
+    const plan_value *pv = &c->plan->values[v];
+    if (!pv->permuted || !pv->view_elem) return shape_numel(pv->dims, pv->rank);
+    const plan_value *root = &c->plan->values[plan_root(c->plan, v)];
+    return shape_numel(root->dims, root->rank) - (int64_t)(pv->view_offset / storage_size(root->storage));
+}
 
 gpu_storage op_half_storage(op_ctx *c, const int *values, int n)
 {

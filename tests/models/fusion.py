@@ -331,8 +331,8 @@ class StridedSlices(nn.Module):
     """Strided Slices that only an element-wise op reads are views it reads in place, at their
     strides and first element: FiLM's chunk of a conditioning vector into scale and shift (2, and
     the Mul and the Add one pass: 1), every second column minus the others (2), and a slice
-    scaled before a product (1: the scale does not become the product's alpha, the product
-    kernels take no first element). Exactly 6 fewer."""
+    scaled before a product (2: the product reads the slice at its first element and takes
+    the scale as its alpha). Exactly 7 fewer."""
 
     def forward(self, x, cond, y, z, w):
         x, cond, y, z = torch.tanh(x), torch.tanh(cond), torch.tanh(y), torch.tanh(z)  # intermediates
@@ -497,6 +497,37 @@ class FrozenBNConvs(nn.Module):
         return torch.cat([g.flatten(), u.flatten(), (self.c5(u) * self.cols).flatten()])
 
 
+class SlicedHeads(nn.Module):
+    """q, k and v cut from one projection's columns (PyTorch 1.13's MultiheadAttention export),
+    each through a Reshape and a Transpose, q scaled by a constant: the Slices are strided views
+    that the products read in place from their first elements (3 fewer dispatches a set, the
+    scale's Mul 1 more). The first set starts on whole 4s (the CPU kernel's texels, the GPU
+    kernels' vec4 loads; k, q, v in that order, so that q and v start past 0), the second at columns 1, 25 and 49 of a 73-wide projection (the CPU
+    kernel packs them, the GPU kernels load scalars); the third has 8 keys, which GPUs' kernels
+    run as attention_rows, reading all three slices in place (v, k, q in that order)."""
+
+    def __init__(self):
+        super().__init__()
+        self.p1, self.p2, self.p3 = nn.Linear(32, 96), nn.Linear(32, 73), nn.Linear(32, 48)
+
+    def forward(self, x, x8):
+        s = x.shape[0]
+        qkv = self.p1(x)
+        k, q, v = qkv[:, :32], qkv[:, 32:64], qkv[:, 64:]
+        q = q.reshape(s, 4, 8).transpose(0, 1) * 0.3
+        a = torch.softmax(q @ k.reshape(s, 4, 8).permute(1, 2, 0), dim=-1) @ v.reshape(s, 4, 8).transpose(0, 1)
+        qkv = self.p2(x)
+        q, k, v = qkv[:, 1:25], qkv[:, 25:49], qkv[:, 49:73]
+        q = q.reshape(s, 4, 6).transpose(0, 1) * 0.5
+        b = torch.softmax(q @ k.reshape(s, 4, 6).permute(1, 2, 0), dim=-1) @ v.reshape(s, 4, 6).transpose(0, 1)
+        qkv = self.p3(x8)
+        v, k, q = qkv[:, :16], qkv[:, 16:32], qkv[:, 32:]
+        v = v.reshape(8, 2, 8).transpose(0, 1)  # planned before the products, as attention_rows needs
+        q = q.reshape(8, 2, 8).transpose(0, 1) * 0.25
+        c = torch.softmax(q @ k.reshape(8, 2, 8).permute(1, 2, 0), dim=-1) @ v
+        return torch.cat([a.flatten(), b.flatten(), c.flatten()])
+
+
 # name: (model, inputs, opset, dispatches fewer at least). Seeded: the inputs (and the models'
 # weights, made per run) are the same every run, so that a bound is met or missed for good
 # (unseeded, transposed_products' sums of bfloat16 products missed theirs about one run in 5).
@@ -537,11 +568,14 @@ CASES = {
     "two_steps": (TwoSteps, (torch.randn(2, 8, 5), torch.randn(2, 16), torch.randn(3, 7), torch.rand(7) + 0.5,
                              torch.randn(2, 5, 6, 4), torch.randn(2, 4, 5, 6)), 17, 4),
     "strided_slices": (StridedSlices, (torch.randn(2, 8, 5), torch.randn(2, 16), torch.randn(3, 12), torch.randn(4, 10),
-                                       torch.randn(6, 4)), 17, 6),
+                                       torch.randn(6, 4)), 17, 7),
     "rejoined_pieces": (RejoinedPieces, (torch.randn(12, 1, 128), torch.randn(1, 128), torch.randn(1, 128)), 17, 23),
     "frozen_bn": (FrozenBNConvs, (torch.randn(2, 3, 12, 12),), 17, 8),
     "attention_rows_scaled": (AttentionRowsScaled, (torch.randn(2, 3, 6, 16), torch.randn(2, 3, 37, 16),
                                                     torch.randn(1, 3, 37, 24)), 17, 6),
+    # at least the 3 bias Adds, the 3 scales and the 9 Slices (SLICE_VIEWS: no Slice dispatch
+    # left); with the Slices copied, 13-14 fewer
+    "sliced_heads": (SlicedHeads, (torch.randn(70, 32), torch.randn(8, 32)), 17, 15),
 }
 
 
@@ -551,8 +585,10 @@ NO_BF16_REFERENCE = {"conv_transpose_relu"}
 # cases whose saving is views (planned as aliases, not "fused into their producer")
 VIEWS = {"transposed_products", "scaled_products", "reshaped_heads", "late_scale", "shape_scaled_heads",
          "shape_vector_scale", "unit_axis_transposes", "row_views", "row_view_output", "transposed_elementwise", "strided_slices",
-         "rejoined_pieces"}
-EXACT = VIEWS | {"control"}  # exactly `fewer` dispatches fewer, not at least
+         "rejoined_pieces", "sliced_heads"}
+# cases whose Slices must all be views: the fused plan's profile names no Slice node
+SLICE_VIEWS = {"sliced_heads"}
+EXACT = (VIEWS - SLICE_VIEWS) | {"control"}  # exactly `fewer` dispatches fewer, not at least
 
 
 def plan_line(run):
@@ -595,8 +631,19 @@ def main():
                 os.environ["VKINFER_NO_FUSION"] = "1"
             else:
                 os.environ.pop("VKINFER_NO_FUSION", None)
+            sliced = []
             with tempfile.TemporaryDirectory() as tmp:
                 run, got = run_exported(vkinfer, model, inputs, tmp, opset, ["--precision", "fp16"] if fp16 else [])
+                if name in SLICE_VIEWS and mode == "fused":
+                    prof = subprocess.run([vkinfer, "bench", os.path.join(tmp, "model.onnx"), "--random-inputs", "--runs", "1",
+                                           "--warmup", "0", "--profile-all"] + (["--precision", "fp16"] if fp16 else []),
+                                          capture_output=True, text=True).stdout
+                    sliced = re.findall(r"^\s+\d+\s+[\d.]+ ms\s+(\S+)\s+Slice\s", prof, re.M)
+                    if "recorded order" not in prof:
+                        sliced = ["(no profile)"]
+            if sliced:
+                print(f"FAIL {name}: Slices copied by {sliced}, not read in place")
+                failed += 1
             if got is None:
                 print(f"FAIL {name} {mode}: vkinfer exited {run.returncode}")
                 failed += 1
