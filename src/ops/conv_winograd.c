@@ -1,4 +1,5 @@
-/* Winograd F(2x2, 3x3) convolutions for CPU Vulkan devices (lavapipe) and GPUs' large layers:
+/* Winograd F(2x2, 3x3) and F(4x4, 3x3) convolutions (winograd_mode) for CPU Vulkan devices
+ * (lavapipe) and GPUs' large layers. F(2x2):
  * Y = A^T [(G g G^T) . (B^T d B)] A per 2x2 output tile, as 16 products U[xi] [Cout, Cin] x
  * V[xi] [Cin, tiles] (the CPU MatMul, src/ops/matmul_cpu.c, on lavapipe): 16 multiply-adds per
  * tile and channel pair where im2col and one product spend 36, and V, 4x the input, is written
@@ -40,9 +41,12 @@ static bool winograd_wanted(const op_ctx *c, bool *forced)
     return c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU || mm_cpu_kernels(c);
 }
 
-/* Which transform: F(4x4, 3x3) on CPU devices (36 products of 16 outputs each, 2.25
- * multiply-adds an output and channel pair where F(2x2, 3x3) spends 4, V 2.25x the input where it
- * is 4x), F(2x2, 3x3) on GPUs (measured there; F(4x4) not). Where F(4x4) leaves fewer than
+/* Which transform: F(4x4, 3x3) (36 products of 16 outputs each, 2.25 multiply-adds an output
+ * and channel pair where F(2x2, 3x3) spends 4, V 2.25x the input where it is 4x). On GPUs
+ * (which take Winograd only for large products, WINO_MIN_GPU_MACS) resnet50 at batch 32 ran
+ * 12.19 / 12.26 ms with F(4x4) against 12.56 / 12.50 with F(2x2), alternating, on the H200
+ * (eager CUDA 12.28-12.30); GPUs keep F(2x2) where F(4x4) leaves few tiles (the transposed form
+ * was not measured there). On CPU devices, where F(4x4) leaves fewer than
  * WINO4_MIN_TILES tiles (all images), products with the tiles along N would be narrow (those of
  * at most 16 columns run transposed through a pack and a copy, src/ops/matmul_cpu.c, which cost
  * resnet18's 14x14 layers more than F(4x4) saved), so it runs transposed (WINO_F4T: the tiles
@@ -55,7 +59,7 @@ static int winograd_mode(const op_ctx *c, int64_t tiles4, int64_t cout)
     if (env && !strcmp(env, "2")) return WINO_F2;
     if (env && !strcmp(env, "4")) return WINO_F4;
     if (env && !strcmp(env, "4t") && cout % 4 == 0) return WINO_F4T;
-    if (c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return WINO_F2;
+    if (c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return tiles4 >= WINO4_MIN_TILES ? WINO_F4 : WINO_F2;
     return tiles4 >= WINO4_MIN_TILES ? WINO_F4 : cout % 4 == 0 ? WINO_F4T : WINO_F2;
 }
 
