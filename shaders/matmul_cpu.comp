@@ -46,8 +46,14 @@ layout(constant_id = 10) const bool B_KT = false; // B read in place along k: co
 // bias, one per column): its RM (RN) values are loaded once before the stores, not once per
 // element (a storage-buffer load is a loop over the lanes on llvmpipe, ~40 instructions)
 layout(constant_id = 11) const uint C_ALONG = 0u; // 0 any C, 1 per row, 2 per column
+// A read in place along m (A_T): A(m, k) at a_off + k * a_row + m in elements, M a multiple of 4
+// (a 1x1 convolution's transposed product, src/ops/conv.c: A is X [Cin][pixels], so that no
+// im2col copy is made); per 4 k a row block fetches, at each k, one texel per 4 rows and
+// transposes the 4x4 blocks in registers (as B_KT does): as many fetches as row-major A's
+layout(constant_id = 12) const bool A_T = false;
 
 const uint RN4 = RN / 4u;
+const uint RMG = (RM + 3u) / 4u; // A_T's groups of 4 rows (RM a multiple of 4 there)
 
 layout(binding = 0) uniform samplerBuffer A;
 layout(binding = 1) uniform samplerBuffer B;
@@ -83,8 +89,9 @@ void main()
                                : gl_WorkGroupID.x * pc.K4 * 4u * LX * RN4 + gl_LocalInvocationID.x * RN4 + j);
     int kcols[RN]; // B_KT: where each of this lane's columns starts; past N, the last column again
     [[unroll]] for (uint j = 0u; j < RN; j++) kcols[j] = int(b_off + min(nb * RN + j, pc.N - 1u) * pc.b_row);
-    int rows[RM]; // past M, the last row again
-    [[unroll]] for (uint i = 0u; i < RM; i++) rows[i] = int(a_off + min(m0 + i, pc.M - 1u) * pc.a_row);
+    int rows[RM]; // past M, the last row again (A_T: the texel of rows 4g..4g+3 at k = 0, per group g)
+    [[unroll]] for (uint i = 0u; i < RM; i++)
+        rows[i] = A_T ? int(a_off + min(m0 + 4u * (i / 4u), pc.M - 4u) / 4u) : int(a_off + min(m0 + i, pc.M - 1u) * pc.a_row);
 
     vec4 acc[RM][RN4];
     [[unroll]] for (uint i = 0u; i < RM; i++)
@@ -109,9 +116,16 @@ void main()
             [[unroll]] for (uint kk = 0u; kk < 4u; kk++)
                 [[unroll]] for (uint j = 0u; j < RN4; j++) bv[kk][j] = texelFetch(B, bk + int(kk) * b_row + cols[j]);
         }
+        vec4 at[RMG][4]; // A_T: per 4 rows, their texels at the 4 k
+        if (A_T)
+            [[unroll]] for (uint g = 0u; g < RMG; g++)
+                [[unroll]] for (uint kk = 0u; kk < 4u; kk++)
+                    at[g][kk] = texelFetch(A, rows[4u * g] + int((k4 * 4u + kk) * pc.a_row));
         // a row at a time, 4 k per accumulator: each is loaded and stored once per 4 k
         [[unroll]] for (uint i = 0u; i < RM; i++) {
-            vec4 av = texelFetch(A, rows[i] + int(k4)); // the same in every lane
+            uint g = i / 4u, r = i % 4u;
+            vec4 av = A_T ? vec4(at[g][0][r], at[g][1][r], at[g][2][r], at[g][3][r])
+                          : texelFetch(A, rows[i] + int(k4)); // the same in every lane
             [[unroll]] for (uint j = 0u; j < RN4; j++)
                 acc[i][j] = fma(vec4(av.w), bv[3][j], fma(vec4(av.z), bv[2][j],
                                 fma(vec4(av.y), bv[1][j], fma(vec4(av.x), bv[0][j], acc[i][j]))));

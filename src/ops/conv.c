@@ -552,6 +552,24 @@ static vki_status record_cpu_transposed(op_ctx *c, const conv_geom *g, gpu_stora
     p.bdims[0] = g->batch;
     p.sa[0] = ohw * k_pad;
     bias_as_c(c, &p, true);
+    /* a 1x1 convolution of stride 1 reads X as it is, A(pixel, channel) = X[channel][pixel]
+     * along the pixels (matmul_cpu's A_T), where its pixels and channels come in 4s: no im2col
+     * copy (mobilenet_v2's 14x14 layers) */
+    bool pointwise = kh == 1 && kw == 1 && (!two || g->stride[0] == 1) && g->stride[last] == 1 && oh == h && ow == wd &&
+                     (!two || g->pad_begin[0] == 0) && g->pad_begin[last] == 0 && !x->permuted && k_pad == K;
+    mm_problem q = p;
+    q.sam = 1, q.sak = ohw, q.sa[0] = g->cin * ohw;
+    const char *at_env = getenv("VKINFER_CPU_MM_A_T"); /* 0: im2col as before, for comparisons */
+    if (pointwise && !(at_env && !strcmp(at_env, "0")) && mm_cpu_a_t(&q) &&
+        mm_cpu_fits(c, &q, shape_numel(x->dims, x->rank))) {
+        q.a_value = op_in_index(c, 0);
+        q.b_value = op_in_index(c, 1);
+        int fused_last = mm_fuse_residual(c, &q, op_epilogue_value(c));
+        q.clamp = op_fuse_activation_value(c, fused_last, &q.lo, &q.hi);
+        VKI_TRY(mm_record_cpu(c, &q, taken));
+        if (!*taken) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: the transposed product was declined");
+        return VKI_OK;
+    }
     if (!mm_cpu_fits(c, &p, col_numel)) return VKI_OK;
     int col;
     VKI_TRY(op_temp(c, x->dtype, col_numel, &col));

@@ -61,9 +61,12 @@ int mm_fuse_residual(op_ctx *c, mm_problem *p, int last);
  * Fused epilogues (p->c_value, p->clamp) are already claimed by the caller. */
 vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken);
 /* Whether mm_record_cpu takes p on its register-blocked kernel, where A (a_numel elements) is
- * read in place (rows of whole texels) and B is a host constant: what a caller checks before it
+ * read in place (rows of whole texels, or along m: mm_cpu_a_t) and B is a host constant: what a caller checks before it
  * makes A (Conv's transposed columns; p->a_value may be unset). */
 bool mm_cpu_fits(op_ctx *c, const mm_problem *p, int64_t a_numel);
+/* Whether the CPU MatMul reads p's A in place along m (shaders/matmul_cpu.comp A_T: sam 1, M, K,
+ * sak and the first element multiples of 4), as a 1x1 convolution's transposed product reads X. */
+bool mm_cpu_a_t(const mm_problem *p);
 /* A relative cost of an M x N x K product on the CPU MatMul's kernel (its register blocks over
  * Y with the padding they compute, and their texel fetches): for choosing an orientation. */
 double mm_cpu_cost(const op_ctx *c, int64_t M, int64_t N, int64_t K);

@@ -83,6 +83,8 @@ static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
     /* narrow products fewer columns; larger ones keep 16 down to N = 8 lx (mobilenet_v2's
      * [384,64] x [64,196] took 0.70 ms with 8 columns, 0.48 with 16) */
     if (p->N < (small ? 2 * t.lx * 16 : t.lx * 8 + 1)) t.rn = p->N > 4 * t.lx ? 8 : 4;
+    /* A read along m (A_T) comes in texels of 4 rows */
+    if (p->sak != 1 && mm_cpu_a_t(p)) t.rm = (t.rm + 3) / 4 * 4;
     const char *env = getenv("VKINFER_CPU_MM_BLOCK"); /* RMxRN: tuning */
     unsigned em, en;
     if (env && sscanf(env, "%ux%u", &em, &en) == 2 && em >= 1 && em <= 32 && (en == 4 || en == 8 || en == 16 || en == 32))
@@ -249,7 +251,9 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     /* (a strided Slice's view, from its first element a0 or b0: in place where that is a texel's) */
     bool a_direct = p->sak == 1 && p->K % 4 == 0 && p->sam % 4 == 0 && sa[0] % 4 == 0 && sa[1] % 4 == 0 && sa[2] % 4 == 0 &&
                     p->a0 % 4 == 0;
-    bool a_host = !a_direct && a->host && p->M * p->K > 0;
+    /* A read in place along m (A_T: a 1x1 convolution's transposed product reading X as it is) */
+    bool a_t = !a_direct && mm_cpu_a_t(p) && t.rm % 4 == 0 && sa[0] % 4 == 0 && sa[1] % 4 == 0 && sa[2] % 4 == 0;
+    bool a_host = !a_direct && !a_t && a->host && p->M * p->K > 0;
     bool b_host = b->host && p->K * p->N > 0;
     /* B's rows read in place as texels; constant weights are repacked all the same, for free */
     bool b_direct = !b_host && p->sbn == 1 && p->K % 4 == 0 && p->sbk % 4 == 0 && sb[0] % 4 == 0 && sb[1] % 4 == 0 &&
@@ -272,8 +276,9 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
      * 10 us on lavapipe, plus the copy) up to about 32768 + 4 * (elements copied) multiply-adds;
      * a K^T read in place (B_KT) is no copy (the policy transformer's [10,16] x [16,10] Q K^T:
      * 11-19 us on matmul_cpu_small, 11 us on matmul_cpu) */
-    bool a_copy = !a_direct && !a_host, b_copy = !b_direct && !b_host && !b_kt;
-    if (p->y_t && (a_copy || b_copy || !a_direct)) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a transposed Y needs A in place");
+    bool a_copy = !a_direct && !a_host && !a_t, b_copy = !b_direct && !b_host && !b_kt;
+    if (p->y_t && (a_copy || b_copy || !(a_direct || a_t)))
+        return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a transposed Y needs A in place");
     int64_t copied = (a_copy ? z_count * p->M * p->K : 0) + (b_copy ? z_count * p->K * p->N : 0);
     uint64_t words = c->vk->caps.props.limits.maxTexelBufferElements;
     if ((a_copy || b_copy) && p->M * p->N * p->K * z_count <= 32768 + 4 * copied &&
@@ -290,7 +295,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     /* A and B (or their packed copies) are bound whole as texel buffers, C and Y as storage
      * buffers: larger ones take the GPU kernels' windows */
     uint64_t range = op_max_binding_bytes(c), texels = c->vk->caps.props.limits.maxTexelBufferElements;
-    int64_t a_numel = a_direct ? op_bound_numel(c, p->a_value) : a_packed;
+    int64_t a_numel = a_direct || a_t ? op_bound_numel(c, p->a_value) : a_packed;
     int64_t b_numel = b_direct || b_kt ? op_bound_numel(c, p->b_value) : b_packed;
     if ((uint64_t)a_numel / 4 > texels || (uint64_t)b_numel / 4 > texels || a_numel > UINT32_MAX || b_numel > UINT32_MAX)
         return VKI_OK;
@@ -303,10 +308,10 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     };
     int a_value = a_host ? pack_a_on_host(c, p, K4) : -1, b_value;
     if (a_value == -2) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory padding A");
-    if (a_direct) {
+    if (a_direct || a_t) {
         a_value = p->a_value;
         push.a_base = (uint32_t)(p->a0 / 4);
-        push.a_row = (uint32_t)(p->sam / 4);
+        push.a_row = (uint32_t)((a_t ? p->sak : p->sam) / 4); /* A_T: texels between k and k + 1 */
         push.sa0 = (uint32_t)(sa[0] / 4), push.sa1 = (uint32_t)(sa[1] / 4), push.sa2 = (uint32_t)(sa[2] / 4);
     } else if (a_value >= 0) {
         /* batch strides of A count whole matrices of M*K; the padded ones M*K4 texels */
@@ -343,14 +348,14 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
      * column (C_ALONG); VKINFER_CPU_MM_C_ALONG=0 loads it per element, for comparisons */
     const char *along_env = getenv("VKINFER_CPU_MM_C_ALONG");
     uint32_t c_along = !p->has_c || (along_env && !strcmp(along_env, "0")) ? 0 : p->scn == 0 ? 1 : p->scm == 0 ? 2 : 0;
-    uint32_t spec[12] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, op_act_code(p->clamp, p->lo, p->hi), b_direct,
-                         y_vec4, p->has_r, p->y_t, b_kt, c_along};
+    uint32_t spec[13] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, op_act_code(p->clamp, p->lo, p->hi), b_direct,
+                         y_vec4, p->has_r, p->y_t, b_kt, c_along, a_t};
     /* without C (R), binding 2 (4) repeats Y's input A: the shader never reads it */
     int values[5] = {a_value, b_value, p->has_c ? p->c_value : a_value, p->y_value, p->has_r ? p->r_value : a_value};
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
         gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
         push.batch_base = (uint32_t)z0;
-        VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 12, &push, sizeof push, values, 5, (uint32_t)gx, (uint32_t)gy,
+        VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 13, &push, sizeof push, values, 5, (uint32_t)gx, (uint32_t)gy,
                             (uint32_t)gz));
         op_note_flops(c, mm_flops(p, gz));
     }
@@ -358,12 +363,19 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     return VKI_OK;
 }
 
+bool mm_cpu_a_t(const mm_problem *p)
+{
+    return p->sam == 1 && p->sak % 4 == 0 && p->M % 4 == 0 && p->K % 4 == 0 && p->a0 % 4 == 0 && p->M > 1 && p->K > 1;
+}
+
 bool mm_cpu_fits(op_ctx *c, const mm_problem *p, int64_t a_numel)
 {
     plan_value *y = op_value(c, p->y_value);
-    if (!dtype_is_float(y->dtype) || p->nb > MM_SHADER_BATCH_DIMS || p->K == 0 || p->K % 4 || p->sak != 1 || p->sam % 4)
+    if (!dtype_is_float(y->dtype) || p->nb > MM_SHADER_BATCH_DIMS || p->K == 0 || p->K % 4 ||
+        !((p->sak == 1 && p->sam % 4 == 0) || mm_cpu_a_t(p)))
         return false;
     mm_cpu_tiling t = choose_tiling(c, p);
+    if (p->sak != 1 && t.rm % 4) return false; /* A_T's row blocks are whole texels */
     int64_t K4 = p->K / 4, gx = (p->N + t.lx * t.rn - 1) / (t.lx * t.rn), gy = (p->M + t.rm - 1) / t.rm, n_mat = 1;
     for (int i = 0; i < p->nb; i++) {
         n_mat *= p->bdims[i];
