@@ -9,7 +9,9 @@ part empty or are no multiple of 4 (no uvec4 stores), strides 1 and 2, dilation 
 multiplier of 2, a fused ReLU6, batch 2, plane counts that leave a workgroup's last lanes
 idle and a 1-D depthwise Conv. Each case checks from a profiled run that the kernel under
 test ran. Usage: depthwise_cpu.py VKINFER (on a CPU device; VKINFER_CPU_DW_PXB with
-VKINFER_CPU_DW_RB, or VKINFER_CPU_DW_ROWS for the rows kernel, choose other blocks)."""
+VKINFER_CPU_DW_RB, or VKINFER_CPU_DW_ROWS for the rows kernel, choose other blocks; DW_CASES=a,b
+runs only those cases: with VKINFER_MAX_BINDING_BYTES, the batch-2 ones run as windows of one
+image each)."""
 import os
 import re
 import subprocess
@@ -48,7 +50,10 @@ def main():
     kernel = "conv2d_cpu_depthwise" if os.environ.get("VKINFER_CPU_DW") == "rows" else "conv2d_cpu_dw_planes"
     torch.manual_seed(0)
     failed = []
+    only = os.environ.get("DW_CASES")
     for name, model, inputs in cases():
+        if only and name not in only.split(","):
+            continue
         model = model.eval()
         with torch.no_grad():
             ref = model(*inputs).numpy()
