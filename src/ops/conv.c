@@ -256,8 +256,12 @@ static vki_status record_cpu_dw_planes(op_ctx *c, const conv_geom *g, int64_t ba
     bool padded = v.ph > 0 || v.pw > 0 || (int64_t)(v.oh - 1) * v.sh + (int64_t)(v.kh - 1) * v.dh >= v.ih ||
                   (ow_span - 1) * v.sw + (int64_t)(v.kw - 1) * v.dw >= v.iw;
     bool vec4_y = v.ow % 4 == 0 && t.pxb % 4 == 0 && !win;
-    uint32_t spec[12] = {t.lx, t.pxb, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, op_act_code(act->on, act->lo, act->hi),
-                         padded, vec4_y, t.rb};
+    /* rows of whole texels: X read 4 columns a fetch (every window row then starts at the same
+     * place in its texel, MIS); VKINFER_CPU_DW_X4=0 reads words, for tests and comparisons */
+    const char *x4_env = getenv("VKINFER_CPU_DW_X4");
+    bool x_vec4 = v.iw % 4 == 0 && t.pxb % 4 == 0 && !(x4_env && !strcmp(x4_env, "0"));
+    uint32_t spec[13] = {t.lx, t.pxb, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, op_act_code(act->on, act->lo, act->hi),
+                         padded, vec4_y, t.rb, (uint32_t)((4 - v.pw % 4) % 4)};
     struct {
         uint32_t planes, cin, cout, cout_g, has_bias;
         int32_t ih, iw, oh, ow, ph, pw;
@@ -266,7 +270,8 @@ static vki_status record_cpu_dw_planes(op_ctx *c, const conv_geom *g, int64_t ba
     } push = {(uint32_t)(batch * g->cout), (uint32_t)g->cin, (uint32_t)g->cout, (uint32_t)(g->cout / g->groups),
               op_has_input(c, 2), v.ih, v.iw, v.oh, v.ow, v.ph, v.pw, col_blocks, act->lo, act->hi};
     uint64_t gx = ((uint64_t)batch * (uint64_t)g->cout + t.lx - 1) / t.lx;
-    return op_dispatch_stored(c, "conv2d_cpu_dw_planes", spec, 12, &push, sizeof push, values, win, stores, 4,
+    return op_dispatch_stored(c, x_vec4 ? "conv2d_cpu_dw_planes_v4" : "conv2d_cpu_dw_planes", spec, 13, &push, sizeof push,
+                              values, win, stores, 4,
                               (uint32_t)gx, col_blocks * row_chunks, 1);
 }
 

@@ -4,7 +4,8 @@ the input rows under its window held in registers) and, with VKINFER_CPU_DW=rows
 16-bit storage and tensors too large for a texel buffer), conv2d_cpu_depthwise(_tx) (lanes
 along a row's columns, PXB pixels of OHB rows an invocation; src/ops/conv.c). The cases cover
 heights that leave the last row block part empty, widths that leave the last column block
-part empty or are no multiple of 4 (no uvec4 stores), strides 1 and 2, dilation 2, padding 0,
+part empty or are no multiple of 4 (no uvec4 stores; X read as words, else 4 columns a
+fetch, conv2d_cpu_dw_planes_v4: VKINFER_CPU_DW_X4=0 reads words everywhere), strides 1 and 2, dilation 2, padding 0,
 1 and 2 (windows that never leave the input skip the bounds checks), 5x5 kernels, a channel
 multiplier of 2, a fused ReLU6, batch 2, plane counts that leave a workgroup's last lanes
 idle and a 1-D depthwise Conv. Each case checks from a profiled run that the kernel under
@@ -43,6 +44,12 @@ def cases():
     yield "multiplier2", dw(6, 3, mult=2), (r(1, 6, 9, 8),)
     yield "wide_56", dw(24, 3, act=True), (r(1, 24, 56, 56),)
     yield "conv1d", dw(8, 3, dims=1), (r(2, 8, 37),)
+    # widths of whole texels: X read 4 columns a fetch (conv2d_cpu_dw_planes_v4), windows
+    # starting 1, 2 or 0 columns into their texel (padding 1, 2, 0 and 4)
+    yield "stride2_w16", dw(8, 3, stride=2), (r(2, 8, 9, 16),)
+    yield "dilation2_pad2_w16", dw(8, 3, padding=2, dilation=2), (r(1, 8, 9, 16),)
+    yield "k5_pad4_w12", dw(4, 5, padding=4, act=True), (r(1, 4, 7, 12),)
+    yield "conv1d_w40", dw(8, 3, dims=1), (r(2, 8, 40),)
 
 
 def main():
@@ -64,7 +71,8 @@ def main():
         kernels = set(re.findall(r"^\s+[\d.]+ ms\s+(\S+)\s", prof.stdout, re.M))
         bound = 1e-5 * max(1.0, float(np.abs(ref).max()))
         err = float(np.abs(got - ref).max()) if got is not None and got.shape == ref.shape else float("inf")
-        dw_ran = any(k.startswith(kernel) for k in kernels)
+        dw_ran = any(k.startswith(kernel) for k in kernels) and not (
+            os.environ.get("VKINFER_CPU_DW_X4") == "0" and "conv2d_cpu_dw_planes_v4" in kernels)
         ok = err <= bound and dw_ran
         print(f"{'PASS' if ok else 'FAIL'} {name}: max abs error {err:.3g} (bound {bound:.3g}), kernels {sorted(kernels)}")
         if not ok:
