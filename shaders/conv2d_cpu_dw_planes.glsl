@@ -14,12 +14,7 @@
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int PXB = 8; // consecutive output columns per invocation
-layout(constant_id = 2) const int KH = 3;
-layout(constant_id = 3) const int KW = 3;
-layout(constant_id = 4) const int SH = 1;
-layout(constant_id = 5) const int SW = 1;
-layout(constant_id = 6) const int DH = 1;
-layout(constant_id = 7) const int DW = 1;
+#include "conv_window.glsl" // KH, KW, SH, SW, DH, DW: constants 2-7
 layout(constant_id = 8) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 layout(constant_id = 9) const bool PADDED = true; // some window may leave the input
 layout(constant_id = 10) const bool VEC4_Y = false; // OW, OH * OW and y's base multiples of 4

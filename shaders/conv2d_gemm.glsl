@@ -12,12 +12,7 @@
 
 layout(local_size_x = 128) in;
 layout(constant_id = 1) const uint DT = 0u;
-layout(constant_id = 2) const int KH = 1;
-layout(constant_id = 3) const int KW = 1;
-layout(constant_id = 4) const int SH = 1;
-layout(constant_id = 5) const int SW = 1;
-layout(constant_id = 6) const int DH = 1;
-layout(constant_id = 7) const int DW = 1;
+#include "conv_window.glsl" // KH, KW, SH, SW, DH, DW: constants 2-7
 layout(constant_id = 8) const uint TM = 8u; // output channels per invocation
 layout(constant_id = 9) const uint TN = 4u; // pixels per invocation
 layout(constant_id = 10) const uint SPLIT_K = 1u;

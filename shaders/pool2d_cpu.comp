@@ -9,12 +9,7 @@
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OP = 0u; // 0 max, 1 average: keep in step with src/ops/pool.c
-layout(constant_id = 2) const int KH = 3;
-layout(constant_id = 3) const int KW = 3;
-layout(constant_id = 4) const int SH = 1;
-layout(constant_id = 5) const int SW = 1;
-layout(constant_id = 6) const int DH = 1;
-layout(constant_id = 7) const int DW = 1;
+#include "conv_window.glsl" // KH, KW, SH, SW, DH, DW: constants 2-7
 layout(constant_id = 8) const int PXB = 8;
 layout(constant_id = 9) const bool COUNT_INCLUDE_PAD = false;
 
