@@ -206,7 +206,7 @@ typedef struct dw_planes_tiling {
     uint32_t lx, pxb, rb;
 } dw_planes_tiling;
 
-static dw_planes_tiling dw_planes_choose(const conv_geom *g, int64_t batch)
+static dw_planes_tiling dw_planes_choose(const conv_geom *g)
 {
     /* 16 columns of 16 rows a lane: the input row spans (PXB + 2 for 3x3) are fetched once for
      * more outputs; rows narrower than 16 take 8 or 4 columns, so that lanes do not compute
@@ -223,16 +223,14 @@ static dw_planes_tiling dw_planes_choose(const conv_geom *g, int64_t batch)
     const char *px = getenv("VKINFER_CPU_DW_PXB"), *rb = getenv("VKINFER_CPU_DW_RB");
     if (px && (atoi(px) == 4 || atoi(px) == 8 || atoi(px) == 16)) t.pxb = (uint32_t)atoi(px);
     if (rb && atoi(rb) >= 1 && atoi(rb) <= 4096) t.rb = (uint32_t)atoi(rb);
-    (void)batch;
     return t;
 }
 
 /* The kernel's grid: planes along x (LX a workgroup), column blocks times row chunks along y. */
 static bool cpu_dw_planes_fits(op_ctx *c, const conv_geom *g, int64_t batch, const op_window *win)
 {
-    if (getenv("VKINFER_CPU_DW") && strcmp(getenv("VKINFER_CPU_DW"), "rows") == 0) return false;
     const conv2d_view v = view_2d(g);
-    dw_planes_tiling t = dw_planes_choose(g, batch);
+    dw_planes_tiling t = dw_planes_choose(g);
     uint64_t planes = (uint64_t)batch * (uint64_t)g->cout;
     uint64_t blocks = ((uint64_t)v.ow + t.pxb - 1) / t.pxb * (((uint64_t)v.oh + t.rb - 1) / t.rb);
     uint64_t x_words = win ? win[0].size / 4 : (uint64_t)shape_numel(op_in(c, 0)->dims, op_in(c, 0)->rank);
@@ -247,7 +245,7 @@ static vki_status record_cpu_dw_planes(op_ctx *c, const conv_geom *g, int64_t ba
 {
     const gpu_storage stores[4] = {GPU_W32, GPU_W32, GPU_W32, GPU_W32};
     const conv2d_view v = view_2d(g);
-    dw_planes_tiling t = dw_planes_choose(g, batch);
+    dw_planes_tiling t = dw_planes_choose(g);
     uint32_t col_blocks = (uint32_t)(((int64_t)v.ow + t.pxb - 1) / t.pxb);
     uint32_t row_chunks = (uint32_t)(((int64_t)v.oh + t.rb - 1) / t.rb);
     /* windows that never leave the input skip the bounds checks; column blocks reach past OW
@@ -298,7 +296,8 @@ static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const
         float lo, hi;
     } push = {0, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g,
               op_has_input(c, 2), v.ih, v.iw, v.oh, v.ow, v.ph, v.pw, act->lo, act->hi};
-    if (cin_g == 1 && st == GPU_W32 && cpu_dw_planes_fits(c, g, batch, win))
+    const char *dw_env = getenv("VKINFER_CPU_DW"); /* rows: conv2d_cpu_depthwise for float32 too */
+    if (cin_g == 1 && st == GPU_W32 && !(dw_env && !strcmp(dw_env, "rows")) && cpu_dw_planes_fits(c, g, batch, win))
         return record_cpu_dw_planes(c, g, batch, win, values, act);
     if (cin_g == 1) {
         /* depthwise: W as it is, one channel per workgroup row */
@@ -565,34 +564,30 @@ static vki_status record_cpu_transposed(op_ctx *c, const conv_geom *g, gpu_stora
     mm_problem q = p;
     q.sam = 1, q.sak = ohw, q.sa[0] = g->cin * ohw;
     const char *at_env = getenv("VKINFER_CPU_MM_A_T"); /* 0: im2col as before, for comparisons */
-    if (pointwise && !(at_env && !strcmp(at_env, "0")) && mm_cpu_a_t(&q) &&
-        mm_cpu_fits(c, &q, shape_numel(x->dims, x->rank))) {
-        q.a_value = op_in_index(c, 0);
-        q.b_value = op_in_index(c, 1);
-        int fused_last = mm_fuse_residual(c, &q, op_epilogue_value(c));
-        q.clamp = op_fuse_activation_value(c, fused_last, &q.lo, &q.hi);
-        VKI_TRY(mm_record_cpu(c, &q, taken));
-        if (!*taken) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: the transposed product was declined");
-        return VKI_OK;
+    bool in_place = pointwise && !(at_env && !strcmp(at_env, "0")) && mm_cpu_a_t(&q) &&
+                    mm_cpu_fits(c, &q, shape_numel(x->dims, x->rank));
+    if (in_place) {
+        p = q;
+        p.a_value = op_in_index(c, 0);
+    } else {
+        if (!mm_cpu_fits(c, &p, col_numel)) return VKI_OK;
+        VKI_TRY(op_temp(c, x->dtype, col_numel, &p.a_value));
+        im2col_push push = {(uint32_t)(g->batch * ohw), (uint32_t)g->cin, (uint32_t)h, (uint32_t)wd, (uint32_t)kh,
+                            (uint32_t)kw, (uint32_t)oh, (uint32_t)ow, (uint32_t)(two ? g->stride[0] : 1),
+                            (uint32_t)g->stride[last], (uint32_t)(two ? g->dil[0] : 1), (uint32_t)g->dil[last],
+                            (int32_t)(two ? g->pad_begin[0] : 0), (int32_t)g->pad_begin[last], (uint32_t)k_pad,
+                            (uint32_t)(ohw * k_pad), (uint32_t)k_pad};
+        uint32_t spec[1] = {8}, gx, gy;
+        int values[2] = {op_in_index(c, 0), p.a_value};
+        gpu_storage stores[2] = {GPU_W32, GPU_W32};
+        op_grid_1d(push.count, 8, &gx, &gy);
+        VKI_TRY(op_dispatch_stored(c, "im2col_t_cpu", spec, 1, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1));
     }
-    if (!mm_cpu_fits(c, &p, col_numel)) return VKI_OK;
-    int col;
-    VKI_TRY(op_temp(c, x->dtype, col_numel, &col));
-    p.a_value = col;
     p.b_value = op_in_index(c, 1);
     if (k_pad != K) {
         p.b_value = pad_weights(c, g, K, k_pad);
         if (p.b_value == -2) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory padding W");
     }
-    im2col_push push = {(uint32_t)(g->batch * ohw), (uint32_t)g->cin, (uint32_t)h, (uint32_t)wd, (uint32_t)kh, (uint32_t)kw,
-                        (uint32_t)oh, (uint32_t)ow, (uint32_t)(two ? g->stride[0] : 1), (uint32_t)g->stride[last],
-                        (uint32_t)(two ? g->dil[0] : 1), (uint32_t)g->dil[last], (int32_t)(two ? g->pad_begin[0] : 0),
-                        (int32_t)g->pad_begin[last], (uint32_t)k_pad, (uint32_t)(ohw * k_pad), (uint32_t)k_pad};
-    uint32_t spec[1] = {8}, gx, gy;
-    int values[2] = {op_in_index(c, 0), col};
-    gpu_storage stores[2] = {GPU_W32, GPU_W32};
-    op_grid_1d(push.count, 8, &gx, &gy);
-    VKI_TRY(op_dispatch_stored(c, "im2col_t_cpu", spec, 1, &push, sizeof push, values, NULL, stores, 2, gx, gy, 1));
     /* a residual Add after Y (ResNet's shortcut), R read where Y is stored, and the activation */
     int fused_last = mm_fuse_residual(c, &p, op_epilogue_value(c));
     p.clamp = op_fuse_activation_value(c, fused_last, &p.lo, &p.hi);

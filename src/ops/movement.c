@@ -581,13 +581,13 @@ static vki_status plan_slice(op_ctx *c)
     plan_value *y = op_out(c, 0);
     int operand;
     bool direct;
-    bool elementwise = y && !fold && (op_arithmetic_reader(c, op_out_index(c, 0), NULL) >= 0 ||
-                                      op_product_reader(c, op_out_index(c, 0), &operand, &direct) != NULL);
+    bool reads_in_place = y && !fold && (op_arithmetic_reader(c, op_out_index(c, 0), NULL) >= 0 ||
+                                         op_product_reader(c, op_out_index(c, 0), &operand, &direct) != NULL);
     bool forward = true;
     for (int k = 0; k < x->rank; k++) forward = forward && step[k] > 0;
     bool bound_whole = x->view_offset + (uint64_t)shape_numel(x->dims, x->rank) * 4 <=
                        op_max_binding_bytes(c); /* the reader binds X whole, from its start (in words, as binary.c counts) */
-    if (elementwise && forward && bound_whole && op_fusion_on(c) && dtype_is_float(x->dtype) && !x->host && !x->permuted &&
+    if (reads_in_place && forward && bound_whole && op_fusion_on(c) && dtype_is_float(x->dtype) && !x->host && !x->permuted &&
         !x->view_scale && shape_numel(dims, x->rank) > 0 && op_storage(c, op_in_index(c, 0)) == y->storage) {
         /* (not op_output_alias: the view has fewer elements than X; it is bound from X's start) */
         y->alias_of = op_in_index(c, 0);
