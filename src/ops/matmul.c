@@ -806,7 +806,7 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     if (mn->n_inputs != 2 || mn->inputs[0] != p_value || mn->inputs[1] == p_value || mn->inputs[1] < 0) return VKI_OK;
     int vv = mn->inputs[1];
     plan_value *v = op_value(c, vv);
-    if (!v->shaped || v->dtype != VKI_DTYPE_FLOAT || v->rank < 2 || v->view_scale ||
+    if (!v->shaped || v->dtype != VKI_DTYPE_FLOAT || v->rank < 2 || v->view_scale || v->split_inner ||
         op_storage(c, vv) != GPU_W32 || v->dims[v->rank - 2] != p->N || v->rank - 2 > nb)
         return VKI_OK;
     int64_t vs[VKI_MAX_RANK];
@@ -898,9 +898,33 @@ static vki_status plan_matmul(op_ctx *c)
         sa[d] = as == 1 ? 0 : as_[ad];
         sb[d] = bs == 1 ? 0 : bs_[bdim_i];
     }
+    /* a batch dim that an operand's view splits in two (src/ops/shape.c: batch and heads merged
+     * by a Reshape of a strided Slice) is two batch dims of the product, the other operand's
+     * stride scaled for the outer one; a split elsewhere never reaches here (split_view_ok) */
+    bool split = false;
     for (int d = 0; d < nb; d++) {
         ydims[yrank++] = bdims[d];
         if (bdims[d] == 1) continue; /* contributes nothing to indexing */
+        int ad = d - (nb - a_batch), bd = d - (nb - b_batch);
+        bool a_split = a->split_inner > 0 && ad >= 0 && a->split_dim == ad && a->dims[ad] == bdims[d];
+        bool b_split = b->split_inner > 0 && bd >= 0 && b->split_dim == bd && b->dims[bd] == bdims[d];
+        int64_t inner = a_split ? a->split_inner : b_split ? b->split_inner : 0;
+        if ((a->split_inner > 0 && ad >= 0 && a->split_dim == ad && !a_split) ||
+            (b->split_inner > 0 && bd >= 0 && b->split_dim == bd && !b_split) ||
+            (a_split && b_split && a->split_inner != b->split_inner) || p.nb + 2 > MM_MAX_BATCH)
+            return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a split view that the product cannot take");
+        if (inner) {
+            split = true;
+            p.bdims[p.nb] = bdims[d] / inner;
+            p.sa[p.nb] = a_split ? sa[d] : sa[d] * inner;
+            p.sb[p.nb] = b_split ? sb[d] : sb[d] * inner;
+            p.nb++;
+            p.bdims[p.nb] = inner;
+            p.sa[p.nb] = a_split ? a->split_stride : sa[d];
+            p.sb[p.nb] = b_split ? b->split_stride : sb[d];
+            p.nb++;
+            continue;
+        }
         p.bdims[p.nb] = bdims[d];
         p.sa[p.nb] = sa[d];
         p.sb[p.nb] = sb[d];
@@ -908,8 +932,8 @@ static vki_status plan_matmul(op_ctx *c)
     }
     if (a->rank > 1) ydims[yrank++] = M;
     if (b->rank > 1) ydims[yrank++] = N;
-    bool attention;
-    VKI_TRY(attention_rows_try(c, &p, nb, bdims, sa, sb, &attention));
+    bool attention = false;
+    if (!split) VKI_TRY(attention_rows_try(c, &p, nb, bdims, sa, sb, &attention));
     if (attention) return VKI_OK;
     VKI_TRY(op_set_output(c, 0, dt, yrank, ydims));
     return finish(c, &p);

@@ -24,6 +24,24 @@ void value_strides(const plan_value *v, int64_t strides[VKI_MAX_RANK])
     else contiguous_strides(v->dims, v->rank, strides);
 }
 
+void view_layout(const plan_value *v, int *rank, int64_t dims[VKI_MAX_RANK + 1], int64_t strides[VKI_MAX_RANK + 1],
+                 int map[VKI_MAX_RANK])
+{
+    int64_t s[VKI_MAX_RANK];
+    value_strides(v, s);
+    int r = 0;
+    for (int k = 0; k < v->rank; k++) {
+        map[k] = r;
+        if (v->split_inner > 0 && k == v->split_dim) {
+            dims[r] = v->dims[k] / v->split_inner, strides[r++] = s[k];
+            dims[r] = v->split_inner, strides[r++] = v->split_stride;
+        } else {
+            dims[r] = v->dims[k], strides[r++] = s[k];
+        }
+    }
+    *rank = r;
+}
+
 bool movement_folds(op_ctx *c)
 {
     if (!op_all_inputs_const(c)) return false;
@@ -125,9 +143,9 @@ vki_status copy_values(op_ctx *c, int from, int to, const strided_copy *copy, gp
 vki_status op_contiguous_copy(op_ctx *c, int v, int *copy)
 {
     plan_value *x = op_value(c, v);
-    strided_copy s = {.rank = x->rank};
-    memcpy(s.dims, x->dims, (size_t)x->rank * sizeof *x->dims);
-    memcpy(s.in_strides, x->view_strides, (size_t)x->rank * sizeof *x->view_strides);
+    strided_copy s = {0};
+    int map[VKI_MAX_RANK];
+    view_layout(x, &s.rank, s.dims, s.in_strides, map);
     s.in_base = x->view_elem;
     contiguous_strides(s.dims, s.rank, s.out_strides);
     if ((uint64_t)shape_numel(x->dims, x->rank) * storage_size(x->storage) > op_max_binding_bytes(c))
@@ -353,7 +371,7 @@ static vki_status plan_transpose(op_ctx *c)
      * binary pass counts: a strided pass is never cut into windows, and a Transpose too large
      * for one binding takes the windowed copy. */
     int code, reader = y && !mm ? op_arithmetic_reader(c, op_out_index(c, 0), &code) : -1, scale, bias;
-    bool elementwise_view = reader >= 0 && op_fusion_on(c) && dtype_is_float(x->dtype) &&
+    bool elementwise_view = reader >= 0 && !x->split_inner && op_fusion_on(c) && dtype_is_float(x->dtype) &&
                             (uint64_t)shape_numel(x->dims, x->rank) * 4 + x->view_offset <= op_max_binding_bytes(c);
     /* but not a residual Add that a LayerNormalization reads: norm_rows adds it up in its own
      * pass (src/ops/normalization.c norm_fuse_add), from row-major inputs (PyTorch 1.13's
@@ -369,16 +387,26 @@ static vki_status plan_transpose(op_ctx *c)
             y->permuted = true;
             y->view_elem = x->permuted ? x->view_elem : 0;
             for (int k = 0; k < x->rank; k++) y->view_strides[k] = src[perm[k]];
+            if (x->split_inner > 0) { /* the split dim moves with the perm */
+                for (int k = 0; k < x->rank; k++)
+                    if (perm[k] == x->split_dim) y->split_dim = k;
+                y->split_inner = x->split_inner, y->split_stride = x->split_stride;
+            }
             return VKI_OK;
         }
     }
     if (x->permuted) { /* a view whose chain ended elsewhere: its elements, permuted, copied */
         strided_copy s = {0};
-        s.rank = x->rank;
+        int64_t ld[VKI_MAX_RANK + 1], ls[VKI_MAX_RANK + 1];
+        int lrank, map[VKI_MAX_RANK];
+        view_layout(x, &lrank, ld, ls, map);
         s.in_base = x->view_elem;
-        for (int k = 0; k < x->rank; k++) {
-            s.dims[k] = x->dims[perm[k]];
-            s.in_strides[k] = src[perm[k]];
+        for (int k = 0; k < x->rank; k++) { /* a split dim as its two parts, outer first */
+            int parts = x->split_inner > 0 && perm[k] == x->split_dim ? 2 : 1;
+            for (int j = 0; j < parts; j++) {
+                s.dims[s.rank] = ld[map[perm[k]] + j];
+                s.in_strides[s.rank++] = ls[map[perm[k]] + j];
+            }
         }
         contiguous_strides(s.dims, s.rank, s.out_strides);
         return copy_values(c, op_in_index(c, 0), op_out_index(c, 0), &s, op_storage(c, op_in_index(c, 0)));

@@ -20,6 +20,11 @@ typedef struct strided_copy {
 void contiguous_strides(const int64_t *dims, int rank, int64_t *strides);
 /* The element strides a kernel reads v through: a permuted view's own, else row-major. */
 void value_strides(const plan_value *v, int64_t strides[VKI_MAX_RANK]);
+/* The layout of v's elements as dims and element strides of rank `*rank` (v's rank, or one more
+ * for a view with a split dim: its outer and inner parts, in that order, at that dim's place);
+ * map[k]: where v's dim k starts in it. */
+void view_layout(const plan_value *v, int *rank, int64_t dims[VKI_MAX_RANK + 1], int64_t strides[VKI_MAX_RANK + 1],
+                 int map[VKI_MAX_RANK]);
 /* True when every input is a plan-time constant and every output has at most 4096 elements:
  * then the op computes its outputs on the host (shape subgraphs fold completely). */
 bool movement_folds(op_ctx *c);

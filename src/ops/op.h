@@ -24,6 +24,13 @@ typedef struct plan_value {
     /* and, for a strided Slice that only an element-wise Add, Sub, Mul or Div reads (FiLM's
      * scale and shift cut from one conditioning vector), the element its index 0 lies at */
     int64_t view_elem;
+    /* and, for such a view whose dim split_dim is two dims of its root (split_inner > 0: a
+     * Reshape that merges a batch axis with attention's heads, [S,B,H*D] -> [S,B*H,D], read
+     * only by a MatMul; src/ops/shape.c): each of its dims[split_dim] / split_inner outer steps
+     * is view_strides[split_dim] apart, the split_inner inner ones split_stride. view_layout
+     * (src/ops/movement.h) gives its elements' dims and strides */
+    int split_dim;
+    int64_t split_inner, split_stride;
     /* a view that starts this many bytes into its root (op_output_offset_view: a contiguous
      * Slice, Split or Gather of one index); kernels bind it through a window at that offset,
      * a multiple of the binding alignment */

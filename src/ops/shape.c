@@ -2,6 +2,7 @@
  * host; Reshape, Flatten, Squeeze and Unsqueeze are views of their input (no GPU work). */
 #include "movement.h"
 
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
@@ -153,15 +154,85 @@ static bool restride(const int64_t *od, const int64_t *os, int orank, const int6
     return true;
 }
 
+/* As restride, for a strided layout whose dims lie in at most two runs of even strides (after
+ * merging): new dims from the innermost on, each inside one run, except at most one that takes
+ * a whole inner run and the start of the next ([10,2,64] cut from [10,2,192] viewed as [10,8,16]:
+ * the 8 is 2 batches 192 apart times 4 heads 16 apart). The new strides in ns (that dim's
+ * outer one), the dim in *split (-1 if none), its inner count and stride. */
+static bool restride_split(const int64_t *od, const int64_t *os, int orank, const int64_t *nd, int nrank, int64_t *ns,
+                           int *split, int64_t *inner, int64_t *inner_stride)
+{
+    int64_t rs[VKI_MAX_RANK], rd[VKI_MAX_RANK]; /* runs, innermost first: (count, stride) */
+    int nr = 0;
+    for (int t = orank - 1; t >= 0; t--) {
+        if (od[t] == 1) continue;
+        if (nr > 0 && rs[nr - 1] * rd[nr - 1] == os[t]) rd[nr - 1] *= od[t];
+        else rs[nr] = os[t], rd[nr++] = od[t];
+    }
+    *split = -1;
+    int r = 0;
+    for (int v = nrank - 1; v >= 0; v--) {
+        if (nd[v] == 1) {
+            ns[v] = 0;
+            continue;
+        }
+        if (r >= nr) return false;
+        if (rd[r] % nd[v] == 0) { /* inside this run */
+            ns[v] = rs[r];
+            rd[r] /= nd[v], rs[r] *= nd[v];
+        } else if (*split < 0 && nd[v] % rd[r] == 0 && r + 1 < nr && rd[r + 1] % (nd[v] / rd[r]) == 0) {
+            int64_t outer = nd[v] / rd[r];
+            *split = v, *inner = rd[r], *inner_stride = rs[r];
+            ns[v] = rs[r + 1];
+            rd[r] = 1;
+            rd[r + 1] /= outer, rs[r + 1] *= outer;
+        } else {
+            return false;
+        }
+        if (rd[r] == 1) r++;
+    }
+    return r == nr;
+}
+
+/* Whether the output of this Reshape may be a view with a split dim: a MatMul reads it alone,
+ * through Transposes and a scale by a constant at most (views that carry the split), as a
+ * batch dim, and the product's other operand, if planned already with a split at the same
+ * batch dim, splits it alike. */
+static bool split_view_ok(op_ctx *c, int split, int64_t inner)
+{
+    int v = op_out_index(c, 0), rank = op_out(c, 0)->rank, at = split, t, operand;
+    for (int hops = 0; hops < 4 && (t = op_only_reader(c, v, "Transpose")) >= 0; hops++) {
+        const ir_node *tn = op_graph_node(c, t);
+        const int64_t *perm;
+        if (tn->n_outputs < 1 || ir_attr_ints(tn, "perm", &perm) != rank) return false;
+        int was = at;
+        at = -1;
+        for (int k = 0; k < rank; k++)
+            if (perm[k] == was) at = k;
+        v = tn->outputs[0];
+    }
+    bool direct;
+    const ir_node *mn = op_product_reader(c, v, &operand, &direct);
+    if (!mn || !direct || at < 0 || at >= rank - 2) return false;
+    if (mn->n_inputs != 2 || mn->inputs[0] == mn->inputs[1]) return false;
+    const plan_value *o = op_value(c, mn->inputs[mn->inputs[0] == operand ? 1 : 0]);
+    if (!o->shaped || o->split_inner == 0) return true;
+    int nb = (rank > o->rank ? rank : o->rank) - 2;
+    return o->split_dim - (o->rank - 2 - nb) != at - (rank - 2 - nb) || o->split_inner == inner;
+}
+
 /* The output of Reshape, Flatten, Squeeze or Unsqueeze (shaped already): a view of the input,
  * keeping a permuted input's strides where the new shape allows (attention's head split
- * between a Transpose and a MatMul), else a copy of its elements in order. */
+ * between a Transpose and a MatMul; with a split dim where a MatMul alone reads it, its q, k
+ * or v cut from one projection at a batch above 1), else a copy of its elements in order. */
 static vki_status reshape_view(op_ctx *c)
 {
     plan_value *x = op_in(c, 0), *y = op_out(c, 0);
     if (!x->permuted || !y) return op_output_alias(c, 0, 0);
-    int64_t ns[VKI_MAX_RANK];
-    if (op_storage(c, op_in_index(c, 0)) == y->storage && restride(x->dims, x->view_strides, x->rank, y->dims, y->rank, ns)) {
+    int64_t ns[VKI_MAX_RANK], inner = 0, inner_stride = 0;
+    int split = -1;
+    bool same_storage = op_storage(c, op_in_index(c, 0)) == y->storage;
+    if (same_storage && !x->split_inner && restride(x->dims, x->view_strides, x->rank, y->dims, y->rank, ns)) {
         VKI_TRY(op_output_alias(c, 0, 0));
         if (y->alias_of >= 0) {
             y->permuted = true;
@@ -170,12 +241,24 @@ static vki_status reshape_view(op_ctx *c)
             return VKI_OK;
         }
     }
+    const char *split_env = getenv("VKINFER_SPLIT_VIEWS"); /* 0: copy as before, for comparisons */
+    if (same_storage && !x->split_inner && !(split_env && !strcmp(split_env, "0")) && op_fusion_on(c) &&
+        restride_split(x->dims, x->view_strides, x->rank, y->dims, y->rank, ns, &split, &inner, &inner_stride) &&
+        split >= 0 && split_view_ok(c, split, inner)) {
+        VKI_TRY(op_output_alias(c, 0, 0));
+        if (y->alias_of >= 0) {
+            y->permuted = true;
+            y->view_elem = x->view_elem;
+            memcpy(y->view_strides, ns, sizeof ns);
+            y->split_dim = split, y->split_inner = inner, y->split_stride = inner_stride;
+            return VKI_OK;
+        }
+    }
     strided_copy s = {0};
-    s.rank = x->rank;
-    memcpy(s.dims, x->dims, (size_t)x->rank * sizeof *x->dims);
-    memcpy(s.in_strides, x->view_strides, (size_t)x->rank * sizeof *x->dims);
+    int map[VKI_MAX_RANK];
+    view_layout(x, &s.rank, s.dims, s.in_strides, map);
     s.in_base = x->view_elem;
-    contiguous_strides(x->dims, x->rank, s.out_strides);
+    contiguous_strides(s.dims, s.rank, s.out_strides);
     return copy_values(c, op_in_index(c, 0), op_out_index(c, 0), &s, op_storage(c, op_in_index(c, 0)));
 }
 

@@ -334,6 +334,7 @@ bool op_output_scaled_view(op_ctx *c, int in, double scale)
     o->permuted = i->permuted;
     o->view_elem = i->view_elem;
     memcpy(o->view_strides, i->view_strides, sizeof o->view_strides);
+    o->split_dim = i->split_dim, o->split_inner = i->split_inner, o->split_stride = i->split_stride;
     o->view_scale = (float)((i->view_scale ? i->view_scale : 1.0) * scale);
     return true;
 }
@@ -779,7 +780,7 @@ int op_root(op_ctx *c, int v) { return plan_root(c->plan, v); }
 int64_t op_bound_numel(op_ctx *c, int v)
 {
     const plan_value *pv = &c->plan->values[v];
-    if (!pv->permuted || !pv->view_elem) return shape_numel(pv->dims, pv->rank);
+    if (!pv->permuted) return shape_numel(pv->dims, pv->rank);
     const plan_value *root = &c->plan->values[plan_root(c->plan, v)];
     return shape_numel(root->dims, root->rank) - (int64_t)(pv->view_offset / storage_size(root->storage));
 }

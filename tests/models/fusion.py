@@ -528,6 +528,32 @@ class SlicedHeads(nn.Module):
         return torch.cat([a.flatten(), b.flatten(), c.flatten()])
 
 
+class SplitHeads(nn.Module):
+    """q, k and v cut from one projection at batch 2 and 3, sequence first ([S, B, 3E], as PyTorch
+    1.13's MultiheadAttention has it): each head split's Reshape [S, B, E] -> [S, B*H, D] merges
+    the batch with the heads, whose strides differ, so the view carries that dim as two (a split
+    dim) to the products through the Transposes and the scale: no Slice and no Reshape copied.
+    The first set on whole 4s, the second at columns 1, 25 and 49 of a 73-wide projection with
+    70 keys (past attention_rows' 64 on GPUs), its scale after the first product."""
+
+    def __init__(self):
+        super().__init__()
+        self.p1, self.p2 = nn.Linear(32, 96), nn.Linear(24, 73)
+
+    def forward(self, x, y):
+        s, b = x.shape[0], x.shape[1]
+        qkv = self.p1(x)
+        q, k, v = qkv[..., :32], qkv[..., 32:64], qkv[..., 64:]
+        q = q.reshape(s, b * 4, 8).transpose(0, 1) * 0.3
+        a = torch.softmax(q @ k.reshape(s, b * 4, 8).permute(1, 2, 0), dim=-1) @ v.reshape(s, b * 4, 8).transpose(0, 1)
+        s, b = y.shape[0], y.shape[1]
+        qkv = self.p2(y)
+        q, k, v = qkv[..., 1:25], qkv[..., 25:49], qkv[..., 49:73]
+        q = q.reshape(s, b * 2, 12).transpose(0, 1)
+        c = torch.softmax((q @ k.reshape(s, b * 2, 12).permute(1, 2, 0)) * 0.5, dim=-1) @ v.reshape(s, b * 2, 12).transpose(0, 1)
+        return torch.cat([a.flatten(), c.flatten()])
+
+
 # name: (model, inputs, opset, dispatches fewer at least). Seeded: the inputs (and the models'
 # weights, made per run) are the same every run, so that a bound is met or missed for good
 # (unseeded, transposed_products' sums of bfloat16 products missed theirs about one run in 5).
@@ -576,6 +602,8 @@ CASES = {
     # at least the 3 bias Adds, the 3 scales and the 9 Slices (SLICE_VIEWS: no Slice dispatch
     # left); with the Slices copied, 13-14 fewer
     "sliced_heads": (SlicedHeads, (torch.randn(70, 32), torch.randn(8, 32)), 17, 15),
+    # the 6 Slices and the 6 Reshapes (no Slice or Reshape dispatch left), and the scale
+    "split_heads": (SplitHeads, (torch.randn(20, 2, 32), torch.randn(70, 3, 24)), 17, 12),
 }
 
 
@@ -585,9 +613,9 @@ NO_BF16_REFERENCE = {"conv_transpose_relu"}
 # cases whose saving is views (planned as aliases, not "fused into their producer")
 VIEWS = {"transposed_products", "scaled_products", "reshaped_heads", "late_scale", "shape_scaled_heads",
          "shape_vector_scale", "unit_axis_transposes", "row_views", "row_view_output", "transposed_elementwise", "strided_slices",
-         "rejoined_pieces", "sliced_heads"}
-# cases whose Slices must all be views: the fused plan's profile names no Slice node
-SLICE_VIEWS = {"sliced_heads"}
+         "rejoined_pieces", "sliced_heads", "split_heads"}
+# cases whose Slices (and Reshapes) must all be views: the fused plan's profile names no such node
+SLICE_VIEWS = {"sliced_heads", "split_heads"}
 EXACT = (VIEWS - SLICE_VIEWS) | {"control"}  # exactly `fewer` dispatches fewer, not at least
 
 
@@ -638,11 +666,11 @@ def main():
                     prof = subprocess.run([vkinfer, "bench", os.path.join(tmp, "model.onnx"), "--random-inputs", "--runs", "1",
                                            "--warmup", "0", "--profile-all"] + (["--precision", "fp16"] if fp16 else []),
                                           capture_output=True, text=True).stdout
-                    sliced = re.findall(r"^\s+\d+\s+[\d.]+ ms\s+(\S+)\s+Slice\s", prof, re.M)
+                    sliced = re.findall(r"^\s+\d+\s+[\d.]+ ms\s+(\S+)\s+(?:Slice|Reshape)\s", prof, re.M)
                     if "recorded order" not in prof:
                         sliced = ["(no profile)"]
             if sliced:
-                print(f"FAIL {name}: Slices copied by {sliced}, not read in place")
+                print(f"FAIL {name}: Slices or Reshapes copied by {sliced}, not read in place")
                 failed += 1
             if got is None:
                 print(f"FAIL {name} {mode}: vkinfer exited {run.returncode}")
