@@ -487,6 +487,11 @@ bool op_fuse_activation(op_ctx *c, int out, float *lo, float *hi)
 
 int op_epilogue_value(const op_ctx *c) { return c->epilogue_from > 0 ? c->epilogue_from - 1 : op_out_index(c, 0); }
 
+static int g_producer(const plan *p, int v)
+{
+    return v >= 0 && v < p->graph->n_values ? p->graph->values[v].producer : -1;
+}
+
 int op_fuse_add_find(op_ctx *c, int v, int *other)
 {
     plan *p = c->plan;
@@ -496,7 +501,17 @@ int op_fuse_add_find(op_ctx *c, int v, int *other)
     if (strcmp(node->op_type, "Add") || node->n_inputs != 2) return -1;
     int o = node->inputs[0] == v ? node->inputs[1] : node->inputs[0];
     if (o < 0 || o == v) return -1;
-    const plan_value *x = &p->values[v], *ov = &p->values[o];
+    /* v may be the output of a node claimed already (a bias Add before this residual Add),
+     * which is shaped only when it is planned: a view of the value it was claimed on, whose
+     * shape it keeps (op_fuse_add_find never lets a claimed Add grow it) */
+    int shaped_v = v;
+    for (int hops = 0; hops < 8 && !p->values[shaped_v].shaped; hops++) {
+        int prod = g_producer(p, shaped_v);
+        if (prod < 0 || !p->fused[prod]) break;
+        shaped_v = p->graph->nodes[prod].inputs[p->fused[prod] - 1];
+    }
+    const plan_value *x = &p->values[shaped_v], *ov = &p->values[o];
+    if (!x->shaped) return -1;
     /* known now: an initializer, a folded constant or the output of a node planned earlier */
     if (!ov->shaped || ov->dtype != x->dtype || ov->permuted || ov->view_scale) return -1;
     if (!op_broadcasts_within(ov, x->dims, x->rank)) return -1; /* broadcasting must not grow v */

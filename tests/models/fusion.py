@@ -50,6 +50,24 @@ class Residual(nn.Module):
         return h + self.l2(h)  # residual first in the Add
 
 
+class ResidualTwice(nn.Module):
+    """ViT's blocks: x + Linear(LayerNorm(x)) with a bias (a 3-D Linear: MatMul, then the bias
+    Add), the sum read by the next LayerNorm and the next residual Add. The bias is the
+    product's C and the residual Add its R: the residual's reader is found through the bias
+    Add that the product claimed a moment before, which is shaped only when planned
+    (op_fuse_add_find takes the claimed node's shape from the value it was claimed on). Two
+    blocks: 2 bias and 2 residual Adds fewer."""
+
+    def __init__(self):
+        super().__init__()
+        self.n1, self.n2 = nn.LayerNorm(64), nn.LayerNorm(64)
+        self.l1, self.l2 = nn.Linear(64, 64), nn.Linear(64, 64)
+
+    def forward(self, x):
+        x = x + self.l1(self.n1(x))
+        return x + self.l2(self.n2(x))
+
+
 def gelu_hf(x):  # Hugging Face's: 0.5 applied to x first
     return x * 0.5 * (1.0 + torch.erf(x / math.sqrt(2.0)))
 
@@ -561,6 +579,7 @@ torch.manual_seed(0)
 CASES = {
     "bias_relu": (BiasRelu, (torch.randn(2, 10, 64),), 17, 3),
     "residual": (Residual, (torch.randn(3, 7, 64),), 17, 3),
+    "residual_twice": (ResidualTwice, (torch.randn(1, 20, 64),), 17, 4),
     "gelus": (Gelus, (torch.randn(2, 5, 32),), 17, 18),
     "transposed_products": (TransposedProducts, (torch.randn(2, 4, 6, 8), torch.randn(2, 7, 6, 8)), 17, 3),
     "elementwise_acts": (ElementwiseActs, (torch.randn(2, 3, 16, 16), torch.randn(2, 3, 16, 16)), 17, 2),
