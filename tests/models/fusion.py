@@ -68,6 +68,22 @@ class ResidualTwice(nn.Module):
         return x + self.l2(self.n2(x))
 
 
+class ResidualViews(nn.Module):
+    """torchvision ViT's attention residual at batch 1: the out-projection (a 2-D Gemm) viewed as
+    [S, 1, D], transposed to [1, S, D] (only a unit axis moves) and added to the stream: the
+    views keep the elements' order, so the Add is the Gemm's R. A Transpose that moves a real
+    axis after the Reshape keeps its own Add (R would pair the wrong elements)."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(64, 64), nn.Linear(64, 64)
+
+    def forward(self, x, y):
+        h = self.l1(x).reshape(12, 1, 64).transpose(0, 1) + y
+        g = self.l2(x).reshape(3, 4, 64).transpose(0, 1) + y.reshape(4, 3, 64)
+        return torch.cat([h.flatten(), g.flatten()])
+
+
 def gelu_hf(x):  # Hugging Face's: 0.5 applied to x first
     return x * 0.5 * (1.0 + torch.erf(x / math.sqrt(2.0)))
 
@@ -580,6 +596,8 @@ CASES = {
     "bias_relu": (BiasRelu, (torch.randn(2, 10, 64),), 17, 3),
     "residual": (Residual, (torch.randn(3, 7, 64),), 17, 3),
     "residual_twice": (ResidualTwice, (torch.randn(1, 20, 64),), 17, 4),
+    # the first Add (at least 1 fewer; the second keeps its Add and its Transpose's copy)
+    "residual_views": (ResidualViews, (torch.randn(12, 64), torch.randn(1, 12, 64)), 17, 1),
     "gelus": (Gelus, (torch.randn(2, 5, 32),), 17, 18),
     "transposed_products": (TransposedProducts, (torch.randn(2, 4, 6, 8), torch.randn(2, 7, 6, 8)), 17, 3),
     "elementwise_acts": (ElementwiseActs, (torch.randn(2, 3, 16, 16), torch.randn(2, 3, 16, 16)), 17, 2),
