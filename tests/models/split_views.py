@@ -9,15 +9,13 @@ their Reshapes may copy, their numbers must match.
     tests/models/split_views.py VKINFER [fp16]
 (fp16: the fp16 mode, whose bound is looser)"""
 import os
-import re
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 import torch
 
-from torch_export import Fn, run_exported
+from torch_export import Fn, profiled_dispatches, report, run_exported
 
 
 def heads(t, s, bh, d):
@@ -68,14 +66,13 @@ def main():
             ref = model(*inputs).numpy()
         with tempfile.TemporaryDirectory() as tmp:
             run, got = run_exported(vkinfer, model, inputs, tmp, 17, extra)
-            prof = subprocess.run([vkinfer, "bench", os.path.join(tmp, "model.onnx"), "--random-inputs", "--runs", "1",
-                                   "--warmup", "0", "--profile-all"] + extra, capture_output=True, text=True).stdout
+            dispatched = profiled_dispatches(vkinfer, os.path.join(tmp, "model.onnx"), extra)
         ok = got is not None and got.shape == ref.shape
         err = float(np.max(np.abs(got.astype(np.float64) - ref))) if ok else float("inf")
         bound = (1e-2 if fp16 else 1e-4) * float(np.max(np.abs(ref))) + 1e-5
         ok = ok and err <= bound
-        copied = re.findall(r"^\s+\d+\s+[\d.]+ ms\s+\S+\s+Reshape\s", prof, re.M)
-        if "recorded order" not in prof:
+        copied = [node for _, node in dispatched or [] if node == "Reshape"]
+        if dispatched is None:
             print(f"FAIL {name}: no profile")
             ok = False
         elif view and copied and os.environ.get("VKINFER_SPLIT_VIEWS") != "0":
@@ -85,8 +82,7 @@ def main():
               f"{len(copied)} Reshape copies")
         if not ok:
             failed.append(name)
-    print(f"{len(failed)} failed" + (": " + ", ".join(failed) if failed else ""))
-    return 1 if failed else 0
+    return report(failed)
 
 
 if __name__ == "__main__":

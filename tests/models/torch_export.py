@@ -1,7 +1,8 @@
 """What the model tests and benchmarks share: exporting a PyTorch model to ONNX the same way
 on torch 1.13 (Debian, CI) and torch 2.x (the GPU machine), and giving BatchNorm layers
-non-trivial seeded statistics."""
+non-trivial seeded statistics; a profiled run's dispatches; the count of failed cases."""
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -60,3 +61,20 @@ def run_exported(vkinfer, model, inputs, tmp, opset, extra=()):
     print(run.stdout, run.stderr, sep="\n")
     got = np.load(os.path.join(tmp, "out", "out.npy")) if run.returncode == 0 else None
     return run, got
+
+
+def profiled_dispatches(vkinfer, path, extra=()):
+    """(kernel, node op type) of each dispatch of one profiled run of the model at `path` on
+    random inputs (`vkinfer bench --profile-all`), in recorded order; None where the run printed
+    no profile."""
+    prof = subprocess.run([vkinfer, "bench", path, "--random-inputs", "--runs", "1", "--warmup", "0", "--profile-all",
+                           *extra], capture_output=True, text=True).stdout
+    if "recorded order" not in prof:
+        return None
+    return re.findall(r"^\s+\d+\s+[\d.]+ ms\s+(\S+)\s+(\S+)\s", prof, re.M)
+
+
+def report(failed):
+    """Prints the failed cases' count and names; the exit status for them."""
+    print(f"{len(failed)} failed" + (": " + ", ".join(failed) if failed else ""))
+    return 1 if failed else 0
