@@ -333,18 +333,12 @@ vki_status mm_record_then_add(op_ctx *c, const mm_problem *p)
     return binary_add_strided(c, t, strides, p->r_value, p->y_value, dims, 1, st, p->clamp, p->lo, p->hi);
 }
 
-/* The residual Add that reads Y through views that keep its elements' order: a Reshape, then
- * a Transpose that moves only unit axes (torchvision's ViT: the out-projection's [197,768]
- * viewed as [197,1,768], transposed to [1,197,768], added to the stream), each the sole reader
- * of the one before; both become aliases of Y when planned. The other operand must have Y's
- * element count and the Transpose's output dims (no broadcast). The Add's index and *other, or
- * -1. */
 /* A Reshape's new dims from its shape input, a constant known now (an initializer, a folded
- * value, or a Constant node not planned yet), its 0s and -1 resolved against `in` dims; false
- * where that cannot be read. */
+ * value, or a Constant node not planned yet), resolved against `in` dims (reshape_resolve);
+ * false where that cannot be read. */
 static bool reshape_dims(op_ctx *c, const ir_node *r, const int64_t *in, int in_rank, int64_t *out, int *rank)
 {
-    if (r->n_inputs != 2 || r->inputs[1] < 0 || ir_attr_int(r, "allowzero", 0)) return false;
+    if (r->n_inputs != 2 || r->inputs[1] < 0) return false;
     const plan_value *sv = op_value(c, r->inputs[1]);
     const void *data = sv->shaped && sv->dtype == VKI_DTYPE_INT64 && sv->rank == 1 ? sv->host : NULL;
     int64_t n = data ? sv->dims[0] : 0;
@@ -356,28 +350,22 @@ static bool reshape_dims(op_ctx *c, const ir_node *r, const int64_t *in, int in_
             data = a->tensor->data, n = a->tensor->dims[0];
     }
     if (!data || n < 1 || n > VKI_MAX_RANK) return false;
-    int64_t known = 1, total = shape_numel(in, in_rank);
-    int infer = -1;
-    for (int k = 0; k < n; k++) {
-        int64_t d;
-        memcpy(&d, (const char *)data + 8 * k, 8);
-        if (d == 0 && k < in_rank) d = in[k];
-        if (d == -1 && infer < 0) infer = k, d = 1;
-        if (d < 1) return false;
-        out[k] = d;
-        known *= d;
-    }
-    if (infer >= 0) {
-        if (total % known) return false;
-        out[infer] = total / known;
-    } else if (known != total) {
-        return false;
-    }
+    int64_t shape[VKI_MAX_RANK];
+    memcpy(shape, data, (size_t)n * sizeof *shape); /* the file's bytes need not be 8-byte aligned */
+    char why[160];
+    bool allowzero = c->opset >= 14 && ir_attr_int(r, "allowzero", 0);
+    if (!reshape_resolve(shape, (int)n, allowzero, in, in_rank, out, why, sizeof why)) return false;
     *rank = (int)n;
     return true;
 }
 
-static int residual_through_views(op_ctx *c, int v, int64_t y_numel, int *other)
+/* The residual Add that reads Y (value v) through views that keep its elements' order: a
+ * Reshape, then a Transpose that moves only unit axes (torchvision's ViT: the out-projection's
+ * [197,768] viewed as [197,1,768], transposed to [1,197,768], added to the stream), each the
+ * sole reader of the one before; both become aliases of Y when planned. The other operand must
+ * have the Transpose's output dims (no broadcast) and Y's dtype. The Add's index, with *other
+ * and *operand (the view the Add reads), or -1. */
+static int residual_through_views(op_ctx *c, int v, int *other, int *operand)
 {
     const plan_value *y = op_value(c, v);
     int64_t dims[VKI_MAX_RANK];
@@ -416,38 +404,27 @@ static int residual_through_views(op_ctx *c, int v, int64_t y_numel, int *other)
     int o = an->inputs[0] == end ? an->inputs[1] : an->inputs[0];
     const plan_value *ov = op_value(c, o);
     /* the other operand of the view's very shape: no broadcast either way */
-    if (!ov->shaped || ov->host || ov->permuted || ov->view_scale || shape_numel(ov->dims, ov->rank) != y_numel ||
-        ov->rank != rank || memcmp(ov->dims, dims, (size_t)rank * sizeof *dims))
+    if (!ov->shaped || ov->dtype != y->dtype || ov->rank != rank || memcmp(ov->dims, dims, (size_t)rank * sizeof *dims))
         return -1;
     *other = o;
+    *operand = end;
     return add;
 }
 
 int mm_fuse_residual(op_ctx *c, mm_problem *p, int last)
 {
-    int other, add = op_fuse_add_find(c, last, &other);
-    if (add < 0 && !p->has_r && last == p->y_value) {
-        plan_value *yv = op_value(c, p->y_value);
-        int via = residual_through_views(c, last, shape_numel(yv->dims, yv->rank), &other);
-        if (via >= 0 && op_value(c, other)->dtype == yv->dtype &&
-            (uint64_t)shape_numel(yv->dims, yv->rank) * 4 <= op_max_binding_bytes(c)) {
-            gpu_storage st = mm_storage(c, p);
-            p->has_r = true;
-            p->r_value = other;
-            if (mm_storage(c, p) != st) {
-                p->has_r = false;
-                return last;
-            }
-            const ir_node *an = op_graph_node(c, via);
-            op_fuse_claim(c, via, an->inputs[0] == other ? an->inputs[1] : an->inputs[0]);
-            return op_fused_output(c, via);
-        }
+    if (p->has_r) return last;
+    plan_value *y = op_value(c, p->y_value);
+    int other, operand = last, add = op_fuse_add_find(c, last, &other);
+    if (add >= 0) { /* a residual of Y's shape, not a broadcast one */
+        plan_value *o = op_value(c, other);
+        if (o->rank != y->rank || memcmp(o->dims, y->dims, (size_t)y->rank * sizeof *y->dims)) return last;
+    } else if (last == p->y_value) {
+        add = residual_through_views(c, last, &other, &operand);
     }
-    if (add < 0 || p->has_r) return last;
-    plan_value *o = op_value(c, other), *y = op_value(c, p->y_value);
-    if (o->host || o->permuted || o->view_scale || o->rank != y->rank ||
-        memcmp(o->dims, y->dims, (size_t)y->rank * sizeof *y->dims) ||
-        (uint64_t)shape_numel(y->dims, y->rank) * 4 > op_max_binding_bytes(c))
+    if (add < 0) return last;
+    plan_value *o = op_value(c, other);
+    if (o->host || o->permuted || o->view_scale || (uint64_t)shape_numel(y->dims, y->rank) * 4 > op_max_binding_bytes(c))
         return last;
     gpu_storage st = mm_storage(c, p);
     p->has_r = true;
@@ -456,7 +433,7 @@ int mm_fuse_residual(op_ctx *c, mm_problem *p, int last)
         p->has_r = false;
         return last;
     }
-    op_fuse_claim(c, add, last);
+    op_fuse_claim(c, add, operand);
     return op_fused_output(c, add);
 }
 

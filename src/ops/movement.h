@@ -25,6 +25,11 @@ void value_strides(const plan_value *v, int64_t strides[VKI_MAX_RANK]);
  * map[k]: where v's dim k starts in it. */
 void view_layout(const plan_value *v, int *rank, int64_t dims[VKI_MAX_RANK + 1], int64_t strides[VKI_MAX_RANK + 1],
                  int map[VKI_MAX_RANK]);
+/* Reshape's new dims (src/ops/shape.c): `shape`'s n entries with 0 (a copy of the input's dim,
+ * unless allowzero) and one -1 (inferred) resolved against the input's dims `in`, into out;
+ * false with the reason in why where the shape is not one for that input. */
+bool reshape_resolve(const int64_t *shape, int n, bool allowzero, const int64_t *in, int in_rank, int64_t *out,
+                     char *why, size_t why_size);
 /* True when every input is a plan-time constant and every output has at most 4096 elements:
  * then the op computes its outputs on the host (shape subgraphs fold completely). */
 bool movement_folds(op_ctx *c);

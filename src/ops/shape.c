@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define FILL_ON_GPU_ABOVE 4096 /* ConstantOfShape: larger outputs are filled by a dispatch */
@@ -231,26 +232,19 @@ static vki_status reshape_view(op_ctx *c)
     if (!x->permuted || !y) return op_output_alias(c, 0, 0);
     int64_t ns[VKI_MAX_RANK], inner = 0, inner_stride = 0;
     int split = -1;
-    bool same_storage = op_storage(c, op_in_index(c, 0)) == y->storage;
-    if (same_storage && !x->split_inner && restride(x->dims, x->view_strides, x->rank, y->dims, y->rank, ns)) {
-        VKI_TRY(op_output_alias(c, 0, 0));
-        if (y->alias_of >= 0) {
-            y->permuted = true;
-            y->view_elem = x->view_elem;
-            memcpy(y->view_strides, ns, sizeof ns);
-            return VKI_OK;
-        }
-    }
+    bool viewable = op_storage(c, op_in_index(c, 0)) == y->storage && !x->split_inner;
     const char *split_env = getenv("VKINFER_SPLIT_VIEWS"); /* 0: copy as before, for comparisons */
-    if (same_storage && !x->split_inner && !(split_env && !strcmp(split_env, "0")) && op_fusion_on(c) &&
-        restride_split(x->dims, x->view_strides, x->rank, y->dims, y->rank, ns, &split, &inner, &inner_stride) &&
-        split >= 0 && split_view_ok(c, split, inner)) {
+    bool viewed = viewable && restride(x->dims, x->view_strides, x->rank, y->dims, y->rank, ns);
+    if (!viewed && viewable && !(split_env && !strcmp(split_env, "0")) && op_fusion_on(c))
+        viewed = restride_split(x->dims, x->view_strides, x->rank, y->dims, y->rank, ns, &split, &inner, &inner_stride) &&
+                 split >= 0 && split_view_ok(c, split, inner);
+    if (viewed) {
         VKI_TRY(op_output_alias(c, 0, 0));
         if (y->alias_of >= 0) {
             y->permuted = true;
             y->view_elem = x->view_elem;
             memcpy(y->view_strides, ns, sizeof ns);
-            y->split_dim = split, y->split_inner = inner, y->split_stride = inner_stride;
+            if (split >= 0) y->split_dim = split, y->split_inner = inner, y->split_stride = inner_stride;
             return VKI_OK;
         }
     }
@@ -260,6 +254,52 @@ static vki_status reshape_view(op_ctx *c)
     s.in_base = x->view_elem;
     contiguous_strides(s.dims, s.rank, s.out_strides);
     return copy_values(c, op_in_index(c, 0), op_out_index(c, 0), &s, op_storage(c, op_in_index(c, 0)));
+}
+
+bool reshape_resolve(const int64_t *shape, int n, bool allowzero, const int64_t *in, int in_rank, int64_t *out,
+                     char *why, size_t why_size)
+{
+    int infer = -1;
+    int64_t known = 1;
+    for (int k = 0; k < n; k++) {
+        int64_t s = shape[k];
+        if (s == 0 && !allowzero) {
+            if (k >= in_rank) {
+                snprintf(why, why_size, "shape entry %d is 0 (copy) but the input has rank %d", k, in_rank);
+                return false;
+            }
+            s = in[k];
+        } else if (s == -1) {
+            if (infer >= 0) {
+                snprintf(why, why_size, "the shape has more than one -1");
+                return false;
+            }
+            infer = k;
+            s = 1;
+        } else if (s < 0) {
+            snprintf(why, why_size, "the shape has the invalid entry %lld", (long long)s);
+            return false;
+        }
+        out[k] = s;
+        if (s && known > INT64_MAX / s) {
+            snprintf(why, why_size, "the new shape's element count overflows");
+            return false;
+        }
+        known *= s;
+    }
+    int64_t numel = shape_numel(in, in_rank);
+    if (infer >= 0) {
+        if (known == 0 || numel % known) {
+            snprintf(why, why_size, "cannot infer the -1 dimension: %lld elements do not divide by %lld",
+                     (long long)numel, (long long)known);
+            return false;
+        }
+        out[infer] = numel / known;
+    } else if (known != numel) {
+        snprintf(why, why_size, "the new shape has %lld elements, the input %lld", (long long)known, (long long)numel);
+        return false;
+    }
+    return true;
 }
 
 static vki_status plan_reshape(op_ctx *c)
@@ -278,33 +318,9 @@ static vki_status plan_reshape(op_ctx *c)
         VKI_TRY(op_const_ints(c, 1, shape, VKI_MAX_RANK, &n));
     }
     bool allowzero = c->opset >= 14 && ir_attr_int(c->node, "allowzero", 0);
-    int infer = -1;
-    int64_t known = 1;
-    for (int k = 0; k < n; k++) {
-        int64_t s = shape[k];
-        if (s == 0 && !allowzero) {
-            if (k >= x->rank) return op_error(c, VKI_ERROR_SHAPE, "shape entry %d is 0 (copy) but the input has rank %d", k, x->rank);
-            s = x->dims[k];
-        } else if (s == -1) {
-            if (infer >= 0) return op_error(c, VKI_ERROR_SHAPE, "the shape has more than one -1");
-            infer = k;
-            s = 1;
-        } else if (s < 0) {
-            return op_error(c, VKI_ERROR_SHAPE, "the shape has the invalid entry %lld", (long long)s);
-        }
-        dims[k] = s;
-        if (s && known > INT64_MAX / s) return op_error(c, VKI_ERROR_SHAPE, "the new shape's element count overflows");
-        known *= s;
-    }
-    int64_t numel = shape_numel(x->dims, x->rank);
-    if (infer >= 0) {
-        if (known == 0 || numel % known)
-            return op_error(c, VKI_ERROR_SHAPE, "cannot infer the -1 dimension: %lld elements do not divide by %lld",
-                            (long long)numel, (long long)known);
-        dims[infer] = numel / known;
-    } else if (known != numel) {
-        return op_error(c, VKI_ERROR_SHAPE, "the new shape has %lld elements, the input %lld", (long long)known, (long long)numel);
-    }
+    char why[160];
+    if (!reshape_resolve(shape, n, allowzero, x->dims, x->rank, dims, why, sizeof why))
+        return op_error(c, VKI_ERROR_SHAPE, "%s", why);
     VKI_TRY(op_set_output(c, 0, x->dtype, n, dims));
     return reshape_view(c);
 }

@@ -487,11 +487,6 @@ bool op_fuse_activation(op_ctx *c, int out, float *lo, float *hi)
 
 int op_epilogue_value(const op_ctx *c) { return c->epilogue_from > 0 ? c->epilogue_from - 1 : op_out_index(c, 0); }
 
-static int g_producer(const plan *p, int v)
-{
-    return v >= 0 && v < p->graph->n_values ? p->graph->values[v].producer : -1;
-}
-
 int op_fuse_add_find(op_ctx *c, int v, int *other)
 {
     plan *p = c->plan;
@@ -506,7 +501,7 @@ int op_fuse_add_find(op_ctx *c, int v, int *other)
      * shape it keeps (op_fuse_add_find never lets a claimed Add grow it) */
     int shaped_v = v;
     for (int hops = 0; hops < 8 && !p->values[shaped_v].shaped; hops++) {
-        int prod = g_producer(p, shaped_v);
+        int prod = op_value_producer(c, shaped_v);
         if (prod < 0 || !p->fused[prod]) break;
         shaped_v = p->graph->nodes[prod].inputs[p->fused[prod] - 1];
     }
