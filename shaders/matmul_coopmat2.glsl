@@ -29,6 +29,8 @@ const bool A_ALIGNED = (ALIGNED & 1u) != 0u, B_ALIGNED = (ALIGNED & 2u) != 0u, Y
 // blocks taken in columns GROUP_M blocks tall (0: row by row, as the grid lies), so that the
 // workgroups running at one time share rows of A and columns of B in the cache
 layout(constant_id = 13) const uint GROUP_M = 0u;
+// BK steps a pass of the unclamped K loop (src/ops/matmul_coopmat.c: 16 by default)
+layout(constant_id = 14) const uint UNROLL = 16u;
 
 layout(std430, binding = 0) readonly buffer A { ELEM a[]; };
 layout(std430, binding = 1) readonly buffer B { ELEM b[]; };
@@ -121,8 +123,8 @@ void main()
     uint k = k_begin;
     if (m0 + BM <= pc.M && n0 + BN <= pc.N) {
         // whole blocks along M and N: unclamped loads while a whole BK step remains
-        for (; k + 4u * BK <= k_end; k += 4u * BK) {
-            [[unroll]] for (uint u = 0u; u < 4u; u++) MMA_STEP(la, lb, k + u * BK)
+        for (; k + UNROLL * BK <= k_end; k += UNROLL * BK) {
+            [[unroll]] for (uint u = 0u; u < UNROLL; u++) MMA_STEP(la, lb, k + u * BK)
         }
         for (; k + BK <= k_end; k += BK) MMA_STEP(la, lb, k)
     }

@@ -122,8 +122,16 @@ static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t K, int64_t 
     /* VKINFER_COOPMAT2_GROUP_M=G takes the blocks in columns G tall (the shader's GROUP_M) */
     const char *group = getenv("VKINFER_COOPMAT2_GROUP_M");
     uint32_t group_m = group && *group ? (uint32_t)strtoul(group, NULL, 10) : 0;
-    *k = (mm_coopmat_kernel){bf16 ? "matmul_coopmat2_bf16" : "matmul_coopmat2_f16", bm, bn, local, 14,
-                             {0, bm, bk, aligned, group_m}};
+    /* K steps unrolled 16 at a time (the shader's UNROLL): measured on the H200 (bench/tile_sweep.py,
+     * 4096^3 on 128 x 256 x 32 blocks, GPU ms of the product, alternating rounds): 2 steps 217.8 /
+     * 218.9 TFLOP/s, 4 (until session 18) 245.4 / 245.0, 8 259.3 / 260.8 / 260.3 / 259.8, 12 256.9,
+     * 16 268.4 / 267.9 / 267.4; BERT's [1024,768]x[768,3072] 0.043 ms with 4, 0.042 with 8 or 16,
+     * resnet50's [256,2304]x[2304,6272] 0.077-0.081 with any. VKINFER_COOPMAT2_UNROLL=S (1 to 32)
+     * overrides, for tuning. */
+    const char *unroll = getenv("VKINFER_COOPMAT2_UNROLL");
+    uint32_t steps = unroll && *unroll ? (uint32_t)strtoul(unroll, NULL, 10) : 16;
+    *k = (mm_coopmat_kernel){bf16 ? "matmul_coopmat2_bf16" : "matmul_coopmat2_f16", bm, bn, local, 15,
+                             {0, bm, bk, aligned, group_m, steps >= 1 && steps <= 32 ? steps : 16}};
     return true;
 }
 

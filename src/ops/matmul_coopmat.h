@@ -11,7 +11,7 @@
 typedef struct mm_coopmat_kernel {
     const char *shader;
     uint32_t tile_m, tile_n, local;
-    uint32_t n_spec;          /* 10 (matmul_coopmat_f16), 14 (matmul_coopmat2_f16) or 15 (the aligned kernel) */
+    uint32_t n_spec;          /* 10 (matmul_coopmat_f16), 15 (matmul_coopmat2_f16/_bf16 and the aligned kernel) */
     uint32_t spec_tail[6];    /* constant ids 9..14 */
 } mm_coopmat_kernel;
 
