@@ -10,7 +10,9 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 2) const uint AFFINE = 0u;  // keep in step with src/ops/normalization.c
-layout(constant_id = 3) const uint STRIDED = 0u; // rows are not contiguous (MVN)
+layout(constant_id = 3) const uint STRIDED = 0u; // 1: rows and elements through strides, X, Y and R alike (MVN);
+                                                 // 2: X's rows only (a Transpose read in place: the
+                                                 // fused Add + LayerNorm), Y and R contiguous
 layout(constant_id = 4) const uint EPS_OUTSIDE_SQRT = 0u; // 1 / (sqrt(var) + eps), as MVN
 layout(constant_id = 5) const bool RESIDUAL = false; // rows of X + R (R at binding 3), as norm_rows.glsl
 layout(constant_id = 6) const bool CLAMP = false; // an activation after it, as norm_rows.glsl
@@ -38,19 +40,27 @@ layout(push_constant) uniform Push {
 
 uint row_start(uint row)
 {
-    if (STRIDED == 0u) return row * pc.len;
+    if (STRIDED != 1u) return row * pc.len;
+    return (row / pc.keep_inner) * pc.keep_stride_outer + (row % pc.keep_inner) * pc.keep_stride_inner;
+}
+
+// where X's row starts (Y's and R's: row_start)
+uint x_row_start(uint row)
+{
+    if (STRIDED != 2u) return row_start(row);
     return (row / pc.keep_inner) * pc.keep_stride_outer + (row % pc.keep_inner) * pc.keep_stride_inner;
 }
 
 uint element(uint j)
 {
-    if (STRIDED == 0u) return j;
+    if (STRIDED != 1u) return j;
     return (j / pc.red_inner) * pc.red_stride_outer + (j % pc.red_inner) * pc.red_stride_inner;
 }
 
-float x_at(uint at)
+// X at xat plus R at at
+float x_at(uint xat, uint at)
 {
-    float v = uintBitsToFloat(x[at]);
+    float v = uintBitsToFloat(x[xat]);
     return RESIDUAL ? round_to_dtype(DT, v + uintBitsToFloat(r[at])) : v;
 }
 
@@ -58,14 +68,14 @@ void main()
 {
     uint row = linear_id();
     if (row >= pc.rows) return;
-    uint base = row_start(row);
+    uint base = row_start(row), xbase = x_row_start(row);
 
     float acc = 0.0;
-    for (uint j = 0u; j < pc.len; j++) acc += x_at(base + element(j));
+    for (uint j = 0u; j < pc.len; j++) acc += x_at(xbase + element(j), base + element(j));
     float mean = acc / float(pc.len);
     acc = 0.0;
     for (uint j = 0u; j < pc.len; j++) {
-        float d = x_at(base + element(j)) - mean;
+        float d = x_at(xbase + element(j), base + element(j)) - mean;
         acc += d * d;
     }
     float variance = acc / float(pc.len);
@@ -78,7 +88,7 @@ void main()
         uint at = base + element(j);
         if (AFFINE == AFFINE_PER_ELEMENT) ss = scale_shift[j % pc.period];
         if (AFFINE == AFFINE_PER_CHANNEL) ss = scale_shift[first_channel + j / pc.channel_len];
-        float v = (x_at(at) - mean) * inv_std;
+        float v = (x_at(xbase + element(j), at) - mean) * inv_std;
         if (AFFINE != AFFINE_NONE) v = v * ss.x + ss.y;
         y[at] = floatBitsToUint(round_to_dtype(DT, fused_clamp(CLAMP, v, LO, HI)));
     }

@@ -16,7 +16,9 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DT = 0u;
 layout(constant_id = 2) const uint AFFINE = 0u;  // keep in step with src/ops/normalization.c
-layout(constant_id = 3) const uint STRIDED = 0u; // always 0 here
+// 0, or 2: X's rows through the keep_* strides (a Transpose read in place; in texels, the
+// strides multiples of 4), Y and R contiguous
+layout(constant_id = 3) const uint STRIDED = 0u;
 layout(constant_id = 4) const uint EPS_OUTSIDE_SQRT = 0u;
 layout(constant_id = 5) const bool RESIDUAL = false; // rows of X + R (R at binding 4)
 layout(constant_id = 6) const bool CLAMP = false;
@@ -42,9 +44,10 @@ layout(push_constant) uniform Push {
 
 const uint CACHED = N4 > 0u ? N4 : 1u;
 
-vec4 x_at(uint t)
+// X's texel xt plus R's texel t
+vec4 x_at(uint xt, uint t)
 {
-    vec4 v = texelFetch(X4, int(t));
+    vec4 v = texelFetch(X4, int(xt));
     return RESIDUAL ? v + texelFetch(R4, int(t)) : v; // float32: the sum is already rounded
 }
 
@@ -78,13 +81,14 @@ void main()
 {
     uint row = linear_id();
     if (row >= pc.rows) return;
-    uint n4 = N4 > 0u ? N4 : pc.len / 4u, base4 = row * n4;
+    uint n4 = N4 > 0u ? N4 : pc.len / 4u, base4 = row * n4, xbase4 = base4;
+    if (STRIDED == 2u) xbase4 = ((row / pc.keep_inner) * pc.keep_stride_outer + (row % pc.keep_inner) * pc.keep_stride_inner) / 4u;
     float mean, variance;
     vec4 v[CACHED];
     if (N4 > 0u) {
         vec4 acc = vec4(0.0);
         [[unroll]] for (uint j = 0u; j < N4; j++) {
-            v[j] = x_at(base4 + j);
+            v[j] = x_at(xbase4 + j, base4 + j);
             acc += v[j];
         }
         mean = hsum(acc) / float(pc.len);
@@ -98,12 +102,12 @@ void main()
         variance = corrected(mean, hsum(dsum), hsum(acc));
     } else {
         vec4 acc = vec4(0.0);
-        for (uint j = 0u; j < n4; j++) acc += x_at(base4 + j);
+        for (uint j = 0u; j < n4; j++) acc += x_at(xbase4 + j, base4 + j);
         mean = hsum(acc) / float(pc.len);
         acc = vec4(0.0);
         vec4 dsum = vec4(0.0);
         for (uint j = 0u; j < n4; j++) {
-            vec4 d = x_at(base4 + j) - mean;
+            vec4 d = x_at(xbase4 + j, base4 + j) - mean;
             dsum += d;
             acc += d * d;
         }
@@ -120,6 +124,6 @@ void main()
     if (N4 > 0u) {
         [[unroll]] for (uint j = 0u; j < N4; j++) y4[base4 + j] = finish(v[j], 4u * j, mean, inv_std, row_ss);
     } else {
-        for (uint j = 0u; j < n4; j++) y4[base4 + j] = finish(x_at(base4 + j), 4u * j, mean, inv_std, row_ss);
+        for (uint j = 0u; j < n4; j++) y4[base4 + j] = finish(x_at(xbase4 + j, base4 + j), 4u * j, mean, inv_std, row_ss);
     }
 }

@@ -2,6 +2,7 @@
  * Split, Expand, Tile, DepthToSpace, SpaceToDepth (shaders/copy.glsl). Small constant inputs
  * are folded on the host so that shape subgraphs disappear from the plan. */
 #include "movement.h"
+#include "normalization.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -373,14 +374,20 @@ static vki_status plan_transpose(op_ctx *c)
     int code, reader = y && !mm ? op_arithmetic_reader(c, op_out_index(c, 0), &code) : -1, scale, bias;
     bool elementwise_view = reader >= 0 && !x->split_inner && op_fusion_on(c) && dtype_is_float(x->dtype) &&
                             (uint64_t)shape_numel(x->dims, x->rank) * 4 + x->view_offset <= op_max_binding_bytes(c);
-    /* but not a residual Add that a LayerNormalization reads: norm_rows adds it up in its own
-     * pass (src/ops/normalization.c norm_fuse_add), from row-major inputs (PyTorch 1.13's
-     * batch-first encoder layer transposes its attention back before the residual) */
+    /* A residual Add that a LayerNormalization reads is added up by norm_rows in its own pass
+     * (src/ops/normalization.c norm_fuse_add), which reads such a view in place where its rows
+     * (the last axis, the one normalized) stay contiguous and at most two other dims remain
+     * (PyTorch 1.13's batch-first encoder layer transposes its attention back before the
+     * residual: [S,B,E] -> [B,S,E]); other views of it are copied first. */
     float eps;
     int64_t axis;
     if (elementwise_view && code == 0 &&
-        op_layer_norm_reader(c, op_graph_node(c, reader)->outputs[0], &scale, &bias, &eps, &axis) >= 0)
-        elementwise_view = false;
+        op_layer_norm_reader(c, op_graph_node(c, reader)->outputs[0], &scale, &bias, &eps, &axis) >= 0) {
+        int64_t vs[VKI_MAX_RANK];
+        for (int k = 0; k < x->rank; k++) vs[k] = src[perm[k]];
+        if (axis < 0) axis += y->rank;
+        elementwise_view = axis == y->rank - 1 && norm_rows_view_ok(y->rank, y->dims, vs, x->permuted ? x->view_elem : 0);
+    }
     if ((product_view || elementwise_view) && !x->host && !x->view_scale && op_storage(c, op_in_index(c, 0)) == y->storage) {
         VKI_TRY(op_output_alias(c, 0, 0));
         if (y->alias_of >= 0) {

@@ -214,14 +214,37 @@ static vki_status plan_batch_norm(op_ctx *c)
 /* Where norm_rows.glsl finds a row and its elements (see the shader's push constants). */
 typedef struct row_layout {
     int64_t rows, len;
-    bool strided;
+    uint32_t strided; /* 0 contiguous; 1 rows and elements through the strides below (X, Y, R);
+                       * 2 X's rows through the keep_* strides, Y and R contiguous */
     uint32_t keep_inner, keep_stride_outer, keep_stride_inner, red_inner, red_stride_outer, red_stride_inner;
     uint32_t channel_len; /* AFFINE_PER_CHANNEL: the elements of one channel of a row */
+    int x_value;          /* X, or -1: the node's input 0 */
 } row_layout;
 
 static row_layout contiguous_rows(int64_t rows, int64_t len)
 {
-    return (row_layout){rows, len, false, 1, 0, 0, 1, 0, 0, 1};
+    return (row_layout){rows, len, 0, 1, 0, 0, 1, 0, 0, 1, -1};
+}
+
+bool norm_rows_view_ok(int rank, const int64_t *dims, const int64_t *strides, int64_t elem)
+{
+    if (rank < 1 || elem != 0 || strides[rank - 1] != 1) return false;
+    int leading = 0;
+    for (int d = 0; d < rank - 1; d++) leading += dims[d] != 1;
+    return leading <= 2;
+}
+
+/* Strided form 2 of `l` (rows of `len` contiguous elements) for X, a permuted view that
+ * norm_rows_view_ok takes: the outer and inner leading dims of size > 1 give the row formula. */
+static void permuted_rows(const plan_value *x, row_layout *l)
+{
+    int dims[2], n = 0;
+    for (int d = 0; d < x->rank - 1; d++)
+        if (x->dims[d] != 1) dims[n++] = d;
+    l->strided = 2;
+    l->keep_inner = n == 0 ? 1 : (uint32_t)x->dims[dims[n - 1]];
+    l->keep_stride_inner = n == 0 ? 0 : (uint32_t)x->view_strides[dims[n - 1]];
+    l->keep_stride_outer = n == 2 ? (uint32_t)x->view_strides[dims[0]] : 0;
 }
 
 /* An activation that norm_rows applies where it stores (op_fuse_activation); on = false: none. */
@@ -241,7 +264,8 @@ enum { NORM_CPU_CACHED_TEXELS = 256 };
 static bool cpu_vec4_rows(op_ctx *c, const row_layout *l, enum affine_mode affine, int64_t period, int out, int residual)
 {
     uint64_t count = (uint64_t)(l->rows * l->len);
-    return op_in(c, 0)->dtype == VKI_DTYPE_FLOAT && !l->strided && l->len % 4 == 0 &&
+    bool rows_ok = l->strided == 0 || (l->strided == 2 && l->keep_stride_outer % 4 == 0 && l->keep_stride_inner % 4 == 0);
+    return op_in(c, 0)->dtype == VKI_DTYPE_FLOAT && rows_ok && l->len % 4 == 0 &&
            (affine == AFFINE_NONE || (affine == AFFINE_PER_ROW && period % 2 == 0) ||
             (affine == AFFINE_PER_ELEMENT && period % 4 == 0)) &&
            op_storage(c, out) == GPU_W32 && (residual < 0 || op_storage(c, residual) == GPU_W32) &&
@@ -256,10 +280,11 @@ static vki_status rows_dispatch_into(op_ctx *c, const row_layout *l, enum affine
                                      float eps, bool eps_outside_sqrt, int stats, int64_t unit, int out, int residual,
                                      const rows_act *act)
 {
-    plan_value *x = op_in(c, 0);
+    int xv = l->x_value >= 0 ? l->x_value : op_in_index(c, 0);
+    plan_value *x = op_value(c, xv);
     if (numel(x) > INT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^31 elements");
     if (l->len == 0) return VKI_OK;
-    int xy[2] = {op_in_index(c, 0), out};
+    int xy[2] = {xv, out};
     gpu_storage st = op_half_storage(c, xy, 2);
     /* the CPU-device row kernel reads 32-bit words; halves take norm_rows' 16-bit variants */
     bool cpu = st == GPU_W32 && cpu_rows_kernel(c, l->len);
@@ -277,7 +302,7 @@ static vki_status rows_dispatch_into(op_ctx *c, const row_layout *l, enum affine
     } push = {(uint32_t)l->rows, (uint32_t)l->len, (uint32_t)(period ? period : 1), eps, l->keep_inner,
               l->keep_stride_outer, l->keep_stride_inner, l->red_inner, l->red_stride_outer, l->red_stride_inner,
               l->channel_len ? l->channel_len : 1};
-    int values[4] = {op_in_index(c, 0), pairs >= 0 ? pairs : op_in_index(c, 0), out, residual >= 0 ? residual : stats};
+    int values[4] = {xv, pairs >= 0 ? pairs : xv, out, residual >= 0 ? residual : stats};
     /* X, Y (and R) in their 16-bit storage; the (scale, shift) pairs and the statistics stay fp32 */
     gpu_storage stores[4] = {st, pairs >= 0 ? GPU_W32 : st, st, residual >= 0 ? st : GPU_W32};
     const char *shader = cpu ? "norm_rows_cpu" : op_variant(c, "norm_rows", st);
@@ -295,6 +320,7 @@ static vki_status rows_dispatch_into(op_ctx *c, const row_layout *l, enum affine
     uint64_t row_bytes = (uint64_t)(unit * l->len) * storage_size(st);
     uint64_t unit_bytes[4] = {row_bytes, pairs >= 0 ? 0 : row_bytes, row_bytes, (uint64_t)unit * 8};
     int64_t chunk = !l->strided && units ? op_batch_chunk(c, units, unit_bytes, 4) : units;
+    if (l->strided == 2 && chunk < units) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a permuted X in windows");
     if (chunk >= units) {
         rows_grid(cpu, l->rows, &gx, &gy);
         return op_dispatch_stored(c, shader, spec, 9, &push, sizeof push, values, NULL, stores, 4, gx, gy, 1);
@@ -593,11 +619,18 @@ vki_status norm_fuse_add(op_ctx *c, bool *taken)
     int n = op_layer_norm_reader(c, sum, &scale_v, &bias_v, &eps, &axis);
     if (n < 0) return VKI_OK;
     plan_value *y = op_out(c, 0), *a = op_in(c, 0), *b = op_in(c, 1);
-    if (a->permuted || b->permuted || a->rank != y->rank || b->rank != y->rank ||
+    if ((a->permuted && b->permuted) || a->rank != y->rank || b->rank != y->rank ||
         memcmp(a->dims, y->dims, sizeof y->dims) || memcmp(b->dims, y->dims, sizeof y->dims))
         return VKI_OK;
     if (axis < 0) axis += y->rank;
     if (axis < 0 || axis >= y->rank) return VKI_OK; /* the LayerNormalization says what is wrong */
+    /* one operand may be a permuted view (PyTorch 1.13's batch-first encoder layer transposes
+     * its attention back before the residual; src/ops/movement.c makes it a view only where
+     * norm_rows_view_ok holds): it is X, read through its strides, rows along the last axis */
+    plan_value *p = a->permuted ? a : b->permuted ? b : NULL;
+    if (p && (axis != y->rank - 1 || p->split_inner || p->view_scale ||
+              !norm_rows_view_ok(p->rank, p->dims, p->view_strides, p->view_elem)))
+        return VKI_OK;
     int64_t len = shape_numel(y->dims + axis, y->rank - (int)axis), count = numel(y);
     plan_value *scale = op_value(c, scale_v), *bias = bias_v >= 0 ? op_value(c, bias_v) : NULL;
     if (!scale->host || scale->dtype != y->dtype || (bias && (!bias->host || bias->dtype != y->dtype))) return VKI_OK;
@@ -609,10 +642,16 @@ vki_status norm_fuse_add(op_ctx *c, bool *taken)
     int pairs;
     VKI_TRY(pack_host_pairs(c, scale, bias, len, &pairs));
     row_layout l = contiguous_rows(count / len, len);
+    int r = op_in_index(c, 1);
+    if (p) { /* the sum commutes: the view is X, the other operand R */
+        permuted_rows(p, &l);
+        l.x_value = op_in_index(c, p == a ? 0 : 1);
+        r = op_in_index(c, p == a ? 1 : 0);
+    }
     *taken = true;
     rows_act act = {false, -INFINITY, INFINITY};
     act.on = op_fuse_activation_value(c, op_fused_output(c, n), &act.lo, &act.hi);
-    return rows_dispatch_into(c, &l, AFFINE_PER_ELEMENT, pairs, len, eps, false, -1, 1, sum, op_in_index(c, 1), &act);
+    return rows_dispatch_into(c, &l, AFFINE_PER_ELEMENT, pairs, len, eps, false, -1, 1, sum, r, &act);
 }
 
 /* MeanVarianceNormalization: the kept and the reduced dims, each merged into at most two
@@ -663,9 +702,9 @@ static vki_status plan_mvn(op_ctx *c)
         size[side][slot] = run_size[r];
         strides[side][slot] = run_stride[r];
     }
-    row_layout l = {size[0][0] * size[0][1], size[1][0] * size[1][1], true, (uint32_t)size[0][1],
+    row_layout l = {size[0][0] * size[0][1], size[1][0] * size[1][1], 1, (uint32_t)size[0][1],
                     (uint32_t)strides[0][0], (uint32_t)strides[0][1], (uint32_t)size[1][1],
-                    (uint32_t)strides[1][0], (uint32_t)strides[1][1]};
+                    (uint32_t)strides[1][0], (uint32_t)strides[1][1], 0, -1};
     int stats;
     VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * l.rows, &stats));
     return rows_dispatch(c, &l, AFFINE_NONE, -1, 1, 1e-9f, true, stats, 1);

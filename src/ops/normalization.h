@@ -4,8 +4,12 @@
 #include "op.h"
 /* From an Add (output 0 set, inputs 0 and 1 of its shape): where a LayerNormalization alone
  * reads the sum (its statistics unread, Scale and B plan-time constants, the rows in one
- * binding), records norm_rows over input 0 + input 1 into the Add's output, claims the
+ * binding, normalized along the last axis where an operand is a permuted view), records norm_rows over input 0 + input 1 into the Add's output, claims the
  * LayerNormalization (a view of that output) and sets *taken; else changes nothing. The sum
  * is rounded to the dtype before it is normalized, as the two nodes would. */
 vki_status norm_fuse_add(op_ctx *c, bool *taken);
+/* Whether norm_fuse_add reads an operand that is a permuted view of these dims, element
+ * strides and offset in place: its last axis contiguous (the rows), at most two other dims of
+ * size > 1, no offset. */
+bool norm_rows_view_ok(int rank, const int64_t *dims, const int64_t *strides, int64_t elem);
 #endif
