@@ -421,20 +421,27 @@ static vki_status dispatch_two_steps(op_ctx *c, const elementwise *e, const shap
     *taken = false;
     int y = op_out_index(c, 0), k;
     int node = op_arithmetic_reader(c, y, &k);
+    if (node < 0) node = op_square_reader(c, y, &k);
     if (node < 0) return VKI_OK;
     enum binary_code code2 = (enum binary_code)(B_ADD + k);
     const ir_node *nd = op_graph_node(c, node);
-    if (nd->n_inputs != 2 || nd->inputs[0] == nd->inputs[1]) return VKI_OK;
-    bool swap = nd->inputs[1] == y;
-    int other = swap ? nd->inputs[0] : nd->inputs[1];
+    if (nd->n_inputs != 2) return VKI_OK;
+    /* the second node reads the result twice (a square: (x - mean)^2 in a variance): the
+     * shader's SWAP2 2, binding 2 (unread) repeating input 0 */
+    bool self = nd->inputs[0] == y && nd->inputs[1] == y;
+    bool swap = !self && nd->inputs[1] == y;
+    int other = self ? e->ins[0] : swap ? nd->inputs[0] : nd->inputs[1];
     plan_value *o = other >= 0 ? op_value(c, other) : NULL, *yv = op_out(c, 0);
-    if (!o || !o->shaped || o->kind || o->dtype != yv->dtype || o->view_scale ||
-        !op_broadcasts_within(o, out_shape->dims, out_shape->rank)) /* broadcasting must not grow the output */
+    if (!self && (!o || !o->shaped || o->kind || o->dtype != yv->dtype || o->view_scale ||
+                  !op_broadcasts_within(o, out_shape->dims, out_shape->rank))) /* broadcasting must not grow the output */
         return VKI_OK;
     uint64_t range = op_max_binding_bytes(c), elem = storage_size(yv->storage);
-    if ((uint64_t)shape_numel(o->dims, o->rank) * elem > range) return VKI_OK;
-    shape three[3] = {shapes[0], shapes[1], {o->rank, {0}}};
-    memcpy(three[2].dims, o->dims, sizeof o->dims);
+    if (!self && (uint64_t)shape_numel(o->dims, o->rank) * elem > range) return VKI_OK;
+    shape three[3] = {shapes[0], shapes[1], shapes[0]};
+    if (!self) {
+        three[2] = (shape){o->rank, {0}};
+        memcpy(three[2].dims, o->dims, sizeof o->dims);
+    }
     broadcast_push push = {count, 0, {0}, {0}};
     int ins[3] = {e->ins[0], e->ins[1], other};
     bool strided = e->strided || o->permuted;
@@ -447,7 +454,7 @@ static vki_status dispatch_two_steps(op_ctx *c, const elementwise *e, const shap
     int values[4] = {e->ins[0], e->ins[1], other, y};
     gpu_storage st = op_half_storage(c, values, 4), stores[4] = {st, st, st, st};
     uint32_t gx, gy;
-    uint32_t spec[10] = {128, e->codes[1] - B_ADD, code2 - B_ADD, swap, op_dtype_code(yv->dtype), (uint32_t)rank, act, 0, 0,
+    uint32_t spec[10] = {128, e->codes[1] - B_ADD, code2 - B_ADD, self ? 2u : swap, op_dtype_code(yv->dtype), (uint32_t)rank, act, 0, 0,
                          op_grid_elementwise(c, count, 128, &gx, &gy)};
     memcpy(&spec[7], &lo, sizeof lo);
     memcpy(&spec[8], &hi, sizeof hi);

@@ -198,6 +198,9 @@ bool op_broadcasts_within(const plan_value *o, const int64_t *dims, int rank);
 /* The node that alone reads v if it is an Add, Sub, Mul or Div (the binary kernel's arithmetic,
  * which reads views through their strides), with *code 0..3 in that order; -1 otherwise. */
 int op_arithmetic_reader(op_ctx *c, int v, int *code);
+/* The Add, Sub, Mul or Div that reads value v as both its operands and nothing else reads v's
+ * elements (a square, x * x), with its code as op_arithmetic_reader's; -1 otherwise. */
+int op_square_reader(op_ctx *c, int v, int *code);
 /* Node n of the graph being planned (an index from op_only_reader or op_value_producer), and
  * the node that computes value v (-1 for graph inputs, initializers and made values). */
 const ir_node *op_graph_node(op_ctx *c, int n);

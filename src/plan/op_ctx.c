@@ -378,6 +378,27 @@ int op_arithmetic_reader(op_ctx *c, int v, int *code)
     return -1;
 }
 
+int op_square_reader(op_ctx *c, int v, int *code)
+{
+    static const char *const names[4] = {"Add", "Sub", "Mul", "Div"};
+    const plan *p = c->plan;
+    const ir_graph *g = p->graph;
+    if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output || p->uses[v] - p->shape_reads[v] != 2 ||
+        (p->values[v].shaped && !dtype_is_float(p->values[v].dtype)))
+        return -1;
+    int n = p->reader[v];
+    const ir_node *nd = &g->nodes[n];
+    if (p->fused[n] || p->pattern[n] != PATTERN_NONE || *nd->domain || nd->n_inputs != 2 || nd->inputs[0] != v ||
+        nd->inputs[1] != v || nd->n_outputs < 1 || nd->outputs[0] < 0)
+        return -1;
+    for (int k = 0; k < 4; k++)
+        if (!strcmp(nd->op_type, names[k])) {
+            if (code) *code = k;
+            return n;
+        }
+    return -1;
+}
+
 const ir_node *op_graph_node(op_ctx *c, int n) { return &c->plan->graph->nodes[n]; }
 
 int op_value_producer(op_ctx *c, int v)

@@ -582,6 +582,17 @@ class ResidualTransposed(nn.Module):
         return torch.cat([a.flatten(), b.flatten(), c.flatten()])
 
 
+class SquareStep(nn.Module):
+    """A variance written out (x - mean, squared as Mul(d, d), then its mean: the policy MLP's
+    torch.var) and a sum doubled as Add(s, s): the second node reads the first's result as both
+    operands, and the two run as one binary_chain pass (1 fewer each)."""
+
+    def forward(self, x):
+        d = x - x.mean(-1, keepdim=True)
+        s = x + 1.5
+        return torch.cat([(d * d).mean(-1).flatten(), (s + s).flatten()])
+
+
 class SplitHeads(nn.Module):
     """q, k and v cut from one projection at batch 2 and 3, sequence first ([S, B, 3E], as PyTorch
     1.13's MultiheadAttention has it): each head split's Reshape [S, B, E] -> [S, B*H, D] merges
@@ -663,6 +674,7 @@ CASES = {
     "split_heads": (SplitHeads, (torch.randn(20, 2, 32), torch.randn(70, 3, 24)), 17, 12),
     "residual_transposed": (ResidualTransposed, (torch.randn(3, 5, 16), torch.randn(5, 3, 16), torch.randn(3, 5, 6),
                                                  torch.randn(5, 3, 6)), 17, 9),
+    "square_step": (SquareStep, (torch.randn(4, 32),), 17, 2),
 }
 
 
