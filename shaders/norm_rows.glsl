@@ -58,24 +58,7 @@ float tree_sum(float v)
     return total;
 }
 
-uint row_start(uint row)
-{
-    if (STRIDED != 1u) return row * pc.len;
-    return (row / pc.keep_inner) * pc.keep_stride_outer + (row % pc.keep_inner) * pc.keep_stride_inner;
-}
-
-// where X's row starts (Y's and R's: row_start)
-uint x_row_start(uint row)
-{
-    if (STRIDED != 2u) return row_start(row);
-    return (row / pc.keep_inner) * pc.keep_stride_outer + (row % pc.keep_inner) * pc.keep_stride_inner;
-}
-
-uint element(uint j)
-{
-    if (STRIDED != 1u) return j;
-    return (j / pc.red_inner) * pc.red_stride_outer + (j % pc.red_inner) * pc.red_stride_inner;
-}
+#include "norm_rows_layout.glsl"
 
 // X at xat plus R at at
 float x_at(uint xat, uint at)

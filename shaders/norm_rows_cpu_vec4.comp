@@ -44,6 +44,8 @@ layout(push_constant) uniform Push {
 
 const uint CACHED = N4 > 0u ? N4 : 1u;
 
+#include "norm_rows_layout.glsl"
+
 // X's texel xt plus R's texel t
 vec4 x_at(uint xt, uint t)
 {
@@ -81,8 +83,7 @@ void main()
 {
     uint row = linear_id();
     if (row >= pc.rows) return;
-    uint n4 = N4 > 0u ? N4 : pc.len / 4u, base4 = row * n4, xbase4 = base4;
-    if (STRIDED == 2u) xbase4 = ((row / pc.keep_inner) * pc.keep_stride_outer + (row % pc.keep_inner) * pc.keep_stride_inner) / 4u;
+    uint n4 = N4 > 0u ? N4 : pc.len / 4u, base4 = row * n4, xbase4 = STRIDED == 2u ? kept_row_start(row) / 4u : base4;
     float mean, variance;
     vec4 v[CACHED];
     if (N4 > 0u) {

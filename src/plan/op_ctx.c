@@ -191,29 +191,30 @@ vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)
     return VKI_OK;
 }
 
-/* The node that alone reads value v, once (as itself or as a pattern of src/plan/fuse.c),
+/* The node that alone reads value v, `reads` times (once; twice where it takes v as two of
+ * its operands) (as itself or as a pattern of src/plan/fuse.c),
  * where v is a float value that is not a graph output, fusion is on and that node is not
  * claimed yet: its index; -1 otherwise. With dims_read, Shape and Size nodes may read v too
  * (they need only its dims, which a view or an epilogue keeps). */
-static int claimable_reader(const plan *p, int v, bool dims_read)
+static int claimable_reader(const plan *p, int v, bool dims_read, int reads)
 {
     const ir_graph *g = p->graph;
     if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output ||
-        p->uses[v] - (dims_read ? p->shape_reads[v] : 0) != 1 || (!dims_read && p->shape_reads[v]) ||
+        p->uses[v] - (dims_read ? p->shape_reads[v] : 0) != reads || (!dims_read && p->shape_reads[v]) ||
         (p->values[v].shaped && !dtype_is_float(p->values[v].dtype)))
         return -1;
     int n = p->reader[v];
     return p->fused[n] ? -1 : n;
 }
 
-/* The node that alone reads the elements of value v, once (Shape and Size may read its dims
+/* The node that alone reads the elements of value v, `reads` times (Shape and Size may read its dims
  * too: PyTorch's attention computes its scale from the query's shape), where v is a float
  * value that is not a graph output and that node is planned as itself (no part of a pattern
  * of src/plan/fuse.c): its index; -1 otherwise. v is unshaped when it is the output of a node claimed just now
  * (op_fused_output), whose dtype is the claiming kernel's. */
-static int sole_reader(const plan *p, int v)
+static int sole_reader(const plan *p, int v, int reads)
 {
-    int n = claimable_reader(p, v, true);
+    int n = claimable_reader(p, v, true, reads);
     const ir_graph *g = p->graph;
     if (n < 0 || p->pattern[n] != PATTERN_NONE || *g->nodes[n].domain || g->nodes[n].n_outputs < 1 ||
         g->nodes[n].outputs[0] < 0)
@@ -224,7 +225,7 @@ static int sole_reader(const plan *p, int v)
 int op_layer_norm_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, int64_t *axis)
 {
     plan *p = c->plan;
-    int n = claimable_reader(p, v, false);
+    int n = claimable_reader(p, v, false, 1);
     if (n < 0) return -1;
     const ir_node *node = &p->graph->nodes[n];
     if (p->pattern[n] == PATTERN_LAYER_NORM) { /* opset < 17's nine nodes (src/plan/fuse.c) */
@@ -294,7 +295,7 @@ const ir_node *op_product_reader(op_ctx *c, int v, int *operand, bool *direct)
     plan *p = c->plan;
     *direct = true;
     for (int depth = 0; depth < 8; depth++) { /* a chain of views, each the sole reader */
-        int n = sole_reader(p, v);
+        int n = sole_reader(p, v, 1);
         if (n < 0) return NULL;
         const ir_node *nd = &p->graph->nodes[n];
         if (!strcmp(nd->op_type, "MatMul")) {
@@ -313,7 +314,7 @@ const ir_node *op_product_reader(op_ctx *c, int v, int *operand, bool *direct)
         /* a scale comes last, right before the product (op_output_scaled_view's condition) */
         if (!scales_by_constant(p, n, v)) return NULL;
         v = nd->outputs[0];
-        n = sole_reader(p, v);
+        n = sole_reader(p, v, 1);
         if (n < 0 || strcmp(p->graph->nodes[n].op_type, "MatMul")) return NULL;
         *operand = v;
         return &p->graph->nodes[n];
@@ -341,7 +342,7 @@ bool op_output_scaled_view(op_ctx *c, int in, double scale)
 
 int op_only_reader(op_ctx *c, int v, const char *op_type)
 {
-    int n = sole_reader(c->plan, v);
+    int n = sole_reader(c->plan, v, 1);
     return n >= 0 && !strcmp(c->plan->graph->nodes[n].op_type, op_type) ? n : -1;
 }
 
@@ -365,32 +366,14 @@ bool op_broadcasts_within(const plan_value *o, const int64_t *dims, int rank)
     return true;
 }
 
-int op_arithmetic_reader(op_ctx *c, int v, int *code)
+/* op_arithmetic_reader (reads 1) and op_square_reader (reads 2: the node's two operands) */
+static int arithmetic_reader(op_ctx *c, int v, int reads, int *code)
 {
     static const char *const names[4] = {"Add", "Sub", "Mul", "Div"};
-    for (int k = 0; k < 4; k++) {
-        int n = op_only_reader(c, v, names[k]);
-        if (n >= 0) {
-            if (code) *code = k;
-            return n;
-        }
-    }
-    return -1;
-}
-
-int op_square_reader(op_ctx *c, int v, int *code)
-{
-    static const char *const names[4] = {"Add", "Sub", "Mul", "Div"};
-    const plan *p = c->plan;
-    const ir_graph *g = p->graph;
-    if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output || p->uses[v] - p->shape_reads[v] != 2 ||
-        (p->values[v].shaped && !dtype_is_float(p->values[v].dtype)))
-        return -1;
-    int n = p->reader[v];
-    const ir_node *nd = &g->nodes[n];
-    if (p->fused[n] || p->pattern[n] != PATTERN_NONE || *nd->domain || nd->n_inputs != 2 || nd->inputs[0] != v ||
-        nd->inputs[1] != v || nd->n_outputs < 1 || nd->outputs[0] < 0)
-        return -1;
+    int n = sole_reader(c->plan, v, reads);
+    if (n < 0) return -1;
+    const ir_node *nd = &c->plan->graph->nodes[n];
+    if (reads == 2 && (nd->n_inputs != 2 || nd->inputs[0] != v || nd->inputs[1] != v)) return -1;
     for (int k = 0; k < 4; k++)
         if (!strcmp(nd->op_type, names[k])) {
             if (code) *code = k;
@@ -398,6 +381,10 @@ int op_square_reader(op_ctx *c, int v, int *code)
         }
     return -1;
 }
+
+int op_arithmetic_reader(op_ctx *c, int v, int *code) { return arithmetic_reader(c, v, 1, code); }
+
+int op_square_reader(op_ctx *c, int v, int *code) { return arithmetic_reader(c, v, 2, code); }
 
 const ir_node *op_graph_node(op_ctx *c, int n) { return &c->plan->graph->nodes[n]; }
 
@@ -423,7 +410,7 @@ bool op_fuse_clamp_value(op_ctx *c, int v, float *lo, float *hi)
 {
     plan *p = c->plan;
     const ir_graph *g = p->graph;
-    int n = sole_reader(p, v);
+    int n = sole_reader(p, v, 1);
     if (n < 0) return false;
     const ir_node *node = &g->nodes[n];
     if (node->n_inputs < 1 || node->inputs[0] != v) return false;
@@ -456,7 +443,7 @@ bool op_fuse_activation_value(op_ctx *c, int v, float *lo, float *hi)
 {
     if (op_fuse_clamp_value(c, v, lo, hi)) return true;
     plan *p = c->plan;
-    int n = claimable_reader(p, v, false);
+    int n = claimable_reader(p, v, false, 1);
     if (n < 0) return false;
     const ir_node *node = &p->graph->nodes[n];
     bool own = p->pattern[n] == PATTERN_NONE && !*node->domain && node->n_inputs >= 1 && node->inputs[0] == v;
@@ -511,7 +498,7 @@ int op_epilogue_value(const op_ctx *c) { return c->epilogue_from > 0 ? c->epilog
 int op_fuse_add_find(op_ctx *c, int v, int *other)
 {
     plan *p = c->plan;
-    int n = sole_reader(p, v);
+    int n = sole_reader(p, v, 1);
     if (n < 0) return -1;
     const ir_node *node = &p->graph->nodes[n];
     if (strcmp(node->op_type, "Add") || node->n_inputs != 2) return -1;
