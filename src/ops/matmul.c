@@ -676,7 +676,10 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     int64_t min_k_slice = c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? MM_MIN_K_SLICE_CPU : MM_MIN_K_SLICE;
     const char *slice_env = getenv("VKINFER_MM_MIN_K_SLICE"); /* tuning on a new device */
     if (slice_env && *slice_env && strtoll(slice_env, NULL, 10) >= 16) min_k_slice = strtoll(slice_env, NULL, 10);
-    if (fits && !gemv && outer_count == 1 && groups < split_below && p->K >= 2 * min_k_slice) {
+    int64_t min_split_k = 2 * min_k_slice;
+    const char *split_k_env = getenv("VKINFER_MM_MIN_SPLIT_K"); /* tuning on a new device */
+    if (split_k_env && *split_k_env && strtoll(split_k_env, NULL, 10) > min_split_k) min_split_k = strtoll(split_k_env, NULL, 10);
+    if (fits && !gemv && outer_count == 1 && groups < split_below && p->K >= min_split_k) {
         int64_t slices = (mm_busy_groups() + groups - 1) / groups, max_slices = p->K / min_k_slice;
         if (slices > max_slices) slices = max_slices;
         int64_t k_slice = ((p->K + slices - 1) / slices + 15) / 16 * 16;
@@ -856,7 +859,8 @@ static vki_status require_same_dtype(op_ctx *c, int i)
  * and the second MatMul are claimed (their outputs alias this node's, which takes the second
  * product's shape: nothing else reads it). On GPUs for short key sequences, where the three
  * dispatches' fixed costs outweigh the work: VKINFER_ATTENTION_ROWS=0 turns it off, =1 takes
- * it wherever it applies (CPU devices too). */
+ * it wherever it applies (CPU devices too). fp32 words, or 16-bit words (the fp16 mode and
+ * bfloat16 models: the _f16/_bf16 variants, fp32 inside). */
 enum { ATTN_ROWS_MAX_KEYS = 1024, ATTN_ROWS_GPU_KEYS = 64 };
 
 typedef struct attn_rows_push {
@@ -878,8 +882,7 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     bool forced = env && !strcmp(env, "1");
     plan_value *a = op_in(c, 0), *b = op_in(c, 1);
     int y1 = op_out_index(c, 0);
-    if (a->dtype != VKI_DTYPE_FLOAT || a->rank < 2 || b->rank < 2 || op_storage(c, op_in_index(c, 0)) != GPU_W32 ||
-        op_storage(c, op_in_index(c, 1)) != GPU_W32 || p->K < 1 || p->N < 1 || p->N > ATTN_ROWS_MAX_KEYS)
+    if (!dtype_is_float(a->dtype) || a->rank < 2 || b->rank < 2 || p->K < 1 || p->N < 1 || p->N > ATTN_ROWS_MAX_KEYS)
         return VKI_OK;
     /* the scores may be scaled first, softmax((Q K^T) * s) as attention written by hand has it
      * (minGPT, VQ-BeT): the scale is the product's alpha, as fuse_scale makes it elsewhere */
@@ -900,9 +903,17 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     if (mn->n_inputs != 2 || mn->inputs[0] != p_value || mn->inputs[1] == p_value || mn->inputs[1] < 0) return VKI_OK;
     int vv = mn->inputs[1];
     plan_value *v = op_value(c, vv);
-    if (!v->shaped || v->dtype != VKI_DTYPE_FLOAT || v->rank < 2 || v->view_scale || v->split_inner ||
-        op_storage(c, vv) != GPU_W32 || v->dims[v->rank - 2] != p->N || v->rank - 2 > nb)
+    if (!v->shaped || v->dtype != a->dtype || v->rank < 2 || v->view_scale || v->split_inner ||
+        v->dims[v->rank - 2] != p->N || v->rank - 2 > nb)
         return VKI_OK;
+    /* Q, K^T and V as 16-bit words (the fp16 mode, bfloat16 models) where the device lets
+     * kernels declare them (in the fp16 mode a graph input held as fp32 words is converted, as
+     * for any half kernel), else as fp32 words: halves held packed are left to the three
+     * dispatches */
+    int in_values[3] = {op_in_index(c, 0), op_in_index(c, 1), vv};
+    gpu_storage st = op_half_storage(c, in_values, 3);
+    for (int i = 0; i < 3 && st == GPU_W32; i++)
+        if (op_storage(c, in_values[i]) != GPU_W32) return VKI_OK;
     int64_t vs[VKI_MAX_RANK];
     value_strides(v, vs);
     /* V's batch dims broadcast to the first product's (never the other way) */
@@ -931,7 +942,7 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     int64_t ydims[VKI_MAX_RANK];
     for (int d = 0; d < nb; d++) ydims[d] = bdims[d];
     ydims[nb] = p->M, ydims[nb + 1] = E;
-    VKI_TRY(op_set_output(c, 0, VKI_DTYPE_FLOAT, rank, ydims));
+    VKI_TRY(op_set_output(c, 0, a->dtype, rank, ydims));
     if (scale_node >= 0) op_fuse_claim(c, scale_node, y1);
     op_fuse_claim(c, sm, scores);
     op_fuse_claim(c, mm2, p_value);
@@ -943,7 +954,9 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
         (uint32_t)p->b0, (uint32_t)(v->permuted ? v->view_elem : 0)};
     uint32_t spec[2] = {cpu ? 8 : 64, ATTN_ROWS_MAX_KEYS};
     int values[4] = {op_in_index(c, 0), op_in_index(c, 1), vv, y1};
-    VKI_TRY(op_dispatch(c, "attention_rows", spec, 2, &push, sizeof push, values, 4, (uint32_t)p->M, (uint32_t)z_count, 1));
+    gpu_storage stores[4] = {st, st, st, st}; /* Y in another storage (a graph output in the fp16 mode) is converted */
+    VKI_TRY(op_dispatch_stored(c, op_variant(c, "attention_rows", st), spec, 2, &push, sizeof push, values, NULL, stores, 4,
+                               (uint32_t)p->M, (uint32_t)z_count, 1));
     op_note_flops(c, flops);
     *taken = true;
     return VKI_OK;
