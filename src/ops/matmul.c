@@ -33,7 +33,7 @@ enum { MM_LOCAL = 128 };    /* invocations per workgroup in the shaders */
  * resnet18 0.80 -> 0.60, vit_b_16 3.59 -> 3.46, the BERT-base encoder 2.54 -> 2.31. CPU
  * devices keep MM_MIN_K_SLICE_CPU (each slice is one more pass over Y there). */
 enum { MM_BUSY_GROUPS = 256, MM_SPLIT_BELOW = 128, MM_SPLIT_BELOW_SCALAR = 200, MM_MIN_K_SLICE = 32,
-       MM_MIN_K_SLICE_CPU = 256 };
+       MM_MIN_K_SLICE_CPU = 256, MM_MIN_SPLIT_K_SCALAR = 128 };
 /* Column blocks of a constant B larger than one binding, at most (each takes 3 plan values). */
 #define MM_MAX_COLUMN_BLOCKS 16
 
@@ -676,9 +676,19 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     int64_t min_k_slice = c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? MM_MIN_K_SLICE_CPU : MM_MIN_K_SLICE;
     const char *slice_env = getenv("VKINFER_MM_MIN_K_SLICE"); /* tuning on a new device */
     if (slice_env && *slice_env && strtoll(slice_env, NULL, 10) >= 16) min_k_slice = strtoll(slice_env, NULL, 10);
+    /* The scalar kernels split no K under MM_MIN_SPLIT_K_SCALAR: a K of 64 walked whole takes
+     * less than the reduce pass's dispatch costs. Measured on the H200 (bench/env_sweep.sh,
+     * VKINFER_MM_MIN_SPLIT_K unset (64) / 128 / 256, median ms of two passes, session 19):
+     * the transformer policy at batch 8 0.150,0.149 / 0.146,0.147 / 0.151,0.152; vit_b_16
+     * 3.121,3.127 / 3.057,3.046 / 3.180,3.150; BERT-base at batch 1 2.014,2.030 / 2.001,2.013 /
+     * 2.058,2.030; mobilenet_v2 0.537,0.486 / 0.479,0.496 / 0.542,0.539; efficientnet_b0
+     * 0.736,0.743 / 0.746,0.748 / 0.813,0.794. The tensor-core kernels keep splitting from 64:
+     * the bfloat16 policy at batch 8 0.141 / 0.166 (its K = 64 products unsplit). */
     int64_t min_split_k = 2 * min_k_slice;
+    if (!on_coopmat && min_split_k < MM_MIN_SPLIT_K_SCALAR) min_split_k = MM_MIN_SPLIT_K_SCALAR;
     const char *split_k_env = getenv("VKINFER_MM_MIN_SPLIT_K"); /* tuning on a new device */
-    if (split_k_env && *split_k_env && strtoll(split_k_env, NULL, 10) > min_split_k) min_split_k = strtoll(split_k_env, NULL, 10);
+    if (split_k_env && *split_k_env && strtoll(split_k_env, NULL, 10) >= 2 * min_k_slice)
+        min_split_k = strtoll(split_k_env, NULL, 10);
     if (fits && !gemv && outer_count == 1 && groups < split_below && p->K >= min_split_k) {
         int64_t slices = (mm_busy_groups() + groups - 1) / groups, max_slices = p->K / min_k_slice;
         if (slices > max_slices) slices = max_slices;
