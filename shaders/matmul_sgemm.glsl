@@ -15,7 +15,11 @@ layout(constant_id = 3) const bool A_K_CONTIG = true;  // A(m,k+1) follows A(m,k
 layout(constant_id = 4) const bool B_K_CONTIG = false; // B(k+1,n) follows B(k,n): quads along k
 layout(constant_id = 5) const bool HAS_C = false;
 layout(constant_id = 6) const uint BN = 128u; // 64 or 128
-layout(constant_id = 7) const bool SPLIT_K = false;
+// 0: the whole of K; 1: a slice of K per gl_WorkGroupID.z / z_count, raw sums written for
+// the reduce pass (shaders/matmul_splitk_reduce.glsl); 2 (the *_fin shaders): the same, and
+// the tile's last workgroup to finish adds the slices itself and stores Y (no reduce pass)
+layout(constant_id = 7) const uint SPLIT = 0u;
+const bool SPLIT_K = SPLIT != 0u;
 layout(constant_id = 8) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 layout(constant_id = 9) const uint BM = 128u; // 64 or 128
 layout(constant_id = 10) const uint BK = 8u;  // 8 or 16
@@ -37,10 +41,31 @@ layout(std430, binding = 0) readonly buffer A4 { vec4 a4[]; };
 layout(std430, binding = 1) readonly buffer B { float b[]; };
 layout(std430, binding = 1) readonly buffer B4 { vec4 b4[]; };
 layout(std430, binding = 2) readonly buffer C { float cb[]; };
+#ifdef FINISH
+// FINISH defined (the *_fin shaders, SPLIT 2): binding 3 holds the slices' raw sums, read back
+// by the tile's last workgroup (coherent: written by other workgroups); Y and a counter per
+// tile (zero between runs: the last workgroup puts it back) follow R
+layout(std430, binding = 3) coherent buffer Y { float y[]; };
+layout(std430, binding = 3) coherent buffer Y4 { vec4 y4[]; };
+#else
 layout(std430, binding = 3) writeonly buffer Y { float y[]; };
 layout(std430, binding = 3) writeonly buffer Y4 { vec4 y4[]; };
+#endif
 #ifdef RESIDUAL
 layout(std430, binding = 4) readonly buffer R { float res[]; };
+#endif
+#ifdef FINISH
+#ifdef RESIDUAL
+#define BIND_OUT 5
+#define BIND_COUNT 6
+#else
+#define BIND_OUT 4
+#define BIND_COUNT 5
+#endif
+layout(std430, binding = BIND_OUT) writeonly buffer Out { float yo[]; };
+layout(std430, binding = BIND_OUT) writeonly buffer Out4 { vec4 yo4[]; };
+layout(std430, binding = BIND_COUNT) coherent buffer Count { uint done[]; };
+shared bool last_slice;
 #endif
 
 // keep in step with mm_push in src/ops/matmul.c
@@ -155,6 +180,42 @@ void stage_b(uint buf, uint q, vec4 v)
     }
 }
 
+// Y = act(alpha * sums + beta * C + R) on four sums of row m from column n on, Y's at `at`
+vec4 epilogue(vec4 v, uint m, uint n, uint at)
+{
+    [[unroll]] for (uint jj = 0u; jj < 4u; jj++) {
+        float r = v[jj] * pc.alpha;
+        if (HAS_C && n + jj < pc.N) r += pc.beta * cb[m * pc.scm + (n + jj) * pc.scn];
+#ifdef RESIDUAL
+        if (n + jj < pc.N) r += res[at + jj];
+#endif
+        v[jj] = fused_act(ACT, r, pc.lo, pc.hi);
+    }
+    return v;
+}
+
+// four values of a row from column n on, at `at` of Y (of Out where to_out: FINISH's Y)
+void put(vec4 v, uint at, uint n, bool to_out)
+{
+#ifdef FINISH
+    if (to_out) {
+        if (Y_VEC && n + 3u < pc.N) {
+            yo4[at >> 2] = v;
+        } else {
+            [[unroll]] for (uint jj = 0u; jj < 4u; jj++)
+                if (n + jj < pc.N) yo[at + jj] = v[jj];
+        }
+        return;
+    }
+#endif
+    if (Y_VEC && n + 3u < pc.N) {
+        y4[at >> 2] = v;
+    } else {
+        [[unroll]] for (uint jj = 0u; jj < 4u; jj++)
+            if (n + jj < pc.N) y[at + jj] = v[jj];
+    }
+}
+
 void main()
 {
     uint t = gl_LocalInvocationID.x, tx = t % LX, ty = t / LX;
@@ -252,27 +313,41 @@ void main()
             uint m = m0 + i * RS + ty * 4u + ii;
             if (m >= pc.M) continue;
             [[unroll]] for (uint j = 0u; j < CG; j++) {
-                uint n = n0 + j * CS + tx * 4u;
-                uint at = y_off + m * pc.N + n;
+                uint n = n0 + j * CS + tx * 4u, at = y_off + m * pc.N + n;
                 vec4 v;
-                [[unroll]] for (uint jj = 0u; jj < 4u; jj++) {
-                    float r = acc[i * 4u + ii][j * 4u + jj];
-                    if (!SPLIT_K) {
-                        r *= pc.alpha;
-                        if (HAS_C && n + jj < pc.N) r += pc.beta * cb[m * pc.scm + (n + jj) * pc.scn];
-#ifdef RESIDUAL
-                        if (n + jj < pc.N) r += res[at + jj];
-#endif
-                        r = fused_act(ACT, r, pc.lo, pc.hi);
-                    }
-                    v[jj] = r;
-                }
-                if (Y_VEC && n + 3u < pc.N) {
-                    y4[at >> 2] = v;
-                } else {
-                    [[unroll]] for (uint jj = 0u; jj < 4u; jj++)
-                        if (n + jj < pc.N) y[at + jj] = v[jj];
-                }
+                [[unroll]] for (uint jj = 0u; jj < 4u; jj++) v[jj] = acc[i * 4u + ii][j * 4u + jj];
+                put(SPLIT_K ? v : epilogue(v, m, n, at), at, n, false);
             }
         }
+#ifdef FINISH
+    // every slice's sums written (the release: this invocation's stores before the count);
+    // the workgroup that counts the tile's last slice adds them in slice order, as the reduce
+    // pass does (the same sums whichever workgroup is last), then stores Y
+    memoryBarrierBuffer();
+    barrier();
+    uint slices = gl_NumWorkGroups.z / pc.z_count;
+    if (t == 0u) {
+        uint tile = (z * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+        last_slice = atomicAdd(done[tile], 1u) == slices - 1u;
+        if (last_slice) atomicExchange(done[tile], 0u);
+    }
+    barrier();
+    if (!last_slice) return;
+    memoryBarrierBuffer(); // the acquire: the other slices' sums are read after the count
+    uint count = pc.z_count * pc.M * pc.N;
+    [[unroll]] for (uint i = 0u; i < RG; i++)
+        [[unroll]] for (uint ii = 0u; ii < 4u; ii++) {
+            uint m = m0 + i * RS + ty * 4u + ii;
+            if (m >= pc.M) continue;
+            [[unroll]] for (uint j = 0u; j < CG; j++) {
+                uint n = n0 + j * CS + tx * 4u, at = z * pc.M * pc.N + m * pc.N + n;
+                vec4 v = vec4(0.0);
+                [[unroll]] for (uint jj = 0u; jj < 4u; jj++)
+                    if (n + jj < pc.N)
+                        for (uint l = 0u; l < slices; l++) v[jj] += y[l * count + at + jj];
+                put(epilogue(v, m, n, at), at, n, true);
+            }
+        }
+#endif
 }
+

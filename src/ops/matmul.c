@@ -307,6 +307,24 @@ double mm_flops(const mm_problem *p, int64_t batches)
     return 2.0 * (double)p->M * (double)p->N * (double)p->K * (double)batches;
 }
 
+/* Whether a split-K product on matmul_sgemm finishes in its own dispatch (the *_fin shaders:
+ * each tile's last workgroup adds the slices and stores Y) rather than in a reduce pass: a
+ * dispatch and a barrier fewer per split product (vit_b_16 at batch 1 has 73). Needs two more
+ * storage buffers (six, seven with R); an activation beyond a clamp on 8 x 8 sums keeps the
+ * reduce pass (sgemm applies it through shared memory, which split K does not take). The sums
+ * are added in slice order, as the reduce pass adds them, so results do not depend on which
+ * workgroup ends last (run to run the same bits); against the reduce pass they may differ in
+ * the last bit, where the compiler contracts alpha * sum + beta * c into fma otherwise (a
+ * [197,768] x [768,200] product with bias, residual and Relu on lavapipe: 15% of elements, by
+ * at most 4.8e-7). VKINFER_SPLITK_FINISH=0 keeps the reduce pass. */
+static bool sgemm_finish_ok(const op_ctx *c, const mm_problem *p, const mm_sgemm_tiles *t, uint32_t act)
+{
+    const char *env = getenv("VKINFER_SPLITK_FINISH");
+    if (env && !strcmp(env, "0")) return false;
+    if (c->vk->caps.props.limits.maxPerStageDescriptorStorageBuffers < (p->has_r ? 7u : 6u)) return false;
+    return !(act >= 2 && t->tm * t->tn >= 64);
+}
+
 gpu_storage mm_storage(op_ctx *c, const mm_problem *p)
 {
     /* without C, binding 2 repeats A: the shaders never read it */
@@ -642,7 +660,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         gx = (p->N + cm.tile_n - 1) / cm.tile_n;
         gy = (p->M + cm.tile_m - 1) / cm.tile_m;
     }
-    mm_sgemm_tiles sg;
+    mm_sgemm_tiles sg = {0};
     bool on_sgemm = !on_coopmat && fits && !is_int && !gemv && st == GPU_W32 && sgemm_choose(c, p, z_count, &sg);
     if (on_sgemm) {
         tiled = "matmul_sgemm";
@@ -697,11 +715,28 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         if (slices > 1 && z_count * slices <= 65535) {
             int partial;
             VKI_TRY(op_temp(c, is_int ? VKI_DTYPE_INT32 : VKI_DTYPE_FLOAT, slices * y_numel, &partial));
-            spec_tiled[7] = 1;
-            spec_tiled[8] = 0; /* the reduce pass clamps */
             push.k_slice = (uint32_t)k_slice;
             push.z_count = (uint32_t)z_count;
             push.a_base = (uint32_t)p->a0, push.b_base = (uint32_t)p->b0;
+            if (on_sgemm && sgemm_finish_ok(c, p, &sg, act)) {
+                /* each tile's last slice adds the slices and stores Y: one dispatch, no reduce
+                 * pass; a counter per tile, zeroed with the weights, put back by that workgroup */
+                int counters;
+                if (!op_temp_const(c, VKI_DTYPE_INT32, gx * gy * z_count, &counters))
+                    return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+                spec_tiled[7] = 2;
+                int fin_values[7] = {values[0], values[1], values[2], partial, values[4], values[3], counters};
+                int fin_n = p->has_r ? 7 : 6;
+                if (!p->has_r) fin_values[4] = values[3], fin_values[5] = counters;
+                gpu_storage fin_stores[7] = {GPU_W32, GPU_W32, GPU_W32, GPU_W32, GPU_W32, GPU_W32, GPU_W32};
+                VKI_TRY(op_dispatch_stored(c, p->has_r ? "matmul_sgemm_res_fin" : "matmul_sgemm_fin", spec_tiled,
+                                           n_spec_tiled, &push, sizeof push, fin_values, NULL, fin_stores, fin_n,
+                                           (uint32_t)gx, (uint32_t)gy, (uint32_t)(z_count * slices)));
+                op_note_flops(c, mm_flops(p, z_count));
+                return VKI_OK;
+            }
+            spec_tiled[7] = 1;
+            spec_tiled[8] = 0; /* the reduce pass clamps */
             int split_values[4] = {values[0], values[1], values[2], partial};
             gpu_storage split_stores[4] = {stores[0], stores[1], stores[2], GPU_W32}; /* sums stay fp32 words */
             /* the kernel without R: the reduce pass adds it */

@@ -149,6 +149,9 @@ bool mm_coopmat_choose(op_ctx *c, const int values[4], int64_t M, int64_t N, int
      * 7x7 maps, N = 49, ran on matmul_tiled_f16 at 0.48 ms each) */
     int64_t min_dim = caps->cooperative_matrix2 && !general ? 32 : COOPMAT_MIN_DIM;
     if (M < min_dim || N < min_dim || K < min_dim) return false;
+    const char *min_flops = getenv("VKINFER_COOPMAT_MIN_FLOPS");
+    if (min_flops && *min_flops && 2.0 * (double)M * (double)N * (double)K * (double)batches < strtod(min_flops, NULL))
+        return false;
     gpu_storage half = op_half_storage(c, values, 3), ys = op_storage(c, values[3]);
     /* bfloat16 operands: only the workgroup-scope kernel, where the device offers them */
     if (half == GPU_BF16 && caps->cooperative_matrix2 && caps->cooperative_matrix2_bf16 && !general && ys == GPU_BF16 &&

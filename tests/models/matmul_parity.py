@@ -7,7 +7,8 @@ float32 GPU kernel's cases (sgemm_*), narrow products that the CPU kernels run t
 (narrow_*) and products whose B has k contiguous (K^T), which the CPU kernels read in place
 (kt_*). Run once per kernel family (VKINFER_MATMUL_KERNELS=cpu, =gpu, =sgemm:
 tests/CMakeLists.txt), so that each is checked on any device; with =sgemm the sgemm_* cases
-must run matmul_sgemm, with =cpu the kt_* cases must not pack B (and must with
+must run matmul_sgemm (MATMUL_PARITY_SPLIT=finish: its *_fin form, split K ended by each
+tile's last workgroup; =reduce: a reduce pass after it), with =cpu the kt_* cases must not pack B (and must with
 VKINFER_CPU_MM_KT=0).
 
     matmul_parity.py VKINFER
@@ -147,8 +148,16 @@ def main():
             ok = False
         if name.startswith("sgemm_") and os.environ.get("VKINFER_MATMUL_KERNELS") == "sgemm" and ok:
             kernels = profiled_kernels(vkinfer, model, inputs)
-            if "matmul_sgemm" not in kernels:
+            split = os.environ.get("MATMUL_PARITY_SPLIT")  # finish | reduce: how split K must end
+            if not any(k.startswith("matmul_sgemm") for k in kernels):
                 print(f"FAIL {name}: matmul_sgemm did not run (kernels: {', '.join(sorted(kernels))})")
+                ok = False
+            elif split == "finish" and not (any(k.endswith("_fin") for k in kernels) and
+                                            "matmul_splitk_reduce" not in kernels):
+                print(f"FAIL {name}: split K not finished in the product's dispatch (kernels: {', '.join(sorted(kernels))})")
+                ok = False
+            elif split == "reduce" and "matmul_splitk_reduce" not in kernels:
+                print(f"FAIL {name}: split K without its reduce pass (kernels: {', '.join(sorted(kernels))})")
                 ok = False
         if name.startswith("narrow_") and os.environ.get("VKINFER_MATMUL_KERNELS") == "cpu" and ok and \
                 os.environ.get("VKINFER_CPU_MM_TRANSPOSE") != "0":
