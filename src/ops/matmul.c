@@ -316,11 +316,15 @@ double mm_flops(const mm_problem *p, int64_t batches)
  * workgroup ends last (run to run the same bits); against the reduce pass they may differ in
  * the last bit, where the compiler contracts alpha * sum + beta * c into fma otherwise (a
  * [197,768] x [768,200] product with bias, residual and Relu on lavapipe: 15% of elements, by
- * at most 4.8e-7). VKINFER_SPLITK_FINISH=0 keeps the reduce pass. */
+ * at most 4.8e-7). Off by default, VKINFER_SPLITK_FINISH=1 turns it on: on the H200 it was
+ * slower than the reduce pass everywhere (vit_b_16 batch 1 4.86 ms with 140 dispatches against
+ * 3.03 ms with 201, BERT-base batch 1 5.74 against 1.97, resnet18 1.68 against 0.66): the last
+ * workgroup's serial sum of the slices through coherent loads costs more than the dispatch it
+ * saves. */
 static bool sgemm_finish_ok(const op_ctx *c, const mm_problem *p, const mm_sgemm_tiles *t, uint32_t act)
 {
     const char *env = getenv("VKINFER_SPLITK_FINISH");
-    if (env && !strcmp(env, "0")) return false;
+    if (!env || strcmp(env, "1")) return false;
     if (c->vk->caps.props.limits.maxPerStageDescriptorStorageBuffers < (p->has_r ? 7u : 6u)) return false;
     return !(act >= 2 && t->tm * t->tn >= 64);
 }
