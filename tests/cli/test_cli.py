@@ -458,11 +458,8 @@ def run_help_info_shape_bench(relu, names):
     env = dict(os.environ, VKINFER_PYTHON="/usr/bin/python3")
     p = subprocess.run([VKINFER, "bench", relu, "--random-inputs", "--runs", "5", "--warmup", "0", "--plot", png],
                        capture_output=True, text=True, env=env, timeout=300)
-    try:
-        import matplotlib  # noqa: F401
-        have_mpl = True
-    except ImportError:
-        have_mpl = False
+    # whether the interpreter vkinfer runs (VKINFER_PYTHON), not this one, has matplotlib
+    have_mpl = subprocess.run(["/usr/bin/python3", "-c", "import matplotlib"], capture_output=True).returncode == 0
     if have_mpl:
         with open(png, "rb") if os.path.exists(png) else open(os.devnull, "rb") as f:
             magic = f.read(8)
