@@ -525,14 +525,18 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     VKI_TRY(env_count("VKINFER_MAX_MEMORY", 1, UINT64_MAX, "a positive byte count", &count));
     if (count) vk->max_memory = count;
     /* VKINFER_SPIN_US: how long a wait polls its fence first (vk_context.spin_us). GPUs poll
-     * 1 ms; a CPU device polls only where it runs without its own worker threads (lavapipe
+     * 20 ms: a blocking wait there wakes 80-270 us after the GPU is done (H200, alternating
+     * runs: vit_b_16 batch 1 2.98 / 3.01 ms polling 1 ms, 2.90 / 2.90 polling 30 ms; BERT-base
+     * batch 1 1.94 -> 1.87; resnet50 batch 32 fp16 8.16 -> 7.87), as CUDA's default schedule
+     * spins where it has cores; runs longer than that block (the wake-up under 1.5% of them),
+     * so one host thread is busy up to 20 ms a run, VKINFER_SPIN_US lowers it. A CPU device polls only where it runs without its own worker threads (lavapipe
      * with LP_NUM_THREADS=0, as `--cpu-threads 0` sets it): its queue thread then runs the work
      * and the core a poll takes is otherwise idle, while with workers a poll would take one of
      * theirs. Measured on the 2-core VM, the MLP policy inline: 0.120 / 0.156 / 0.124 ms
      * blocking, 0.102 / 0.076 / 0.092 polling 200 us (alternating runs of 200). */
     const char *lp_threads = getenv("LP_NUM_THREADS");
     bool inline_cpu = vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && lp_threads && !strcmp(lp_threads, "0");
-    count = vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? 1000 : inline_cpu ? 200 : 0;
+    count = vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? 20000 : inline_cpu ? 200 : 0;
     VKI_TRY(env_count("VKINFER_SPIN_US", 0, 1000000, "a count of microseconds up to 1000000", &count));
     vk->spin_us = (uint32_t)count;
     /* Measured on the 2-core VM with --cpu-threads 0 (percentiles of 300 runs): 16 chained
