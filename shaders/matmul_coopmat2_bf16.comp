@@ -11,4 +11,5 @@
 #extension GL_EXT_bfloat16 : require
 #define ELEM bfloat16_t
 #include "common.glsl"
+#include "fused_act.glsl"
 #include "matmul_coopmat2.glsl"

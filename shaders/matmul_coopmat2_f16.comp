@@ -10,4 +10,5 @@
 #extension GL_EXT_control_flow_attributes : require
 #define ELEM float16_t
 #include "common.glsl"
+#include "fused_act.glsl"
 #include "matmul_coopmat2.glsl"
