@@ -1,7 +1,7 @@
 // The activation fused into a kernel's result chosen when the pipeline is made: the matrix
 // product and convolution kernels (those made for CPU devices, matmul_sgemm, matmul_tiled,
 // matmul_gemv, conv2d_gemm, the depthwise and reference convolutions, the split-K reduces,
-// matmul_coopmat2_f16/_bf16; not the other tensor-core kernels) take its code as a specialization constant, ACT (the code
+// the tensor-core kernels) take its code as a specialization constant, ACT (the code
 // op_act_code gives: 0 none, 1 min(max(v, lo), hi) for Relu and Clip, 2 SiLU, 3 Sigmoid, 4
 // ELU, 5 Mish, 6 Tanh, 7 erf GELU, 8 tanh GELU), so that only that activation is compiled.
 // common.glsl's fused_clamp decodes it from the push constants lo and hi at run time, and:

@@ -17,6 +17,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
+#include "fused_act.glsl"
 
 layout(local_size_x_id = 0) in; // 128: four subgroups of 32
 // constant ids 1..8 as in matmul_tiled.glsl, so that one list serves both
@@ -28,7 +29,7 @@ layout(constant_id = 5) const bool HAS_C = false;
 layout(constant_id = 6) const uint TILE = 64u;          // 64 or 128
 // split K: z also picks a slice of K; raw fp32 sums go to binding 3 as words, [slice][z][M][N]
 layout(constant_id = 7) const bool SPLIT_K = false;
-layout(constant_id = 8) const bool CLAMP = false;       // a fused Relu/Clip
+layout(constant_id = 8) const uint ACT = 0u; // the fused activation (fused_act.glsl's code), compiled in
 layout(constant_id = 9) const bool OUT_WORDS = false;   // Y held as fp32 words, not halves
 
 layout(std430, binding = 0) readonly buffer A { float16_t a[]; };
@@ -135,7 +136,7 @@ void main()
                 }
                 float v = pc.alpha * s;
                 if (HAS_C) v += pc.beta * float(cb[m * pc.scm + n * pc.scn]);
-                v = fused_clamp(CLAMP, v, pc.lo, pc.hi);
+                v = fused_act(ACT, v, pc.lo, pc.hi);
                 if (OUT_WORDS) y_words[yi] = floatBitsToUint(round_to_dtype(OUT_DT, v));
                 else y[yi] = float16_t(v);
             }

@@ -24,6 +24,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_GOOGLE_include_directive : require // glslc enables it itself, glslangValidator does not
 #include "common.glsl"
+#include "fused_act.glsl"
 
 layout(local_size_x_id = 0) in; // 32 * (BM / WM) * (BN / WN)
 // constant ids as in matmul_coopmat_f16_aligned.comp
@@ -34,7 +35,7 @@ layout(constant_id = 4) const bool B_K_CONTIG = false;  // B(k+1,n) follows B(k,
 layout(constant_id = 5) const bool HAS_C = false;
 layout(constant_id = 6) const uint BN = 128u;
 layout(constant_id = 7) const bool SPLIT_K = false;     // raw fp32 sums to binding 3, [slice][z][M][N]
-layout(constant_id = 8) const bool CLAMP = false;
+layout(constant_id = 8) const uint ACT = 0u; // the fused activation (fused_act.glsl's code), compiled in
 layout(constant_id = 9) const bool OUT_WORDS = false;
 layout(constant_id = 10) const uint BM = 128u;
 layout(constant_id = 11) const uint WM = 64u;           // a subgroup's block: 16..64 each way
@@ -163,7 +164,7 @@ void main()
         [[unroll]] for (uint i = 0u; i < FM; i++)
             [[unroll]] for (uint j = 0u; j < FN; j++) {
                 coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> r = acc[i][j];
-                for (int e = 0; e < r.length(); e++) r[e] = fused_clamp(CLAMP, pc.alpha * r[e], pc.lo, pc.hi);
+                for (int e = 0; e < r.length(); e++) r[e] = fused_act(ACT, pc.alpha * r[e], pc.lo, pc.hi);
                 coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> h =
                     coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(r);
                 coopMatStore(h, y, y_off + (m0 + sm + 16u * i) * pc.N + n0 + sn + 16u * j, pc.N, gl_CooperativeMatrixLayoutRowMajor);
@@ -186,7 +187,7 @@ void main()
                 }
                 float v = pc.alpha * s;
                 if (HAS_C) v += pc.beta * float(cb[m * pc.scm + n * pc.scn]);
-                v = fused_clamp(CLAMP, v, pc.lo, pc.hi);
+                v = fused_act(ACT, v, pc.lo, pc.hi);
                 if (OUT_WORDS) y_words[yi] = floatBitsToUint(round_to_dtype(OUT_DT, v));
                 else y[yi] = float16_t(v);
             }

@@ -227,6 +227,20 @@ static bool has_device_ext(vk_context *vk, VkPhysicalDevice phys, const char *na
 /* Whether any of the three cooperative-matrix paths is on, and all of them off (a feature
  * masked, a profile without them, a memory model that cannot hold them). */
 static bool any_coopmat(const vk_caps *c) { return c->cooperative_matrix || c->cooperative_matrix_khr || c->cooperative_matrix2; }
+/* Whether a comma-separated list holds name as one of its items. */
+static bool has_token(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n)) return true;
+        if (!end) break;
+        p = end + 1;
+    }
+    return false;
+}
+
 static void coopmat_off(vk_caps *c)
 {
     c->cooperative_matrix = c->cooperative_matrix_khr = c->cooperative_matrix2 = c->cooperative_matrix2_bf16 = false;
@@ -554,16 +568,19 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     const char *max_binding = getenv("VKINFER_MAX_BINDING_BYTES");
     if (max_binding && strtoull(max_binding, NULL, 10) >= 256 && strtoull(max_binding, NULL, 10) < vk->caps.max_storage_buffer_range)
         vk->caps.max_storage_buffer_range = strtoull(max_binding, NULL, 10);
-    /* VKINFER_DISABLE_FEATURES=storage16,storage8,fp16,float64,coopmat masks features off, so that
-     * tests run the paths of devices without them (packed storage through conversions) */
+    /* VKINFER_DISABLE_FEATURES=storage16,storage8,fp16,float64,coopmat,coopmat2 masks features
+     * off, so that tests run the paths of devices without them (packed storage through
+     * conversions; coopmat2 leaves VK_NV_cooperative_matrix2 alone off, so that a device with it
+     * runs the tensor-core kernels of devices without) */
     const char *disable = getenv("VKINFER_DISABLE_FEATURES");
     if (disable) {
-        if (strstr(disable, "storage16")) vk->caps.storage_16bit = false;
-        if (strstr(disable, "storage8")) vk->caps.storage_8bit = false;
-        if (strstr(disable, "fp16")) vk->caps.fp16_arithmetic = false;
-        if (strstr(disable, "float64")) vk->caps.shader_float64 = false;
-        if (strstr(disable, "coopmat"))
+        if (has_token(disable, "storage16")) vk->caps.storage_16bit = false;
+        if (has_token(disable, "storage8")) vk->caps.storage_8bit = false;
+        if (has_token(disable, "fp16")) vk->caps.fp16_arithmetic = false;
+        if (has_token(disable, "float64")) vk->caps.shader_float64 = false;
+        if (has_token(disable, "coopmat"))
             coopmat_off(&vk->caps);
+        if (has_token(disable, "coopmat2")) vk->caps.cooperative_matrix2 = vk->caps.cooperative_matrix2_bf16 = false;
     }
     /* the cooperative-matrix kernels declare fp16 buffers and shared arrays */
     if (!vk->caps.storage_16bit || !vk->caps.fp16_arithmetic)
