@@ -188,8 +188,9 @@ static vki_status record_small(op_ctx *c, const mm_problem *p, const int64_t bd[
 /* Narrow products (at most MM_CPU_NARROW columns and many rows: a 1-D U-Net's convolutions at
  * batch 1, [2048, 10240] x [10240, 4]) leave all but one lane of a workgroup idle, its lanes
  * running along N. They run transposed, Y^T = B^T A^T (A's rows become the columns the lanes
- * share out; the weights A are repacked at plan time as any constant B is), into a scratch that
- * one strided copy puts back in Y's layout (a fused residual is added after it). Measured on
+ * share out; the weights A are repacked at plan time as any constant B is), stored transposed
+ * into Y's layout (Y_T) where the kernel reads their A in place, else into a scratch that one
+ * strided copy puts back in Y's layout (a fused residual is added after either). Measured on
  * lavapipe (2 cores): Diffusion Policy's U-Net denoising step (LeRobot 0.6.1, 1 GB of weights)
  * 766 -> 190 ms (docs/benchmarks.md).
  * *taken false: not such a product, or the transposed one is not taken either. */
@@ -217,6 +218,18 @@ static vki_status record_transposed(op_ctx *c, const mm_problem *p, bool *taken)
     q.scm = p->scn, q.scn = p->scm;
     memcpy(q.sa, p->sb, sizeof q.sa);
     memcpy(q.sb, p->sa, sizeof q.sb);
+    /* the transposed product stores Y^T transposed, i.e. in Y's own layout (Y_T), where it
+     * reads its A (X, or p's B) in place: no scratch and no copy back (the 1-D U-Net policy's
+     * ConvTranspose: its copy took 34 of the network's 164 us on lavapipe, --cpu-threads 0).
+     * VKINFER_CPU_MM_Y_T=0 keeps the scratch and the copy, for comparisons. */
+    const char *yt_env = getenv("VKINFER_CPU_MM_Y_T");
+    if (!(yt_env && !strcmp(yt_env, "0"))) {
+        mm_problem r = q;
+        r.y_t = true;
+        r.y_value = p->y_value;
+        VKI_TRY(mm_record_cpu(c, &r, taken));
+        if (*taken) return VKI_OK;
+    }
     int64_t z = 1;
     for (int i = 0; i < p->nb; i++) z *= p->bdims[i];
     VKI_TRY(op_temp(c, y->dtype, z * p->M * p->N, &q.y_value));
@@ -277,8 +290,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
      * a K^T read in place (B_KT) is no copy (the policy transformer's [10,16] x [16,10] Q K^T:
      * 11-19 us on matmul_cpu_small, 11 us on matmul_cpu) */
     bool a_copy = !a_direct && !a_host && !a_t, b_copy = !b_direct && !b_host && !b_kt;
-    if (p->y_t && (a_copy || b_copy || !(a_direct || a_t)))
-        return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a transposed Y needs A in place");
+    if (p->y_t && (a_copy || b_copy || !(a_direct || a_t))) return VKI_OK; /* a transposed Y needs A in place */
     int64_t copied = (a_copy ? z_count * p->M * p->K : 0) + (b_copy ? z_count * p->K * p->N : 0);
     uint64_t words = c->vk->caps.props.limits.maxTexelBufferElements;
     if ((a_copy || b_copy) && p->M * p->N * p->K * z_count <= 32768 + 4 * copied &&

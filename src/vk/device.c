@@ -543,14 +543,19 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
      * runs: vit_b_16 batch 1 2.98 / 3.01 ms polling 1 ms, 2.90 / 2.90 polling 30 ms; BERT-base
      * batch 1 1.94 -> 1.87; resnet50 batch 32 fp16 8.16 -> 7.87), as CUDA's default schedule
      * spins where it has cores; runs longer than that block (the wake-up under 1.5% of them),
-     * so one host thread is busy up to 20 ms a run, VKINFER_SPIN_US lowers it. A CPU device polls only where it runs without its own worker threads (lavapipe
-     * with LP_NUM_THREADS=0, as `--cpu-threads 0` sets it): its queue thread then runs the work
-     * and the core a poll takes is otherwise idle, while with workers a poll would take one of
-     * theirs. Measured on the 2-core VM, the MLP policy inline: 0.120 / 0.156 / 0.124 ms
-     * blocking, 0.102 / 0.076 / 0.092 polling 200 us (alternating runs of 200). */
+     * so one host thread is busy up to 20 ms a run, VKINFER_SPIN_US lowers it. A CPU device
+     * polls only where it runs without its own worker threads (lavapipe with LP_NUM_THREADS=0,
+     * as `--cpu-threads 0` sets it): its queue thread then runs the work and the core a poll
+     * takes is otherwise idle, while with workers a poll would take one of theirs. Measured on
+     * the 2-core VM, the MLP policy inline: 0.120 / 0.156 / 0.124 ms blocking, 0.102 / 0.076 /
+     * 0.092 polling 200 us (alternating runs of 200). It polls 2 ms since session 20: runs just
+     * past 200 us paid the blocking wait's wake-up (median / p90 of 400 runs, two rounds: the
+     * transformer policy 0.435 / 0.544 and 0.558 / 0.797 ms polling 200 us, 0.331 / 0.394 and
+     * 0.443 / 0.475 polling 2 ms; the 1-D U-Net policy 0.271 / 0.316, 0.246 / 0.298 against
+     * 0.241 / 0.270, 0.213 / 0.285; the MLP policy 0.114 / 0.078 against 0.120 / 0.060). */
     const char *lp_threads = getenv("LP_NUM_THREADS");
     bool inline_cpu = vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && lp_threads && !strcmp(lp_threads, "0");
-    count = vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? 20000 : inline_cpu ? 200 : 0;
+    count = vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? 20000 : inline_cpu ? 2000 : 0;
     VKI_TRY(env_count("VKINFER_SPIN_US", 0, 1000000, "a count of microseconds up to 1000000", &count));
     vk->spin_us = (uint32_t)count;
     /* Measured on the 2-core VM with --cpu-threads 0 (percentiles of 300 runs): 16 chained

@@ -101,12 +101,15 @@ def cases():
     yield "sgemm_exact", Fn(torch.matmul), (r(256, 64), r(64, 128))
     yield "sgemm_exact_linear_batched", nn.Linear(256, 128), (r(2, 128, 256),)
     # at most 16 columns and many rows (a 1-D U-Net's convolutions at batch 1): the CPU kernels
-    # run them transposed, Y^T = B^T A^T, and copy Y^T back (with =cpu a copy must run)
+    # run them transposed, Y^T = B^T A^T, stored in Y's layout where A is read in place, else
+    # copied back (with =cpu: see the check in main)
     yield "narrow_conv1d_relu", nn.Sequential(nn.Conv1d(96, 130, 3, padding=1), nn.ReLU()), (r(1, 96, 4),)
     yield "narrow_conv1d_batched", nn.Conv1d(64, 80, 5, padding=2), (r(3, 64, 5),)
     yield "narrow_matmul", Fn(torch.matmul), (r(200, 64), r(64, 7))
     yield "narrow_conv1d_residual", ConvResidual(96), (r(2, 96, 4),)
     yield "narrow_gemm_c", Fn(lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=1.5)), (r(200, 1), r(200, 33), r(33, 16))
+    # a 1-D U-Net's upsampling: W^T [64, 32] x X [32, 16] per image, then col2im
+    yield "narrow_convtranspose1d", nn.ConvTranspose1d(32, 16, 4, stride=2, padding=1), (r(2, 32, 16),)
     # B with k contiguous (attention's K^T, Gemm's transB of an input): the CPU kernels read it
     # in place along k (B_KT) instead of packing it first (with =cpu no matmul_cpu_pack may run):
     # ragged blocks (N, M not multiples of the block or of 4), B broadcast over a batch axis,
@@ -165,8 +168,19 @@ def main():
             # convolutions run as Conv's own transposed product (im2col_t_cpu), unless
             # VKINFER_CPU_CONV_TRANSPOSE=0 leaves them to the MatMul's (a copy back)
             conv_own = "conv1d" in name and os.environ.get("VKINFER_CPU_CONV_TRANSPOSE") != "0"
-            if not (("im2col_t_cpu" in kernels) if conv_own else any(k.startswith("copy") for k in kernels)):
-                print(f"FAIL {name}: not run transposed (kernels: {', '.join(sorted(kernels))})")
+            copied = any(k.startswith("copy") for k in kernels)
+            # the transposed product stores Y^T in Y's layout (Y_T) where it reads its A in place
+            # (X, the columns): no copy back; VKINFER_CPU_MM_Y_T=0 copies it back, which shows
+            # that these same cases run transposed (model/matmul_parity_cpu_no_y_t)
+            y_t = os.environ.get("VKINFER_CPU_MM_Y_T") != "0" and name in (
+                "narrow_convtranspose1d", "narrow_conv1d_relu", "narrow_conv1d_residual")
+            if conv_own:
+                if "im2col_t_cpu" not in kernels:
+                    print(f"FAIL {name}: not run as Conv's transposed product (kernels: {', '.join(sorted(kernels))})")
+                    ok = False
+            elif copied == y_t:
+                print(f"FAIL {name}: {'a copy back where Y^T is stored in place' if y_t else 'not run transposed'} "
+                      f"(kernels: {', '.join(sorted(kernels))})")
                 ok = False
         if name.startswith("kt_") and os.environ.get("VKINFER_MATMUL_KERNELS") == "cpu" and ok:
             kernels = profiled_kernels(vkinfer, model, inputs)
