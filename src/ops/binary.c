@@ -409,6 +409,23 @@ static vki_status dispatch_where(op_ctx *c, const elementwise *e, const shape *s
                               gy, 1);
 }
 
+/* Whether a two-step pass runs on binary_chain_cpu: CPU devices (VKINFER_ELEMENTWISE_KERNELS=
+ * gpu|cpu overrides), float32 words throughout, the count and the innermost dim of the pass
+ * multiples of 4 (an invocation's 4 outputs share one row), the inputs within the device's
+ * texel buffers. */
+static bool chain_cpu_ok(op_ctx *c, const int values[4], gpu_storage st, uint32_t count, const broadcast_push *push,
+                         int rank)
+{
+    if (!op_cpu_kernels(c, "VKINFER_ELEMENTWISE_KERNELS") || st != GPU_W32 || op_out(c, 0)->dtype != VKI_DTYPE_FLOAT ||
+        count % 4 || (rank > 0 && push->dims[rank - 1] % 4))
+        return false;
+    for (int k = 0; k < 4; k++)
+        if (op_storage(c, values[k]) != GPU_W32 ||
+            (k < 3 && (uint64_t)op_bound_numel(c, values[k]) > c->vk->caps.props.limits.maxTexelBufferElements))
+            return false;
+    return true;
+}
+
 /* A float Add, Sub, Mul or Div of two inputs whose only reader is another of them, with a
  * value known now (a constant, or a node planned earlier) that broadcasts to the output without
  * growing it, and then maybe an activation: the reader (and the activation) claimed, both steps
@@ -458,6 +475,14 @@ static vki_status dispatch_two_steps(op_ctx *c, const elementwise *e, const shap
                          op_grid_elementwise(c, count, 128, &gx, &gy)};
     memcpy(&spec[7], &lo, sizeof lo);
     memcpy(&spec[8], &hi, sizeof hi);
+    if (chain_cpu_ok(c, values, st, count, &push, rank)) {
+        /* CPU devices: 4 outputs of a row per invocation, inputs through texel buffers
+         * (shaders/binary_chain_cpu.comp) */
+        spec[0] = 32;
+        spec[9] = 0;
+        op_grid_1d(count / 4, 32, &gx, &gy);
+        return op_dispatch(c, "binary_chain_cpu", spec, 10, &push, sizeof push, values, 4, gx, gy, 1);
+    }
     return op_dispatch_stored(c, op_variant(c, "binary_chain", st), spec, 10, &push, sizeof push, values, NULL, stores, 4,
                               gx, gy, 1);
 }
@@ -514,6 +539,20 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
             gpu_storage stores[3] = {GPU_F64, b64 ? GPU_F64 : GPU_W32, out64 ? GPU_F64 : GPU_W32};
             VKI_TRY(op_dispatch_stored(c, "binary_f64", spec, 10, &push, sizeof push, values, NULL, stores,
                                        3, gx, gy, 1));
+            partial = target;
+            partial_dtype = out_dtype;
+            partial_shape = *out_shape;
+            continue;
+        }
+        /* CPU devices: a float32 Add, Sub, Mul or Div on binary_chain_cpu without its second
+         * step (OP2 4), 4 outputs a row per invocation (binding 2 repeats A, unread) */
+        int four[4] = {partial, e->ins[k], partial, target};
+        if (!windows && e->codes[k] <= B_DIV && partial_dtype == VKI_DTYPE_FLOAT && b->dtype == VKI_DTYPE_FLOAT &&
+            chain_cpu_ok(c, four, GPU_W32, count, &push, rank)) {
+            uint32_t chain_spec[10] = {32, e->codes[k] - B_ADD, 4, 0, op_dtype_code(out_dtype), (uint32_t)rank, clamp, spec[7],
+                                       spec[8], 0};
+            op_grid_1d(count / 4, 32, &gx, &gy);
+            VKI_TRY(op_dispatch(c, "binary_chain_cpu", chain_spec, 10, &push, sizeof push, four, 4, gx, gy, 1));
             partial = target;
             partial_dtype = out_dtype;
             partial_shape = *out_shape;
