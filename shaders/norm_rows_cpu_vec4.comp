@@ -1,6 +1,7 @@
 #version 450
 // norm_rows_cpu.comp for contiguous float32 rows whose length is a multiple of 4
-// (LayerNormalization, the fused Add + LayerNorm, InstanceNormalization of such planes): an
+// (LayerNormalization, the fused Add + LayerNorm, InstanceNormalization of such planes,
+// GroupNormalization whose channels are whole texels): an
 // invocation per row, the lanes of a workgroup on adjacent rows, X (and the residual R, and the
 // (scale, shift) pairs) read as RGBA32F texels and Y stored as uvec4. llvmpipe (Mesa 22.3)
 // issues a storage-buffer load as a loop over the SIMD lanes with a branch and a bounds check
@@ -29,6 +30,8 @@ layout(constant_id = 9) const uint N4 = 0u; // texels per row when the row is he
 #define AFFINE_NONE 0u
 #define AFFINE_PER_ROW 1u     // pair (row % period)
 #define AFFINE_PER_ELEMENT 2u // pair (j % period), period a multiple of 4
+#define AFFINE_PER_CHANNEL 3u // pair (first channel of the row + j / channel_len), channel_len a
+                              // multiple of 4 (GroupNormalization: a row is a group of channels)
 
 layout(binding = 0) uniform samplerBuffer X4;
 layout(binding = 1) uniform samplerBuffer SS4; // (scale, shift) pairs k and k + 1 in texel k / 2
@@ -53,11 +56,18 @@ vec4 x_at(uint xt, uint t)
     return RESIDUAL ? v + texelFetch(R4, int(t)) : v; // float32: the sum is already rounded
 }
 
-// normalized texel t of the row (element j0 = 4 (t - base4) on), mapped and clamped, as words
-uvec4 finish(vec4 v, uint j0, float mean, float inv_std, vec2 row_ss)
+// normalized texel t of the row (element j0 = 4 (t - base4) on), mapped and clamped, as words;
+// first_channel: AFFINE_PER_CHANNEL's pair of the row's element 0
+uvec4 finish(vec4 v, uint j0, float mean, float inv_std, vec2 row_ss, uint first_channel)
 {
     v = (v - mean) * inv_std;
     if (AFFINE == AFFINE_PER_ROW) v = v * row_ss.x + row_ss.y;
+    if (AFFINE == AFFINE_PER_CHANNEL) {
+        uint k = first_channel + j0 / pc.channel_len;
+        vec4 t = texelFetch(SS4, int(k / 2u));
+        vec2 ss = k % 2u == 0u ? t.xy : t.zw;
+        v = v * ss.x + ss.y;
+    }
     if (AFFINE == AFFINE_PER_ELEMENT) {
         uint k = (j0 % pc.period) / 2u;
         vec4 a = texelFetch(SS4, int(k)), b = texelFetch(SS4, int(k + 1u));
@@ -122,9 +132,11 @@ void main()
         vec4 t = texelFetch(SS4, int(k / 2u));
         row_ss = k % 2u == 0u ? t.xy : t.zw;
     }
+    uint first_channel = AFFINE == AFFINE_PER_CHANNEL ? (row % pc.period) * (pc.len / pc.channel_len) : 0u;
     if (N4 > 0u) {
-        [[unroll]] for (uint j = 0u; j < N4; j++) y4[base4 + j] = finish(v[j], 4u * j, mean, inv_std, row_ss);
+        [[unroll]] for (uint j = 0u; j < N4; j++) y4[base4 + j] = finish(v[j], 4u * j, mean, inv_std, row_ss, first_channel);
     } else {
-        for (uint j = 0u; j < n4; j++) y4[base4 + j] = finish(x_at(xbase4 + j, base4 + j), 4u * j, mean, inv_std, row_ss);
+        for (uint j = 0u; j < n4; j++)
+            y4[base4 + j] = finish(x_at(xbase4 + j, base4 + j), 4u * j, mean, inv_std, row_ss, first_channel);
     }
 }

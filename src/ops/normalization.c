@@ -267,7 +267,8 @@ static bool cpu_vec4_rows(op_ctx *c, const row_layout *l, enum affine_mode affin
     bool rows_ok = l->strided == 0 || (l->strided == 2 && l->keep_stride_outer % 4 == 0 && l->keep_stride_inner % 4 == 0);
     return op_in(c, 0)->dtype == VKI_DTYPE_FLOAT && rows_ok && l->len % 4 == 0 &&
            (affine == AFFINE_NONE || (affine == AFFINE_PER_ROW && period % 2 == 0) ||
-            (affine == AFFINE_PER_ELEMENT && period % 4 == 0)) &&
+            (affine == AFFINE_PER_ELEMENT && period % 4 == 0) ||
+            (affine == AFFINE_PER_CHANNEL && l->channel_len % 4 == 0 && (period * (l->len / l->channel_len)) % 2 == 0)) &&
            op_storage(c, out) == GPU_W32 && (residual < 0 || op_storage(c, residual) == GPU_W32) &&
            count * 4 <= op_max_binding_bytes(c) && count / 4 <= c->vk->caps.props.limits.maxTexelBufferElements;
 }

@@ -2,7 +2,7 @@
 export): softmax_cpu (Softmax and LogSoftmax, rows held in registers, rows too long for that,
 rows of a length that is not a multiple of 4, an axis that is not the last, large magnitudes),
 norm_rows_cpu_vec4 (LayerNormalization with and without B, the fused Add + LayerNorm,
-InstanceNormalization, rows held in registers or not) and the fold of a constant scale after a
+InstanceNormalization, GroupNorm with its per-channel pairs, rows held in registers or not) and the fold of a constant scale after a
 product into its alpha (and Gemm's beta). Each case also checks, from a profiled run, which
 kernels ran, so that a case cannot pass on another path. Run with VKINFER_NORM_KERNELS=cpu
 (the row kernels of CPU devices on any device); usage: cpu_rows.py VKINFER."""
@@ -95,6 +95,21 @@ def cases():
         inorm.bias.copy_(torch.randn(4))
     inorm.requires_grad_(False)
     yield "instance_norm_4x6x6", inorm, (r(2, 4, 6, 6, scale=2, offset=3),), {"norm_rows_cpu_vec4"}, set()
+    # GroupNorm (PyTorch exports it as InstanceNormalization over the groups, then the per-channel
+    # Mul and Add, which the row kernel takes): channels of 16 elements are whole texels
+    # (norm_rows_cpu_vec4's per-channel pairs), channels of 6 are not (norm_rows_cpu), and the
+    # U-Net policy's GroupNorm + Mish
+    gnorms = {}
+    for key, (groups, channels) in {"16": (8, 32), "6": (2, 6), "mish": (8, 32)}.items():
+        g = nn.GroupNorm(groups, channels)
+        with torch.no_grad():
+            g.weight.copy_(torch.randn(channels))
+            g.bias.copy_(torch.randn(channels))
+        g.requires_grad_(False)
+        gnorms[key] = nn.Sequential(g, nn.Mish()) if key == "mish" else g
+    yield "group_norm_8x32x16", gnorms["16"], (r(2, 32, 16, scale=2, offset=-1),), {"norm_rows_cpu_vec4"}, set()
+    yield "group_norm_2x6x6", gnorms["6"], (r(3, 6, 6, scale=3),), {"norm_rows_cpu"}, set()
+    yield "group_norm_mish", gnorms["mish"], (r(2, 32, 16),), {"norm_rows_cpu_vec4"}, {"Mish", "Mul", "Add"}
     # a constant scale after the product (attention's scores) folds into its alpha: no Mul/Div
     # dispatch; Gemm's C (addmm) takes the factor too
     yield "matmul_mul_softmax", Fn(lambda q, k: torch.softmax((q @ k.transpose(-1, -2)) * 0.125, -1)), \
