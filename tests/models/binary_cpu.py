@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from matmul_parity import profiled_kernels
-from torch_export import Fn, run_exported
+from torch_export import Fn, report, run_exported, within
 
 
 def cases():
@@ -48,21 +48,15 @@ def main():
             ref = model(*inputs).numpy().astype(np.float64)
         with tempfile.TemporaryDirectory() as tmp:
             run, got = run_exported(vkinfer, model, inputs, tmp, 13)
-        ok = got is not None and got.shape == ref.shape
-        err = float(np.max(np.abs(got.astype(np.float64) - ref))) if ok else float("inf")
-        bound = 1e-6 * float(np.max(np.abs(ref))) + 1e-6
-        ok = ok and err <= bound
+        ok, err, bound = within(got, ref, 1e-6, 1e-6)
         kernels = profiled_kernels(vkinfer, model, inputs)
-        on_cpu = "binary_chain_cpu" in kernels
-        want = four and force != "gpu"
-        if on_cpu != want:
-            print(f"FAIL {name}: binary_chain_cpu {'ran' if on_cpu else 'did not run'} (kernels: {', '.join(sorted(kernels))})")
-            ok = False
-        print(("PASS" if ok else "FAIL") + f" {name}: max abs error {err:.3g} (bound {bound:.3g}), kernels {', '.join(sorted(kernels))}")
-        if not ok:
-            failed.append(name)
-    print(f"{len(failed)} failed" + (": " + ", ".join(failed) if failed else ""))
-    return 1 if failed else 0
+        on_cpu, want = "binary_chain_cpu" in kernels, four and force != "gpu"
+        wrong = "" if on_cpu == want else f"; binary_chain_cpu {'ran' if on_cpu else 'did not run'}, against expectation"
+        ok = ok and not wrong
+        print(("PASS" if ok else "FAIL") + f" {name}: max abs error {err:.3g} (bound {bound:.3g}), "
+              f"kernels {', '.join(sorted(kernels))}{wrong}")
+        failed += [] if ok else [name]
+    return report(failed)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import onnx.numpy_helper
 import torch
 import torch.nn as nn
 
-from torch_export import Fn, export_onnx
+from torch_export import Fn, export_onnx, report
 
 
 class AddNorm(nn.Module):
@@ -169,8 +169,7 @@ def main():
               f"kernels {', '.join(sorted(kernel_names))}")
         if not ok:
             failed.append(name)
-    print(f"{len(failed)} failed" + (": " + ", ".join(failed) if failed else ""))
-    return 1 if failed else 0
+    return report(failed)
 
 
 if __name__ == "__main__":

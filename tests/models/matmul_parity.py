@@ -19,11 +19,10 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
 import torch
 import torch.nn as nn
 
-from torch_export import Fn, export_onnx, run_exported
+from torch_export import Fn, export_onnx, report, run_exported, within
 
 
 class ConstB(nn.Module):
@@ -142,10 +141,7 @@ def main():
             ref = model(*inputs).numpy()
         with tempfile.TemporaryDirectory() as tmp:
             run, got = run_exported(vkinfer, model, inputs, tmp, 13)
-        ok = got is not None and got.shape == ref.shape
-        err = float(np.max(np.abs(got.astype(np.float64) - ref))) if ok else float("inf")
-        bound = 1e-4 * float(np.max(np.abs(ref))) + 1e-5
-        ok = ok and err <= bound
+        ok, err, bound = within(got, ref, 1e-4, 1e-5)
         if name == "linear_relu" and " 1 fused into their producer" not in run.stdout:
             print(f"FAIL {name}: the ReLU was not fused into its Gemm")
             ok = False
@@ -191,8 +187,7 @@ def main():
         print(("PASS" if ok else "FAIL") + f" {name}: shape {ref.shape}, max abs error {err:.3g} (bound {bound:.3g})")
         if not ok:
             failed.append(name)
-    print(f"{len(failed)} failed" + (": " + ", ".join(failed) if failed else ""))
-    return 1 if failed else 0
+    return report(failed)
 
 
 if __name__ == "__main__":

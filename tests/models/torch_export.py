@@ -74,6 +74,15 @@ def profiled_dispatches(vkinfer, path, extra=()):
     return re.findall(r"^\s+\d+\s+[\d.]+ ms\s+(\S+)\s+(\S+)\s", prof, re.M)
 
 
+def within(got, ref, rel, absolute):
+    """(ok, max abs error, bound): got (None where the run failed) against ref, shapes equal and
+    max|got - ref| <= rel * max|ref| + absolute."""
+    ok = got is not None and got.shape == ref.shape
+    err = float(np.max(np.abs(got.astype(np.float64) - ref))) if ok else float("inf")
+    bound = rel * float(np.max(np.abs(ref))) + absolute
+    return ok and err <= bound, err, bound
+
+
 def report(failed):
     """Prints the failed cases' count and names; the exit status for them."""
     print(f"{len(failed)} failed" + (": " + ", ".join(failed) if failed else ""))
