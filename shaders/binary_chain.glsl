@@ -22,15 +22,7 @@ layout(std430, binding = 1) readonly buffer B { ELEM b_data[]; };
 layout(std430, binding = 2) readonly buffer C { ELEM c_data[]; };
 layout(std430, binding = 3) writeonly buffer Out { ELEM result[]; };
 
-float combine(uint op, float a, float b)
-{
-    switch (op) {
-    case 0u: return a + b;
-    case 1u: return a - b;
-    case 2u: return a * b;
-    default: return div_rounded(a, b); // as binary.glsl's Div
-    }
-}
+#include "binary_combine.glsl"
 
 void element(uint i)
 {

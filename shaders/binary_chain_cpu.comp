@@ -27,15 +27,7 @@ layout(binding = 1) uniform usamplerBuffer B;
 layout(binding = 2) uniform usamplerBuffer C;
 layout(std430, binding = 3) writeonly buffer Out { uvec4 result4[]; };
 
-float combine(uint op, float a, float b)
-{
-    switch (op) {
-    case 0u: return a + b;
-    case 1u: return a - b;
-    case 2u: return a * b;
-    default: return div_rounded(a, b); // as binary.glsl's Div
-    }
-}
+#include "binary_combine.glsl"
 
 void main()
 {

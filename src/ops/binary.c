@@ -409,21 +409,32 @@ static vki_status dispatch_where(op_ctx *c, const elementwise *e, const shape *s
                               gy, 1);
 }
 
-/* Whether a two-step pass runs on binary_chain_cpu: CPU devices (VKINFER_ELEMENTWISE_KERNELS=
- * gpu|cpu overrides), float32 words throughout, the count and the innermost dim of the pass
- * multiples of 4 (an invocation's 4 outputs share one row), the inputs within the device's
- * texel buffers. */
-static bool chain_cpu_ok(op_ctx *c, const int values[4], gpu_storage st, uint32_t count, const broadcast_push *push,
-                         int rank)
+/* Whether a pass of binary_chain's bindings (A, B, C, Y) runs on binary_chain_cpu: CPU devices
+ * (VKINFER_ELEMENTWISE_KERNELS=gpu|cpu overrides), float32 words throughout, the count and the
+ * innermost dim of the pass multiples of 4 (an invocation's 4 outputs share one row), the
+ * inputs within the device's texel buffers. */
+static bool chain_cpu_ok(op_ctx *c, const int values[4], uint32_t count, const broadcast_push *push, int rank)
 {
-    if (!op_cpu_kernels(c, "VKINFER_ELEMENTWISE_KERNELS") || st != GPU_W32 || op_out(c, 0)->dtype != VKI_DTYPE_FLOAT ||
-        count % 4 || (rank > 0 && push->dims[rank - 1] % 4))
+    if (!op_cpu_kernels(c, "VKINFER_ELEMENTWISE_KERNELS") || op_out(c, 0)->dtype != VKI_DTYPE_FLOAT || count % 4 ||
+        (rank > 0 && push->dims[rank - 1] % 4))
         return false;
     for (int k = 0; k < 4; k++)
         if (op_storage(c, values[k]) != GPU_W32 ||
             (k < 3 && (uint64_t)op_bound_numel(c, values[k]) > c->vk->caps.props.limits.maxTexelBufferElements))
             return false;
     return true;
+}
+
+/* The pass on binary_chain_cpu (shaders/binary_chain_cpu.comp), spec as binary_chain takes it:
+ * 4 outputs of a row per invocation, workgroups of 32, no grid stride. */
+static vki_status dispatch_chain_cpu(op_ctx *c, uint32_t spec[10], const broadcast_push *push, const int values[4],
+                                     uint32_t count)
+{
+    uint32_t gx, gy;
+    spec[0] = 32;
+    spec[9] = 0;
+    op_grid_1d(count / 4, 32, &gx, &gy);
+    return op_dispatch(c, "binary_chain_cpu", spec, 10, push, sizeof *push, values, 4, gx, gy, 1);
 }
 
 /* A float Add, Sub, Mul or Div of two inputs whose only reader is another of them, with a
@@ -475,14 +486,7 @@ static vki_status dispatch_two_steps(op_ctx *c, const elementwise *e, const shap
                          op_grid_elementwise(c, count, 128, &gx, &gy)};
     memcpy(&spec[7], &lo, sizeof lo);
     memcpy(&spec[8], &hi, sizeof hi);
-    if (chain_cpu_ok(c, values, st, count, &push, rank)) {
-        /* CPU devices: 4 outputs of a row per invocation, inputs through texel buffers
-         * (shaders/binary_chain_cpu.comp) */
-        spec[0] = 32;
-        spec[9] = 0;
-        op_grid_1d(count / 4, 32, &gx, &gy);
-        return op_dispatch(c, "binary_chain_cpu", spec, 10, &push, sizeof push, values, 4, gx, gy, 1);
-    }
+    if (chain_cpu_ok(c, values, count, &push, rank)) return dispatch_chain_cpu(c, spec, &push, values, count);
     return op_dispatch_stored(c, op_variant(c, "binary_chain", st), spec, 10, &push, sizeof push, values, NULL, stores, 4,
                               gx, gy, 1);
 }
@@ -548,11 +552,10 @@ static vki_status dispatch_chain(op_ctx *c, const elementwise *e, const shape *s
          * step (OP2 4), 4 outputs a row per invocation (binding 2 repeats A, unread) */
         int four[4] = {partial, e->ins[k], partial, target};
         if (!windows && e->codes[k] <= B_DIV && partial_dtype == VKI_DTYPE_FLOAT && b->dtype == VKI_DTYPE_FLOAT &&
-            chain_cpu_ok(c, four, GPU_W32, count, &push, rank)) {
-            uint32_t chain_spec[10] = {32, e->codes[k] - B_ADD, 4, 0, op_dtype_code(out_dtype), (uint32_t)rank, clamp, spec[7],
+            chain_cpu_ok(c, four, count, &push, rank)) {
+            uint32_t chain_spec[10] = {0, e->codes[k] - B_ADD, 4, 0, op_dtype_code(out_dtype), (uint32_t)rank, clamp, spec[7],
                                        spec[8], 0};
-            op_grid_1d(count / 4, 32, &gx, &gy);
-            VKI_TRY(op_dispatch(c, "binary_chain_cpu", chain_spec, 10, &push, sizeof push, four, 4, gx, gy, 1));
+            VKI_TRY(dispatch_chain_cpu(c, chain_spec, &push, four, count));
             partial = target;
             partial_dtype = out_dtype;
             partial_shape = *out_shape;

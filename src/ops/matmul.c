@@ -659,7 +659,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         n_spec_tiled = cm.n_spec;
         spec_tiled[0] = cm.local;
         spec_tiled[6] = cm.tile_n;
-        /* act stays: the tensor-core kernels compile the activation in too (ACT) */
+        /* spec 8 keeps act: the tensor-core kernels compile the activation in (ACT) as the others do */
         memcpy(&spec_tiled[9], cm.spec_tail, (cm.n_spec - 9) * sizeof spec_tiled[0]);
         gx = (p->N + cm.tile_n - 1) / cm.tile_n;
         gy = (p->M + cm.tile_m - 1) / cm.tile_m;
