@@ -9,6 +9,7 @@
 #include "matmul.h"
 #include "matmul_coopmat.h"
 #include "movement.h"
+#include "normalization.h"
 #include "../plan/plan.h"
 
 #include <math.h>
@@ -54,6 +55,70 @@ typedef struct mm_reduce_push {
     uint32_t y_base;
     float lo, hi;
 } mm_reduce_push;
+
+/* Keep in step with shaders/matmul_splitk_ln.comp. */
+typedef struct mm_splitk_ln_push {
+    uint32_t rows, N, slices, M, scm, scn;
+    float alpha, beta, eps;
+} mm_splitk_ln_push;
+
+/* A LayerNormalization's rows of up to this many elements can join a split-K reduce pass
+ * (8 values an invocation, 256 invocations a row) */
+enum { MM_SPLITK_LN_MAX = 2048 };
+
+/* After a float32 split-K product's slices (its raw sums in `partial`): where a
+ * LayerNormalization reads the finished Y (through the claimed bias and residual Adds, among
+ * other readers: a pre-norm transformer's residual stream) along rows of Y's N columns, with
+ * plan-time Scale and B, one dispatch adds the slices as the reduce pass does, stores Y and
+ * normalizes each row into the LayerNormalization's output, which it claims
+ * (shaders/matmul_splitk_ln.comp). ViT-B/16 has two a block. *taken false: not this case,
+ * nothing recorded. VKINFER_SPLITK_LN=0 keeps the two passes (for measuring). */
+static vki_status splitk_layer_norm(op_ctx *c, const mm_problem *p, int partial, int64_t slices, const int *values,
+                                    uint32_t act, bool *taken)
+{
+    *taken = false;
+    const char *env = getenv("VKINFER_SPLITK_LN");
+    if ((env && !strcmp(env, "0")) || p->readers_value <= 0 || act != 0 || c->plan->fp16_mode) return VKI_OK;
+    plan_value *y = op_value(c, p->y_value);
+    const vk_caps *caps = &c->vk->caps;
+    if (y->dtype != VKI_DTYPE_FLOAT || p->N < 1 || p->N > MM_SPLITK_LN_MAX || !caps->subgroup_arithmetic ||
+        caps->subgroup_size < 4 || caps->props.limits.maxPerStageDescriptorStorageBuffers < 6)
+        return VKI_OK;
+    int scale_v, bias_v;
+    float eps;
+    int64_t axis;
+    int ln = op_layer_norm_any_reader(c, p->readers_value - 1, &scale_v, &bias_v, &eps, &axis);
+    if (ln < 0) return VKI_OK;
+    /* the readers' value has R's shape where a residual was claimed (views of Y may have
+     * reshaped it), else Y's; its rows along the normalized axes must be Y's rows */
+    const plan_value *h = p->has_r ? op_value(c, p->r_value) : y;
+    if (axis < 0) axis += h->rank;
+    if (axis < 0 || axis >= h->rank || shape_numel(h->dims + axis, h->rank - (int)axis) != p->N) return VKI_OK;
+    if (op_storage(c, values[3]) != GPU_W32 || (p->has_c && op_storage(c, values[2]) != GPU_W32) ||
+        (p->has_r && op_storage(c, values[4]) != GPU_W32))
+        return VKI_OK;
+    int pairs;
+    VKI_TRY(norm_layer_pairs(c, scale_v, bias_v, p->N, VKI_DTYPE_FLOAT, &pairs));
+    if (pairs < 0) return VKI_OK;
+    int out = op_fused_output(c, ln);
+    /* Y itself is stored unless the LayerNormalization alone reads it (post-norm: BERT) */
+    int s2, b2;
+    float e2;
+    int64_t a2;
+    bool store_y = op_layer_norm_reader(c, p->readers_value - 1, &s2, &b2, &e2, &a2) < 0;
+    VKI_TRY(op_claim_computed(c, ln, VKI_DTYPE_FLOAT, h->rank, h->dims));
+    int64_t rows = shape_numel(y->dims, y->rank) / p->N;
+    uint32_t group = caps->subgroup_size; /* a power of two up to 256 that covers N where it can */
+    while (group < 256 && group < p->N) group *= 2;
+    uint32_t spec[5] = {group, p->has_c, p->has_r, (uint32_t)((p->N + group - 1) / group), store_y};
+    mm_splitk_ln_push push = {(uint32_t)rows, (uint32_t)p->N, (uint32_t)slices, (uint32_t)p->M, (uint32_t)p->scm,
+                              (uint32_t)p->scn, p->alpha, p->beta, eps};
+    int ln_values[6] = {partial, values[2], values[3], p->has_r ? values[4] : values[2], pairs, out};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)rows, 1, &gx, &gy);
+    *taken = true;
+    return op_dispatch(c, "matmul_splitk_ln", spec, 5, &push, sizeof push, ln_values, 6, gx, gy, 1);
+}
 
 /* Merges adjacent batch dims that both operands walk contiguously (or both broadcast), so
  * that most broadcasts fit the shaders' three batch dims. */
@@ -748,6 +813,9 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
                                        split_values, NULL, split_stores, 4, (uint32_t)gx, (uint32_t)gy,
                                        (uint32_t)(z_count * slices)));
             op_note_flops(c, mm_flops(p, z_count));
+            bool ln_taken = false;
+            if (!is_int) VKI_TRY(splitk_layer_norm(c, p, partial, slices, values, act, &ln_taken));
+            if (ln_taken) return VKI_OK;
             mm_reduce_push rp = {(uint32_t)y_numel, (uint32_t)slices, (uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->scm,
                                  (uint32_t)p->scn, p->alpha, p->beta, 0, lo, hi};
             uint32_t spec_reduce[6] = {MM_LOCAL, out_dt, is_int, p->has_c, act, p->has_r};
@@ -874,6 +942,7 @@ static void fuse_epilogues(op_ctx *c, mm_problem *p)
     }
     last = mm_fuse_residual(c, p, last);
     p->clamp = op_fuse_activation_value(c, last, &p->lo, &p->hi);
+    p->readers_value = p->clamp ? 0 : 1 + last;
 }
 
 static vki_status finish(op_ctx *c, mm_problem *p)

@@ -24,6 +24,9 @@ typedef struct mm_problem {
     float lo, hi;
     bool has_r;                 /* a residual R of Y's shape and layout added before the activation */
     int r_value;                /* (a fused Add's other operand): Y = act(alpha A B + beta C + R) */
+    int readers_value;          /* 1 + the value Y's readers read once the claimed epilogue nodes are
+                                 * applied (fuse_epilogues); 0: not known (then no LayerNormalization
+                                 * after a split-K product joins its reduce pass) */
     bool y_t;                   /* Y (and R) held transposed, [batch][N][M]: only mm_record_cpu takes it
                                  * (Conv's transposed products on CPU devices, src/ops/conv.c) */
     int nb;                     /* batch dims of Y, outermost first, size-1 dims dropped */

@@ -611,6 +611,16 @@ static vki_status plan_layer_norm(op_ctx *c)
     return VKI_OK;
 }
 
+vki_status norm_layer_pairs(op_ctx *c, int scale_v, int bias_v, int64_t len, vki_dtype dtype, int *pairs)
+{
+    *pairs = -1;
+    plan_value *scale = op_value(c, scale_v), *bias = bias_v >= 0 ? op_value(c, bias_v) : NULL;
+    if (!scale->host || scale->dtype != dtype || (bias && (!bias->host || bias->dtype != dtype))) return VKI_OK;
+    int64_t ns = numel(scale), nb = bias ? numel(bias) : 1;
+    if ((ns != len && ns != 1) || (nb != len && nb != 1) || !len) return VKI_OK;
+    return pack_host_pairs(c, scale, bias, len, pairs);
+}
+
 vki_status norm_fuse_add(op_ctx *c, bool *taken)
 {
     *taken = false;

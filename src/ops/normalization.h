@@ -12,4 +12,8 @@ vki_status norm_fuse_add(op_ctx *c, bool *taken);
  * strides and offset in place: its last axis contiguous (the rows), at most two other dims of
  * size > 1, no offset. */
 bool norm_rows_view_ok(int rank, const int64_t *dims, const int64_t *strides, int64_t elem);
+/* A LayerNormalization's (Scale, B) as norm_rows reads them for rows of len elements: pairs
+ * made where both are plan-time constants of `dtype`, of len elements or one; *pairs -1 where
+ * they are not (then nothing is made). */
+vki_status norm_layer_pairs(op_ctx *c, int scale_v, int bias_v, int64_t len, vki_dtype dtype, int *pairs);
 #endif

@@ -210,6 +210,14 @@ int op_value_producer(op_ctx *c, int v);
  * its Scale and B values (B -1 if none), epsilon and axis; -1 otherwise (and with fusion off).
  * op_fuse_claim_input0 then claims it: it becomes a view of v. */
 int op_layer_norm_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, int64_t *axis);
+/* The same for a LayerNormalization that reads v among other readers (a pre-norm transformer's
+ * residual stream, read by the next block's LayerNormalization and its residual Add), not yet
+ * claimed; -1 otherwise (and with fusion off). A kernel that computes its output too claims it
+ * with op_claim_computed. */
+int op_layer_norm_any_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, int64_t *axis);
+/* Claims node `node`, whose output 0 this node's kernel computes (it must be recorded by this
+ * node): shapes that output and marks the node planned. */
+vki_status op_claim_computed(op_ctx *c, int node, vki_dtype dtype, int rank, const int64_t *dims);
 void op_fuse_claim_input0(op_ctx *c, int node);
 void op_fuse_claim(op_ctx *c, int node, int v);
 int op_fused_output(const op_ctx *c, int node);

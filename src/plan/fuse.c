@@ -254,12 +254,16 @@ static void count_uses(plan *p, const bool *live)
     const ir_graph *g = p->graph;
     memset(p->uses, 0, (size_t)g->n_values * sizeof *p->uses);
     memset(p->shape_reads, 0, (size_t)g->n_values * sizeof *p->shape_reads);
+    for (int v = 0; v < g->n_values; v++) p->ln_reader[v] = -1;
     for (int n = 0; n < g->n_nodes; n++) {
         if (!live[n] || p->pattern[n] == PATTERN_INNER) continue;
         bool pattern = p->pattern[n] != PATTERN_NONE; /* planned as one op on the pattern's inputs */
         const int *in = pattern ? &p->pattern_in[(size_t)n * 3] : g->nodes[n].inputs;
         bool dims_only = !pattern && !*g->nodes[n].domain &&
                          (!strcmp(g->nodes[n].op_type, "Shape") || !strcmp(g->nodes[n].op_type, "Size"));
+        if (p->pattern[n] == PATTERN_LAYER_NORM ||
+            (!pattern && !*g->nodes[n].domain && !strcmp(g->nodes[n].op_type, "LayerNormalization")))
+            if ((pattern || g->nodes[n].n_inputs > 0) && in[0] >= 0) p->ln_reader[in[0]] = n;
         for (int i = 0; i < (pattern ? 3 : g->nodes[n].n_inputs); i++)
             if (in[i] >= 0) {
                 p->uses[in[i]]++;

@@ -222,10 +222,10 @@ static int sole_reader(const plan *p, int v, int reads)
     return n;
 }
 
-int op_layer_norm_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, int64_t *axis)
+/* node n's Scale, B, epsilon and axis where it is a LayerNormalization (or the nine-node
+ * pattern) with X = v and its statistics unread: n; -1 otherwise */
+static int layer_norm_node(const plan *p, int n, int v, int *scale, int *bias, float *eps, int64_t *axis)
 {
-    plan *p = c->plan;
-    int n = claimable_reader(p, v, false, 1);
     if (n < 0) return -1;
     const ir_node *node = &p->graph->nodes[n];
     if (p->pattern[n] == PATTERN_LAYER_NORM) { /* opset < 17's nine nodes (src/plan/fuse.c) */
@@ -241,11 +241,34 @@ int op_layer_norm_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, in
         return -1;
     for (int o = 1; o < node->n_outputs; o++)
         if (node->outputs[o] >= 0) return -1; /* its statistics are read */
+    if (node->n_outputs < 1 || node->outputs[0] < 0) return -1;
     *scale = node->inputs[1];
     *bias = node->n_inputs > 2 ? node->inputs[2] : -1;
     *eps = ir_attr_float(node, "epsilon", 1e-5f);
     *axis = ir_attr_int(node, "axis", -1);
     return n;
+}
+
+int op_layer_norm_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, int64_t *axis)
+{
+    return layer_norm_node(c->plan, claimable_reader(c->plan, v, false, 1), v, scale, bias, eps, axis);
+}
+
+int op_layer_norm_any_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, int64_t *axis)
+{
+    plan *p = c->plan;
+    if (p->no_fusion || v < 0 || v >= p->graph->n_values || p->ln_reader[v] < 0 || p->fused[p->ln_reader[v]]) return -1;
+    return layer_norm_node(p, p->ln_reader[v], v, scale, bias, eps, axis);
+}
+
+vki_status op_claim_computed(op_ctx *c, int node, vki_dtype dtype, int rank, const int64_t *dims)
+{
+    const ir_node *saved = c->node;
+    c->node = &c->plan->graph->nodes[node];
+    vki_status st = op_set_output(c, 0, dtype, rank, dims);
+    c->node = saved;
+    if (st == VKI_OK) c->plan->fused[node] = PLAN_FUSED_DONE;
+    return st;
 }
 
 void op_fuse_claim_input0(op_ctx *c, int node) { c->plan->fused[node] = 1; }
@@ -510,7 +533,7 @@ int op_fuse_add_find(op_ctx *c, int v, int *other)
     int shaped_v = v;
     for (int hops = 0; hops < 8 && !p->values[shaped_v].shaped; hops++) {
         int prod = op_value_producer(c, shaped_v);
-        if (prod < 0 || !p->fused[prod]) break;
+        if (prod < 0 || p->fused[prod] <= 0) break;
         shaped_v = p->graph->nodes[prod].inputs[p->fused[prod] - 1];
     }
     const plan_value *x = &p->values[shaped_v], *ov = &p->values[o];

@@ -357,6 +357,10 @@ static vki_status plan_node(plan *p, int n)
         p->aliased_nodes++;
         return VKI_OK;
     }
+    if (p->fused[n] == PLAN_FUSED_DONE) { /* an earlier kernel computed its output */
+        p->fused_nodes++;
+        return VKI_OK;
+    }
     if (p->fused[n]) { /* its producer's kernel applied it: the output is that value */
         int slot = p->fused[n] - 1;
         plan_value *x = &p->values[node->inputs[slot]];
@@ -503,12 +507,13 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *count
         p->uses = calloc((size_t)g->n_values + 1, sizeof *p->uses);
         p->shape_reads = calloc((size_t)g->n_values + 1, sizeof *p->shape_reads);
         p->reader = calloc((size_t)g->n_values + 1, sizeof *p->reader);
+        p->ln_reader = calloc((size_t)g->n_values + 1, sizeof *p->ln_reader);
         p->from_dims = calloc((size_t)g->n_values + 1, sizeof *p->from_dims);
         p->fused = calloc((size_t)g->n_nodes + 1, sizeof *p->fused);
         p->pattern = calloc((size_t)g->n_nodes + 1, sizeof *p->pattern);
         p->pattern_in = calloc((size_t)g->n_nodes * 3 + 1, sizeof *p->pattern_in);
         p->pattern_eps = calloc((size_t)g->n_nodes + 1, sizeof *p->pattern_eps);
-        if (!p->uses || !p->shape_reads || !p->from_dims || !p->reader || !p->fused || !p->pattern || !p->pattern_in || !p->pattern_eps)
+        if (!p->uses || !p->shape_reads || !p->from_dims || !p->reader || !p->ln_reader || !p->fused || !p->pattern || !p->pattern_in || !p->pattern_eps)
             st = vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
         else
             st = plan_fuse_patterns(p, live);
@@ -603,6 +608,7 @@ void plan_destroy(plan *p)
     free(p->shape_reads);
     free(p->from_dims);
     free(p->reader);
+    free(p->ln_reader);
     free(p->fused);
     free(p->pattern);
     free(p->pattern_in);

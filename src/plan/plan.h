@@ -85,12 +85,15 @@ struct plan {
     int *uses;     /* input slots of live nodes that read the value */
     int *shape_reads; /* of those, the Shape and Size nodes', which read only its dims */
     int *reader;   /* the last live node that reads its elements */
+    int *ln_reader; /* a live LayerNormalization (or PATTERN_LAYER_NORM) whose X it is, whatever else reads it; -1: none */
     /* per value: made from dims and constants only (a Shape or Size, a Constant, or a node whose
      * inputs all are such or initializers), so a host constant once planned (attention's scale
      * computed from the query's shape) */
     bool *from_dims;
     int *fused;    /* per node: 1 + the input slot whose value's producer applied the node (its
-                    * output is a view of that input); 0: planned as itself */
+                    * output is a view of that input); 0: planned as itself; PLAN_FUSED_DONE: an
+                    * earlier node's kernel computed its output, which that node shaped
+                    * (op_claim_computed) */
     uint8_t *pattern; /* per node: enum plan_pattern (src/plan/fuse.c) */
     int *pattern_in;  /* per node, 3 each: the inputs of the pattern whose last node this is (-1: none) */
     float *pattern_eps; /* per node: PATTERN_LAYER_NORM's epsilon */
@@ -120,6 +123,8 @@ struct plan {
 /* Patterns of several nodes planned as one op (src/plan/fuse.c). The pattern's last node is
  * planned as the op (on inputs pattern_in, writing the last node's output); the other nodes
  * are PATTERN_INNER: skipped, their outputs never exist. */
+enum { PLAN_FUSED_DONE = -1 };
+
 enum plan_pattern { PATTERN_NONE = 0, PATTERN_INNER, PATTERN_GELU, PATTERN_GELU_TANH, PATTERN_LAYER_NORM,
                     PATTERN_MISH, PATTERN_SILU };
 
