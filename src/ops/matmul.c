@@ -977,9 +977,10 @@ static vki_status require_same_dtype(op_ctx *c, int i)
  * and the second MatMul are claimed (their outputs alias this node's, which takes the second
  * product's shape: nothing else reads it). On GPUs for short key sequences, where the three
  * dispatches' fixed costs outweigh the work: VKINFER_ATTENTION_ROWS=0 turns it off, =1 takes
- * it wherever it applies (CPU devices too). fp32 words, or 16-bit words (the fp16 mode and
+ * it wherever it applies (CPU devices too). Longer ones on GPUs may take attention_tile (see
+ * below); VKINFER_ATTENTION_ROWS=tile takes that wherever it applies. fp32 words, or 16-bit words (the fp16 mode and
  * bfloat16 models: the _f16/_bf16 variants, fp32 inside). */
-enum { ATTN_ROWS_MAX_KEYS = 1024, ATTN_ROWS_GPU_KEYS = 64 };
+enum { ATTN_ROWS_MAX_KEYS = 1024, ATTN_ROWS_GPU_KEYS = 64, ATTN_TILE_MAX_HEAD = 64, ATTN_TILE_MAX_BLOCKS = 128 };
 
 typedef struct attn_rows_push {
     uint32_t M, S, D, E;
@@ -997,11 +998,10 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     *taken = false;
     const char *env = getenv("VKINFER_ATTENTION_ROWS");
     if (env && !strcmp(env, "0")) return VKI_OK;
-    bool forced = env && !strcmp(env, "1");
+    bool forced = env && !strcmp(env, "1"), forced_tile = env && !strcmp(env, "tile");
     plan_value *a = op_in(c, 0), *b = op_in(c, 1);
     int y1 = op_out_index(c, 0);
-    if (!dtype_is_float(a->dtype) || a->rank < 2 || b->rank < 2 || p->K < 1 || p->N < 1 || p->N > ATTN_ROWS_MAX_KEYS)
-        return VKI_OK;
+    if (!dtype_is_float(a->dtype) || a->rank < 2 || b->rank < 2 || p->K < 1 || p->N < 1) return VKI_OK;
     /* the scores may be scaled first, softmax((Q K^T) * s) as attention written by hand has it
      * (minGPT, VQ-BeT): the scale is the product's alpha, as fuse_scale makes it elsewhere */
     double scale = 1.0;
@@ -1055,7 +1055,19 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
      * transformer policy's 80 rows (10 queries, 8 heads) against 0.053 for the three
      * dispatches (matmul_cpu_small, softmax, matmul_cpu_small) */
     double flops = 2.0 * (double)z_count * (double)p->M * (double)p->N * (double)(p->K + E);
-    if (!forced && (cpu || p->N > ATTN_ROWS_GPU_KEYS)) return VKI_OK;
+    /* longer key sequences on GPUs: attention_tile, blocks of 16 query rows with the keys in
+     * chunks through shared memory, for heads of up to 64 on fp32 words, where its blocks are
+     * few enough for one wave (ATTN_TILE_MAX_BLOCKS). Measured on the H200 against the three
+     * dispatches (bench/env_sweep.sh VKINFER_ATTENTION_ROWS "0 -", two passes, session 21):
+     * BERT-base at batch 1 (12 heads x 8 blocks of 128 queries) 1.772 / 1.775 -> 1.670 / 1.676
+     * ms; at batch 8 (768 blocks) 7.690 / 7.603 -> 7.895 / 7.800 and ViT-B/16 (156 blocks of
+     * 197 queries) 2.724 / 2.731 -> 2.802 / 2.803, slower: its blocks read K and V without
+     * prefetching, and its P V step is bound by shared-memory reads (5 for 4 multiply-adds) */
+    uint32_t shared_bytes = c->vk->caps.props.limits.maxComputeSharedMemorySize;
+    int64_t tile_blocks = z_count * ((p->M + 15) / 16);
+    bool tile = st == GPU_W32 && p->K <= ATTN_TILE_MAX_HEAD && E <= ATTN_TILE_MAX_HEAD && shared_bytes >= 24576 &&
+                (forced_tile || (!cpu && !forced && p->N > ATTN_ROWS_GPU_KEYS && tile_blocks <= ATTN_TILE_MAX_BLOCKS));
+    if (!tile && (p->N > ATTN_ROWS_MAX_KEYS || (!forced && (cpu || p->N > ATTN_ROWS_GPU_KEYS)))) return VKI_OK;
     if (p->M > 65535 || z_count > 65535 || E < 1) return VKI_OK;
     int64_t ydims[VKI_MAX_RANK];
     for (int d = 0; d < nb; d++) ydims[d] = bdims[d];
@@ -1072,6 +1084,14 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
         (uint32_t)p->b0, (uint32_t)(v->permuted ? v->view_elem : 0)};
     uint32_t spec[2] = {cpu ? 8 : 64, ATTN_ROWS_MAX_KEYS};
     int values[4] = {op_in_index(c, 0), op_in_index(c, 1), vv, y1};
+    if (tile) {
+        uint32_t kb = shared_bytes >= 44032 ? 64 : 32; /* 42.4 KB of shared memory at 64 keys a chunk, 24.6 at 32 */
+        VKI_TRY(op_dispatch(c, "attention_tile", &kb, 1, &push, sizeof push, values, 4, (uint32_t)((p->M + 15) / 16),
+                            (uint32_t)z_count, 1));
+        op_note_flops(c, flops);
+        *taken = true;
+        return VKI_OK;
+    }
     gpu_storage stores[4] = {st, st, st, st}; /* Y in another storage (a graph output in the fp16 mode) is converted */
     VKI_TRY(op_dispatch_stored(c, op_variant(c, "attention_rows", st), spec, 2, &push, sizeof push, values, NULL, stores, 4,
                                (uint32_t)p->M, (uint32_t)z_count, 1));

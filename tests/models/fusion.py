@@ -479,6 +479,22 @@ class AttentionRowsScaled(nn.Module):
         return torch.cat([a.flatten(), b.flatten()])
 
 
+class AttentionLong(nn.Module):
+    """Key sequences longer than attention_rows takes on GPUs (attention_tile: blocks of 16 query
+    rows, keys in chunks of 32 or 64 with an online softmax): ViT's shape cut down, 150 keys (a
+    partial last chunk), 40 queries (a partial last block), heads of 64 read as strided views of
+    one [S, 3 * 2 * 64] projection (q, k, v and the heads cut from its columns), values of 48
+    columns for the second, softmax((Q K^T) / 8) as written by hand; large scores (x 6) so that
+    the running max moves between chunks. The Softmax and the second MatMul fused in each."""
+
+    def forward(self, x, w):
+        qkv = (x @ w).reshape(150, 3, 2, 64).permute(1, 2, 0, 3)  # [3, heads, S, 64]
+        q, k, v = qkv[0][:, :40], qkv[1], qkv[2]
+        a = torch.softmax(torch.matmul(q * 6.0, k.transpose(-1, -2)) / 8.0, dim=-1) @ v
+        b = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) / 8.0, dim=-1) @ v[..., :48]
+        return torch.cat([a.flatten(), b.flatten()])
+
+
 class Encoder(nn.Module):
     """BERT-shaped layers (small): attention, bias Adds, GELU, residual Adds, LayerNorm."""
 
@@ -703,6 +719,7 @@ CASES = {
     "square_step": (SquareStep, (torch.randn(4, 32),), 17, 2),
     # the bias and residual Adds of l1 and l2, l3's bias Add and its GELU's nodes (4 + 1)
     "pre_norm_blocks": (PreNormBlocks, (torch.randn(1, 20, 48),), 17, 9),
+    "attention_long": (AttentionLong, (torch.randn(150, 32), torch.randn(32, 384) * 0.2), 17, 4),
 }
 
 
@@ -756,10 +773,14 @@ def main():
         counts_only = False  # dispatches fewer, whatever fused them
         if (fp16 or bf16) and tensor_cores and name in TENSOR_CORE_HALF:
             fewer, counts_only = TENSOR_CORE_HALF[name], name == "residual_views"
-        if name.startswith("attention_rows") and cpu_device and os.environ.get("VKINFER_MATMUL_KERNELS") != "gpu" and \
-                os.environ.get("VKINFER_ATTENTION_ROWS") != "1":
+        if name.startswith("attention_") and cpu_device and os.environ.get("VKINFER_MATMUL_KERNELS") != "gpu" and \
+                os.environ.get("VKINFER_ATTENTION_ROWS") not in ("1", "tile"):
             print(f"not run here: {name} (CPU devices' kernels keep the three dispatches; "
                   "model/fusion_gpu and model/fusion_attention_rows_cpu run it)")
+            continue
+        if (fp16 or bf16) and name == "attention_long":
+            print(f"not run in half: {name} (attention_tile reads fp32 words; on GPUs half Q, K and V keep the "
+                  "three dispatches for more than 64 keys)")
             continue
         if bf16 and name in NO_BF16_REFERENCE:
             print(f"not run in bf16: {name} (torch 1.13 has no bfloat16 ConvTranspose on CPU; "
