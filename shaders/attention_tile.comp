@@ -8,15 +8,19 @@
 // scores never leave shared memory. Head sizes D and E of up to 64, fp32 words; Q, K^T and V
 // through element strides with up to three batch dims, as attention_rows reads them (same push
 // constants); Y contiguous [z][M][E].
-// 256 invocations: invocation t works on row r = t / 16 of the block, on the chunk's keys
-// c + 16 j (j < KB / 16) and on Y's columns c + 16 j (j < 4), c = t % 16.
+// QB / 2 x 16 invocations: invocation t holds rows 2 (t / 16) and 2 (t / 16) + 1 of the block,
+// scores keys c + 16 j of a chunk (j < KB / 16) and sums Y's columns 4 c .. 4 c + 3, c = t % 16
+// (a 2 x 4 block: 3 shared-memory reads for 8 multiply-adds); the next chunk of K and V is read
+// into registers while this one is used.
 #extension GL_EXT_control_flow_attributes : require
 
-layout(local_size_x = 256) in;
-layout(constant_id = 0) const uint KB = 64u; // keys a chunk: 64, or 32 where shared memory is under 43 KB
+layout(local_size_x_id = 0) in;             // QB / 2 * 16
+layout(constant_id = 1) const uint QB = 32u; // query rows a workgroup: 16 or 32
 
-const uint QB = 16u, DMAX = 64u, KS = DMAX + 4u; // KS: Ks's row stride (vec4 reads, no bank conflicts)
+const uint KB = 32u, DMAX = 64u, KS = DMAX + 4u; // keys a chunk; KS: Ks's row stride (vec4 reads, no bank conflicts)
 const uint JK = KB / 16u;                         // keys an invocation scores per chunk
+const uint LOCAL = QB / 2u * 16u;
+const uint KV_PER = KB * DMAX / LOCAL;            // K (and V) elements an invocation stages per chunk
 
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, binding = 1) readonly buffer KT { float kt[]; };
@@ -33,73 +37,118 @@ layout(push_constant) uniform Push {
     uint q0, k0, v0;              // first elements (strided Slices of one projection read in place)
 } pc;
 
-shared vec4 Qs[QB * DMAX / 4u];  // [row][d / 4], zeros past D and past M
-shared vec4 Ks[KB * KS / 4u];    // [key][d / 4], zeros past D
-shared float Vs[KB * DMAX];      // [key][e]
-shared float Ps[QB * KB];        // [row][key]: the chunk's exp(score - max)
-shared float red[QB * 16u];      // [row][invocation of the row]
+shared vec4 Qs[QB * DMAX / 4u]; // [row][d / 4], alpha applied; zeros past D and past M
+shared vec4 Ks[KB * KS / 4u];   // [key][d / 4], zeros past D and past S
+shared vec4 Vs[KB * DMAX / 4u]; // [key][e / 4], zeros past E and past S
+shared float Ps[QB * KB];       // [row][key]: the chunk's exp(score - max)
+shared float red[QB * 16u];     // [row][invocation of the row]
+
+uint ko, vo;
+
+// element i of chunk s0's K (as [key][d]) and V (as [key][e]) staging, 0 outside
+float k_at(uint s0, uint i)
+{
+    uint key = i / DMAX, d = i % DMAX, s = s0 + key;
+    return s < pc.S && d < pc.D ? kt[ko + d * pc.skd + s * pc.sks] : 0.0;
+}
+
+float v_at(uint s0, uint i)
+{
+    uint key = i / DMAX, e = i % DMAX, s = s0 + key;
+    return s < pc.S && e < pc.E ? v[vo + s * pc.svs + e * pc.sve] : 0.0;
+}
 
 void main()
 {
-    uint t = gl_LocalInvocationID.x, r = t / 16u, c = t % 16u;
+    uint t = gl_LocalInvocationID.x, tr = t / 16u, c = t % 16u;
     uint m0 = gl_WorkGroupID.x * QB, z = gl_WorkGroupID.y;
     uint i2 = z % pc.bd2, i1 = (z / pc.bd2) % pc.bd1, i0 = z / (pc.bd2 * pc.bd1);
     uint qo = pc.q0 + i0 * pc.sq0 + i1 * pc.sq1 + i2 * pc.sq2;
-    uint ko = pc.k0 + i0 * pc.sk0 + i1 * pc.sk1 + i2 * pc.sk2;
-    uint vo = pc.v0 + i0 * pc.sv0 + i1 * pc.sv1 + i2 * pc.sv2;
-    for (uint i = t; i < QB * DMAX; i += 256u) {
+    ko = pc.k0 + i0 * pc.sk0 + i1 * pc.sk1 + i2 * pc.sk2;
+    vo = pc.v0 + i0 * pc.sv0 + i1 * pc.sv1 + i2 * pc.sv2;
+    for (uint i = t; i < QB * DMAX; i += LOCAL) {
         uint row = i / DMAX, d = i % DMAX, m = m0 + row;
         Qs[i / 4u][i % 4u] = m < pc.M && d < pc.D ? pc.alpha * q[qo + m * pc.sqm + d * pc.sqd] : 0.0;
     }
-    float mx = uintBitsToFloat(0xff800000u), sum = 0.0; // the row's running max and sum
-    float o[4] = float[4](0.0, 0.0, 0.0, 0.0);         // Y(r, c + 16 j), unnormalized
+    float kn[KV_PER], vn[KV_PER]; // the next chunk, in flight
+    [[unroll]] for (uint u = 0u; u < KV_PER; u++) {
+        kn[u] = k_at(0u, t + u * LOCAL);
+        vn[u] = v_at(0u, t + u * LOCAL);
+    }
+    float mx[2], sum[2];
+    vec4 o[2];
+    [[unroll]] for (uint rr = 0u; rr < 2u; rr++) {
+        mx[rr] = uintBitsToFloat(0xff800000u); // -inf
+        sum[rr] = 0.0;
+        o[rr] = vec4(0.0);
+    }
     for (uint s0 = 0u; s0 < pc.S; s0 += KB) {
         barrier(); // the last chunk's Ks, Vs and Ps are read
-        for (uint i = t; i < KB * DMAX; i += 256u) {
-            uint key = i / DMAX, d = i % DMAX, s = s0 + key;
-            Ks[(key * KS + d) / 4u][d % 4u] = s < pc.S && d < pc.D ? kt[ko + d * pc.skd + s * pc.sks] : 0.0;
-            Vs[i] = s < pc.S && d < pc.E ? v[vo + s * pc.svs + d * pc.sve] : 0.0;
+        [[unroll]] for (uint u = 0u; u < KV_PER; u++) {
+            uint i = t + u * LOCAL, key = i / DMAX, d = i % DMAX;
+            Ks[(key * KS + d) / 4u][d % 4u] = kn[u];
+            Vs[i / 4u][i % 4u] = vn[u];
         }
         barrier();
-        float sc[JK];
-        float cmax = uintBitsToFloat(0xff800000u);
+        if (s0 + KB < pc.S)
+            [[unroll]] for (uint u = 0u; u < KV_PER; u++) {
+                kn[u] = k_at(s0 + KB, t + u * LOCAL);
+                vn[u] = v_at(s0 + KB, t + u * LOCAL);
+            }
+        float sc[2][JK];
+        float cmax[2];
+        [[unroll]] for (uint rr = 0u; rr < 2u; rr++) cmax[rr] = uintBitsToFloat(0xff800000u);
         [[unroll]] for (uint j = 0u; j < JK; j++) {
             uint key = c + 16u * j;
-            vec4 acc = vec4(0.0);
-            [[unroll]] for (uint d4 = 0u; d4 < DMAX / 4u; d4++) acc = fma(Qs[r * (DMAX / 4u) + d4], Ks[key * (KS / 4u) + d4], acc);
-            sc[j] = acc.x + acc.y + acc.z + acc.w;
-            if (s0 + key < pc.S) cmax = max(cmax, sc[j]);
+            vec4 a0 = vec4(0.0), a1 = vec4(0.0);
+            [[unroll]] for (uint d4 = 0u; d4 < DMAX / 4u; d4++) {
+                vec4 kv = Ks[key * (KS / 4u) + d4];
+                a0 = fma(Qs[(2u * tr) * (DMAX / 4u) + d4], kv, a0);
+                a1 = fma(Qs[(2u * tr + 1u) * (DMAX / 4u) + d4], kv, a1);
+            }
+            sc[0][j] = (a0.x + a0.y) + (a0.z + a0.w);
+            sc[1][j] = (a1.x + a1.y) + (a1.z + a1.w);
+            if (s0 + key < pc.S) {
+                cmax[0] = max(cmax[0], sc[0][j]);
+                cmax[1] = max(cmax[1], sc[1][j]);
+            }
         }
-        red[r * 16u + c] = cmax;
+        [[unroll]] for (uint rr = 0u; rr < 2u; rr++) red[(2u * tr + rr) * 16u + c] = cmax[rr];
         barrier();
-        float nmax = mx;
-        [[unroll]] for (uint k = 0u; k < 16u; k++) nmax = max(nmax, red[r * 16u + k]);
-        float csum = 0.0;
-        [[unroll]] for (uint j = 0u; j < JK; j++) {
-            uint key = c + 16u * j;
-            float e = s0 + key < pc.S ? exp(sc[j] - nmax) : 0.0;
-            Ps[r * KB + key] = e;
-            csum += e;
+        float nmax[2], csum[2];
+        [[unroll]] for (uint rr = 0u; rr < 2u; rr++) {
+            nmax[rr] = mx[rr];
+            [[unroll]] for (uint k = 0u; k < 16u; k++) nmax[rr] = max(nmax[rr], red[(2u * tr + rr) * 16u + k]);
+            csum[rr] = 0.0;
+            [[unroll]] for (uint j = 0u; j < JK; j++) {
+                uint key = c + 16u * j;
+                float e = s0 + key < pc.S ? exp(sc[rr][j] - nmax[rr]) : 0.0;
+                Ps[(2u * tr + rr) * KB + key] = e;
+                csum[rr] += e;
+            }
         }
         barrier(); // every row's maxima are read before red takes the sums
-        red[r * 16u + c] = csum;
+        [[unroll]] for (uint rr = 0u; rr < 2u; rr++) red[(2u * tr + rr) * 16u + c] = csum[rr];
         barrier();
-        float rescale = exp(mx - nmax); // 0 on the first chunk (mx is -inf)
-        float chunk_sum = 0.0;
-        [[unroll]] for (uint k = 0u; k < 16u; k++) chunk_sum += red[r * 16u + k];
-        sum = sum * rescale + chunk_sum;
-        mx = nmax;
-        [[unroll]] for (uint j = 0u; j < 4u; j++) o[j] *= rescale;
-        for (uint key = 0u; key < KB; key++) {
-            float pk = Ps[r * KB + key];
-            [[unroll]] for (uint j = 0u; j < 4u; j++) o[j] = fma(pk, Vs[key * DMAX + c + 16u * j], o[j]);
+        [[unroll]] for (uint rr = 0u; rr < 2u; rr++) {
+            float rescale = exp(mx[rr] - nmax[rr]); // 0 on the first chunk (mx is -inf)
+            float chunk_sum = 0.0;
+            [[unroll]] for (uint k = 0u; k < 16u; k++) chunk_sum += red[(2u * tr + rr) * 16u + k];
+            sum[rr] = sum[rr] * rescale + chunk_sum;
+            mx[rr] = nmax[rr];
+            o[rr] *= rescale;
+        }
+        [[unroll]] for (uint key = 0u; key < KB; key++) {
+            vec4 vv = Vs[key * (DMAX / 4u) + c];
+            o[0] = fma(vec4(Ps[(2u * tr) * KB + key]), vv, o[0]);
+            o[1] = fma(vec4(Ps[(2u * tr + 1u) * KB + key]), vv, o[1]);
         }
     }
-    uint m = m0 + r;
-    if (m >= pc.M) return;
-    float inv = 1.0 / sum;
-    [[unroll]] for (uint j = 0u; j < 4u; j++) {
-        uint e = c + 16u * j;
-        if (e < pc.E) y[(z * pc.M + m) * pc.E + e] = o[j] * inv;
+    [[unroll]] for (uint rr = 0u; rr < 2u; rr++) {
+        uint m = m0 + 2u * tr + rr;
+        if (m >= pc.M) continue;
+        vec4 r = o[rr] / sum[rr];
+        [[unroll]] for (uint k = 0u; k < 4u; k++)
+            if (4u * c + k < pc.E) y[(z * pc.M + m) * pc.E + 4u * c + k] = r[k];
     }
 }

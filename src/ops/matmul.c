@@ -980,7 +980,7 @@ static vki_status require_same_dtype(op_ctx *c, int i)
  * it wherever it applies (CPU devices too). Longer ones on GPUs may take attention_tile (see
  * below); VKINFER_ATTENTION_ROWS=tile takes that wherever it applies. fp32 words, or 16-bit words (the fp16 mode and
  * bfloat16 models: the _f16/_bf16 variants, fp32 inside). */
-enum { ATTN_ROWS_MAX_KEYS = 1024, ATTN_ROWS_GPU_KEYS = 64, ATTN_TILE_MAX_HEAD = 64, ATTN_TILE_MAX_BLOCKS = 128 };
+enum { ATTN_ROWS_MAX_KEYS = 1024, ATTN_ROWS_GPU_KEYS = 64, ATTN_TILE_MAX_HEAD = 64, ATTN_TILE_BLOCKS = 96 };
 
 typedef struct attn_rows_push {
     uint32_t M, S, D, E;
@@ -1055,18 +1055,16 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
      * transformer policy's 80 rows (10 queries, 8 heads) against 0.053 for the three
      * dispatches (matmul_cpu_small, softmax, matmul_cpu_small) */
     double flops = 2.0 * (double)z_count * (double)p->M * (double)p->N * (double)(p->K + E);
-    /* longer key sequences on GPUs: attention_tile, blocks of 16 query rows with the keys in
-     * chunks through shared memory, for heads of up to 64 on fp32 words, where its blocks are
-     * few enough for one wave (ATTN_TILE_MAX_BLOCKS). Measured on the H200 against the three
-     * dispatches (bench/env_sweep.sh VKINFER_ATTENTION_ROWS "0 -", two passes, session 21):
-     * BERT-base at batch 1 (12 heads x 8 blocks of 128 queries) 1.772 / 1.775 -> 1.670 / 1.676
-     * ms; at batch 8 (768 blocks) 7.690 / 7.603 -> 7.895 / 7.800 and ViT-B/16 (156 blocks of
-     * 197 queries) 2.724 / 2.731 -> 2.802 / 2.803, slower: its blocks read K and V without
-     * prefetching, and its P V step is bound by shared-memory reads (5 for 4 multiply-adds) */
+    /* longer key sequences on GPUs: attention_tile, blocks of 16 or 32 query rows with the
+     * keys in chunks through shared memory, for heads of up to 64 on fp32 words. Measured on
+     * the H200 against the three dispatches (bench/env_sweep.sh VKINFER_ATTENTION_ROWS "0 -",
+     * two passes, session 21): ViT-B/16 at batch 1 2.724 / 2.752 -> 2.648 / 2.648 ms, BERT-base
+     * at batch 1 1.769 / 1.771 -> 1.665 / 1.690, at batch 8 7.667 / 7.631 -> 7.682 / 7.664. A
+     * first form (no prefetch, 16 rows of 1 x 4 sums, 5 shared reads for 4 multiply-adds) was
+     * slower than the three dispatches on ViT (2.80) and BERT at batch 8 (7.85). */
     uint32_t shared_bytes = c->vk->caps.props.limits.maxComputeSharedMemorySize;
-    int64_t tile_blocks = z_count * ((p->M + 15) / 16);
     bool tile = st == GPU_W32 && p->K <= ATTN_TILE_MAX_HEAD && E <= ATTN_TILE_MAX_HEAD && shared_bytes >= 24576 &&
-                (forced_tile || (!cpu && !forced && p->N > ATTN_ROWS_GPU_KEYS && tile_blocks <= ATTN_TILE_MAX_BLOCKS));
+                (forced_tile || (!cpu && !forced && p->N > ATTN_ROWS_GPU_KEYS));
     if (!tile && (p->N > ATTN_ROWS_MAX_KEYS || (!forced && (cpu || p->N > ATTN_ROWS_GPU_KEYS)))) return VKI_OK;
     if (p->M > 65535 || z_count > 65535 || E < 1) return VKI_OK;
     int64_t ydims[VKI_MAX_RANK];
@@ -1085,8 +1083,16 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     uint32_t spec[2] = {cpu ? 8 : 64, ATTN_ROWS_MAX_KEYS};
     int values[4] = {op_in_index(c, 0), op_in_index(c, 1), vv, y1};
     if (tile) {
-        uint32_t kb = shared_bytes >= 44032 ? 64 : 32; /* 42.4 KB of shared memory at 64 keys a chunk, 24.6 at 32 */
-        VKI_TRY(op_dispatch(c, "attention_tile", &kb, 1, &push, sizeof push, values, 4, (uint32_t)((p->M + 15) / 16),
+        /* 32 query rows a block (30.7 KB of shared memory) unless that leaves the GPU under
+         * ATTN_TILE_BLOCKS blocks (BERT at batch 1: 12 heads x 4), then 16 (23.7 KB). H200,
+         * VKINFER_ATTENTION_TILE_ROWS "16 32": ViT 2.622 / 2.619 against 2.647 / 2.612 ms, BERT
+         * at batch 1 1.658 / 1.658 against 1.688 / 1.691, at batch 8 7.685 / 7.665 against
+         * 7.636 / 7.637 */
+        uint32_t qb = shared_bytes >= 31744 && z_count * ((p->M + 31) / 32) >= ATTN_TILE_BLOCKS ? 32 : 16;
+        const char *qb_env = getenv("VKINFER_ATTENTION_TILE_ROWS"); /* 16 or 32: tests and measuring */
+        if (qb_env && (!strcmp(qb_env, "16") || (!strcmp(qb_env, "32") && shared_bytes >= 31744))) qb = (uint32_t)atoi(qb_env);
+        uint32_t spec_tile[2] = {qb / 2 * 16, qb};
+        VKI_TRY(op_dispatch(c, "attention_tile", spec_tile, 2, &push, sizeof push, values, 4, (uint32_t)((p->M + qb - 1) / qb),
                             (uint32_t)z_count, 1));
         op_note_flops(c, flops);
         *taken = true;
