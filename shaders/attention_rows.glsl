@@ -4,10 +4,10 @@
 // the scale folded into the first product), their max and sum in shared memory, then over
 // the value columns: y = sum_s exp(score_s - max) v_s / sum_s exp(score_s - max). Q, K^T and
 // V are read through element strides with up to three batch dims (V's stride 0 where it
-// broadcasts); Y contiguous [z][M][E]. The scores never leave shared memory. The body of
-// attention_rows.comp (fp32 words) and of its _f16 / _bf16 variants (16-bit words, the fp16
-// mode and bfloat16 models): elements go through storage.glsl's LOAD and STORE, arithmetic
-// stays fp32.
+// broadcasts); Y [z][M][E], or a Transpose of it (y_at). The scores never leave shared
+// memory. The body of attention_rows.comp (fp32 words) and of its _f16 / _bf16 variants
+// (16-bit words, the fp16 mode and bfloat16 models): elements go through storage.glsl's LOAD
+// and STORE, arithmetic stays fp32.
 
 layout(local_size_x_id = 0) in; // a power of two, at most 64
 layout(constant_id = 1) const uint MAX_KEYS = 1024u;
@@ -25,7 +25,15 @@ layout(push_constant) uniform Push {
     uint bd1, bd2;                // the inner two batch dims' sizes (the outermost implied)
     uint sq0, sq1, sq2, sk0, sk1, sk2, sv0, sv1, sv2;
     uint q0, k0, v0;              // first elements (strided Slices of one projection read in place)
+    // where Y(z, m, e) goes (a Transpose after the attention stored through: src/ops/matmul.c
+    // transposed_store; dense: y_a = M E, y_zb = Z, y_a2 = 0, y_b = E, y_nb = E, y_c = 0)
+    uint y_a, y_zb, y_a2, y_b, y_nb, y_c;
 } pc;
+
+uint y_at(uint z, uint m, uint e)
+{
+    return (z % pc.y_zb) * pc.y_a + (z / pc.y_zb) * pc.y_a2 + m * pc.y_b + (e / pc.y_nb) * pc.y_c + e % pc.y_nb;
+}
 
 shared float p[MAX_KEYS];
 shared float red[64];
@@ -69,10 +77,9 @@ void main()
     }
     sum = reduce(sum, t, false); // its barriers also make every p[s] visible
     float inv = 1.0 / sum;
-    uint yo = (z * pc.M + m) * pc.E;
     for (uint e = t; e < pc.E; e += L) {
         float acc = 0.0;
         for (uint s = 0u; s < pc.S; s++) acc = fma(p[s], uintBitsToFloat(LOAD(v, vo + s * pc.svs + e * pc.sve)), acc);
-        STORE(y, yo + e, floatBitsToUint(acc * inv));
+        STORE(y, y_at(z, m, e), floatBitsToUint(acc * inv));
     }
 }

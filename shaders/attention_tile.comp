@@ -7,7 +7,7 @@
 // are read once per block of queries rather than once per query (attention_rows), and the
 // scores never leave shared memory. Head sizes D and E of up to 64, fp32 words; Q, K^T and V
 // through element strides with up to three batch dims, as attention_rows reads them (same push
-// constants); Y contiguous [z][M][E].
+// constants); Y [z][M][E], or a Transpose of it (y_at).
 // QB / 2 x 16 invocations: invocation t holds rows 2 (t / 16) and 2 (t / 16) + 1 of the block,
 // scores keys c + 16 j of a chunk (j < KB / 16) and sums Y's columns 4 c .. 4 c + 3, c = t % 16
 // (a 2 x 4 block: 3 shared-memory reads for 8 multiply-adds); the next chunk of K and V is read
@@ -35,7 +35,15 @@ layout(push_constant) uniform Push {
     uint bd1, bd2;                // the inner two batch dims' sizes (the outermost implied)
     uint sq0, sq1, sq2, sk0, sk1, sk2, sv0, sv1, sv2;
     uint q0, k0, v0;              // first elements (strided Slices of one projection read in place)
+    // where Y(z, m, e) goes (a Transpose after the attention stored through: src/ops/matmul.c
+    // transposed_store; dense: y_a = M E, y_zb = Z, y_a2 = 0, y_b = E, y_nb = E, y_c = 0)
+    uint y_a, y_zb, y_a2, y_b, y_nb, y_c;
 } pc;
+
+uint y_at(uint z, uint m, uint e)
+{
+    return (z % pc.y_zb) * pc.y_a + (z / pc.y_zb) * pc.y_a2 + m * pc.y_b + (e / pc.y_nb) * pc.y_c + e % pc.y_nb;
+}
 
 shared vec4 Qs[QB * DMAX / 4u]; // [row][d / 4], alpha applied; zeros past D and past M
 shared vec4 Ks[KB * KS / 4u];   // [key][d / 4], zeros past D and past S
@@ -149,6 +157,6 @@ void main()
         if (m >= pc.M) continue;
         vec4 r = o[rr] / sum[rr];
         [[unroll]] for (uint k = 0u; k < 4u; k++)
-            if (4u * c + k < pc.E) y[(z * pc.M + m) * pc.E + 4u * c + k] = r[k];
+            if (4u * c + k < pc.E) y[y_at(z, m, 4u * c + k)] = r[k];
     }
 }

@@ -446,6 +446,93 @@ static bool reshape_dims(op_ctx *c, const ir_node *r, const int64_t *in, int in_
     return true;
 }
 
+/* Where a kernel stores element (z, m, n) of its dense [Z][M][N] output: (z % zb) * a +
+ * (z / zb) * a2 + m * b + (n / nb) * c + n % nb (dense: a = M N, zb = Z, a2 = 0, b = N, nb = N,
+ * c = 0). Keep in step with the y_* push constants of shaders/attention_tile.comp and
+ * attention_rows.glsl. */
+typedef struct mm_store_layout {
+    uint32_t a, zb, a2, b, nb, c;
+} mm_store_layout;
+
+static mm_store_layout dense_layout(int64_t Z, int64_t M, int64_t N)
+{
+    return (mm_store_layout){(uint32_t)(M * N), (uint32_t)(Z ? Z : 1), 0, (uint32_t)N, (uint32_t)(N ? N : 1), 0};
+}
+
+/* A Transpose that alone reads value v (dims vd, rank vr: elements in the order of a dense
+ * [Z][M][N]), directly or through one Reshape that alone reads v, and whose output order is an
+ * affine map of (z, m, n) with n contiguous, as mm_store_layout says (the attention output's
+ * [heads, S, D] -> [S, heads, D] before the out-projection's Reshape): a kernel that stores
+ * through that layout writes the Transpose's output itself ([batch, heads, S, D] -> [batch, S,
+ * heads, D] too: z cut in two). Its node index, with *l, its output's
+ * dims and rank; -1 otherwise (then nothing is claimed). */
+static int transposed_store(op_ctx *c, int v, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N,
+                            mm_store_layout *l, int64_t *tdims, int *trank)
+{
+    int64_t dims[VKI_MAX_RANK];
+    int rank = vr;
+    memcpy(dims, vd, (size_t)vr * sizeof *dims);
+    int reshape = op_only_reader(c, v, "Reshape"), end = v;
+    if (reshape >= 0) {
+        int64_t nd[VKI_MAX_RANK];
+        int nr;
+        if (!reshape_dims(c, op_graph_node(c, reshape), dims, rank, nd, &nr)) return -1;
+        memcpy(dims, nd, sizeof nd);
+        rank = nr;
+        end = op_graph_node(c, reshape)->outputs[0];
+    }
+    int t = op_only_reader(c, end, "Transpose");
+    if (t < 0 || shape_numel(dims, rank) != Z * M * N || Z * M * N > UINT32_MAX) return -1;
+    const ir_node *tn = op_graph_node(c, t);
+    const int64_t *perm;
+    if (ir_attr_ints(tn, "perm", &perm) != rank || tn->n_outputs < 1 || tn->outputs[0] < 0) return -1;
+    int64_t ts[VKI_MAX_RANK], sp[VKI_MAX_RANK]; /* the output's strides, and per input axis */
+    bool seen[VKI_MAX_RANK] = {false};
+    for (int k = 0; k < rank; k++) {
+        if (perm[k] < 0 || perm[k] >= rank || seen[perm[k]]) return -1;
+        seen[perm[k]] = true;
+        tdims[k] = dims[perm[k]];
+    }
+    int64_t st = 1;
+    for (int k = rank - 1; k >= 0; k--) ts[k] = st, st *= tdims[k];
+    for (int k = 0; k < rank; k++) sp[perm[k]] = ts[k];
+    /* runs of the input's axes (innermost first, unit axes dropped) that stay contiguous */
+    int64_t run_size[VKI_MAX_RANK], run_stride[VKI_MAX_RANK];
+    int runs = 0;
+    for (int k = rank - 1; k >= 0; k--) {
+        if (dims[k] == 1) continue;
+        if (runs && sp[k] == run_stride[runs - 1] * run_size[runs - 1]) run_size[runs - 1] *= dims[k];
+        else run_size[runs] = dims[k], run_stride[runs++] = sp[k];
+    }
+    if (!runs || run_stride[0] != 1) return -1; /* n's innermost elements must stay contiguous */
+    /* the radices of (z, m, n), innermost first, n cut where the first run ends and z where a
+     * run ends ([batch, heads, S, D] -> [batch, S, heads, D]) */
+    int64_t nb = run_size[0] < N ? run_size[0] : N;
+    if (N % nb) return -1;
+    int64_t radix[5] = {nb, N / nb, M, Z, 1}, stride[5] = {1, 0, 0, 0, 0};
+    int r = 0;
+    int64_t used = 1; /* of run r, the part the radices before took */
+    for (int k = 0; k < 5; k++) {
+        if (radix[k] == 1) continue;
+        if (r >= runs) return -1;
+        if (k == 3 && run_size[r] % (used * radix[k]) && run_size[r] / used > 1 && radix[k] % (run_size[r] / used) == 0) {
+            radix[4] = radix[k] / (run_size[r] / used); /* z's inner part ends with this run */
+            radix[k] = run_size[r] / used;
+        }
+        if (run_size[r] % (used * radix[k])) return -1;
+        stride[k] = run_stride[r] * used;
+        used *= radix[k];
+        if (used == run_size[r]) r++, used = 1;
+    }
+    if (r != runs) return -1;
+    for (int k = 0; k < 5; k++)
+        if (stride[k] > UINT32_MAX) return -1;
+    *l = (mm_store_layout){(uint32_t)stride[3], (uint32_t)radix[3], (uint32_t)stride[4], (uint32_t)stride[2], (uint32_t)nb,
+                           (uint32_t)stride[1]};
+    *trank = rank;
+    return t;
+}
+
 /* The residual Add that reads Y (value v) through views that keep its elements' order: a
  * Reshape, then a Transpose that moves only unit axes (torchvision's ViT: the out-projection's
  * [197,768] viewed as [197,1,768], transposed to [1,197,768], added to the stream), each the
@@ -989,6 +1076,7 @@ typedef struct attn_rows_push {
     uint32_t bd1, bd2;
     uint32_t sq0, sq1, sq2, sk0, sk1, sk2, sv0, sv1, sv2;
     uint32_t q0, k0, v0;
+    mm_store_layout y; /* where Y(z, m, e) goes */
 } attn_rows_push;
 
 /* bdims/sa/sb: the first product's nb batch dims (size-1 ones included), right-aligned */
@@ -1079,9 +1167,22 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
         (uint32_t)p->sbk, (uint32_t)p->sbn, (uint32_t)vs[v->rank - 2], (uint32_t)vs[v->rank - 1], p->alpha * (float)scale,
         (uint32_t)zb[1], (uint32_t)zb[2], (uint32_t)q3[0], (uint32_t)q3[1], (uint32_t)q3[2], (uint32_t)k3[0],
         (uint32_t)k3[1], (uint32_t)k3[2], (uint32_t)v3[0], (uint32_t)v3[1], (uint32_t)v3[2], (uint32_t)p->a0,
-        (uint32_t)p->b0, (uint32_t)(v->permuted ? v->view_elem : 0)};
+        (uint32_t)p->b0, (uint32_t)(v->permuted ? v->view_elem : 0), dense_layout(z_count, p->M, E)};
     uint32_t spec[2] = {cpu ? 8 : 64, ATTN_ROWS_MAX_KEYS};
     int values[4] = {op_in_index(c, 0), op_in_index(c, 1), vv, y1};
+    /* a Transpose after it (the heads moved back beside the sequence before the
+     * out-projection) stored through its layout: the Transpose is not a copy of its own */
+    int64_t tdims[VKI_MAX_RANK];
+    int trank, out2 = op_fused_output(c, mm2), tn = -1;
+    mm_store_layout tl;
+    const char *store_env = getenv("VKINFER_TRANSPOSED_STORES");
+    if (!(store_env && !strcmp(store_env, "0")) && op_fusion_on(c))
+        tn = transposed_store(c, out2, ydims, rank, z_count, p->M, E, &tl, tdims, &trank);
+    if (tn >= 0 && plan_storage_for(c->plan, op_graph_node(c, tn)->outputs[0], a->dtype) == op_storage(c, y1)) {
+        VKI_TRY(op_claim_computed(c, tn, a->dtype, trank, tdims));
+        values[3] = op_graph_node(c, tn)->outputs[0];
+        push.y = tl;
+    }
     if (tile) {
         /* 32 query rows a block (30.7 KB of shared memory) unless that leaves the GPU under
          * ATTN_TILE_BLOCKS blocks (BERT at batch 1: 12 heads x 4), then 16 (23.7 KB). H200,

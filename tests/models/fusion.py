@@ -495,6 +495,26 @@ class AttentionLong(nn.Module):
         return torch.cat([a.flatten(), b.flatten()])
 
 
+class HeadsBack(nn.Module):
+    """The heads moved back beside the sequence after attention, before the out-projection:
+    [B, H, S, D] -> [B, S, H, D] -> [B, S, H D] (PyTorch 2's and Hugging Face's spelling) and
+    [B H, S, D] -> [S, B H, D] (the TorchScript exporter's nn.MultiheadAttention). The attention
+    kernel stores through the Transpose's layout (src/ops/matmul.c transposed_store): no
+    Transpose dispatched where attention is one dispatch (checked through the profile)."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(48, 32), nn.Linear(16, 8)
+
+    def forward(self, q, k, v):
+        v2 = v.reshape(6, 60, 16)  # planned before the products (attention_rows needs V planned)
+        a = torch.softmax(q @ k.transpose(-1, -2) * 0.25, dim=-1) @ v  # [2, 3, 20, 16]
+        h = self.l1(a.transpose(1, 2).reshape(2, 20, 48))
+        b = torch.softmax(q.reshape(6, 20, 16) @ k.reshape(6, 60, 16).transpose(-1, -2), dim=-1) @ v2
+        g = self.l2(b.transpose(0, 1))  # [20, 6, 16]
+        return torch.cat([h.flatten(), g.flatten()])
+
+
 class Encoder(nn.Module):
     """BERT-shaped layers (small): attention, bias Adds, GELU, residual Adds, LayerNorm."""
 
@@ -720,6 +740,8 @@ CASES = {
     # the bias and residual Adds of l1 and l2, l3's bias Add and its GELU's nodes (4 + 1)
     "pre_norm_blocks": (PreNormBlocks, (torch.randn(1, 20, 48),), 17, 9),
     "attention_long": (AttentionLong, (torch.randn(150, 32), torch.randn(32, 384) * 0.2), 17, 4),
+    # the Softmaxes and second MatMuls, and the two Transposes (stored through)
+    "heads_back": (HeadsBack, (torch.randn(2, 3, 20, 16), torch.randn(2, 3, 60, 16), torch.randn(2, 3, 60, 16)), 17, 6),
 }
 
 
@@ -738,6 +760,12 @@ SLICE_VIEWS = {"sliced_heads": "Slice|Reshape", "split_heads": "Slice|Reshape", 
 SPLIT_K_FORCED = os.environ.get("VKINFER_MM_MIN_SPLIT_K") is not None and \
     os.environ.get("VKINFER_MATMUL_KERNELS") in ("gpu", "sgemm")
 LN_JOINED = {"pre_norm_blocks": ["/n1/LayerNormalization"]}
+# cases whose Transposes after attention are stored through by the attention kernel where
+# attention is one dispatch (GPU kernels, or attention_rows / attention_tile forced): the
+# profile names no Transpose
+ATTENTION_FUSED = os.environ.get("VKINFER_MATMUL_KERNELS") == "gpu" or \
+    os.environ.get("VKINFER_ATTENTION_ROWS") in ("1", "tile")
+STORED_THROUGH = {"heads_back": ["/Transpose_1", "/Transpose_3"]}  # the heads moved back (not K^T's)
 EXACT = (VIEWS - set(SLICE_VIEWS)) | {"control"}  # exactly `fewer` dispatches fewer, not at least
 
 
@@ -773,7 +801,7 @@ def main():
         counts_only = False  # dispatches fewer, whatever fused them
         if (fp16 or bf16) and tensor_cores and name in TENSOR_CORE_HALF:
             fewer, counts_only = TENSOR_CORE_HALF[name], name == "residual_views"
-        if name.startswith("attention_") and cpu_device and os.environ.get("VKINFER_MATMUL_KERNELS") != "gpu" and \
+        if (name.startswith("attention_") or name == "heads_back") and cpu_device and os.environ.get("VKINFER_MATMUL_KERNELS") != "gpu" and \
                 os.environ.get("VKINFER_ATTENTION_ROWS") not in ("1", "tile"):
             print(f"not run here: {name} (CPU devices' kernels keep the three dispatches; "
                   "model/fusion_gpu and model/fusion_attention_rows_cpu run it)")
@@ -802,6 +830,15 @@ def main():
             sliced = []
             with tempfile.TemporaryDirectory() as tmp:
                 run, got = run_exported(vkinfer, model, inputs, tmp, opset, ["--precision", "fp16"] if fp16 else [])
+                if name in STORED_THROUGH and mode == "fused" and (ATTENTION_FUSED or not cpu_device):
+                    prof = subprocess.run([vkinfer, "bench", os.path.join(tmp, "model.onnx"), "--random-inputs", "--runs", "1",
+                                           "--warmup", "0", "--profile-all"] + (["--precision", "fp16"] if fp16 else []),
+                                          capture_output=True, text=True).stdout
+                    copies = [n for n in re.findall(r"^\s+\d+\s+[\d.]+ ms\s+\S+\s+Transpose\s.*\s(\S+)$", prof, re.M)
+                              if n in STORED_THROUGH[name]]
+                    if "recorded order" not in prof or copies:
+                        print(f"FAIL {name}: Transposes dispatched ({copies}), not stored through by the attention kernel")
+                        failed += 1
                 if name in LN_JOINED and SPLIT_K_FORCED and mode == "fused":
                     prof = subprocess.run([vkinfer, "bench", os.path.join(tmp, "model.onnx"), "--random-inputs", "--runs", "1",
                                            "--warmup", "0", "--profile-all"], capture_output=True, text=True).stdout
