@@ -60,6 +60,8 @@ enum { PLAN_BUF_NONE = 0, PLAN_BUF_WEIGHTS, PLAN_BUF_ARENA, PLAN_BUF_SHARED /* t
 
 typedef struct plan plan;
 
+enum { OP_MAX_COMPUTED = 4 };
+
 typedef struct op_ctx {
     plan *plan;
     const ir_node *node;
@@ -70,6 +72,10 @@ typedef struct op_ctx {
      * the nodes after its output 0 into its own results (Conv's per-channel Mul and Add,
      * src/ops/conv.c); 0: from output 0 (op_epilogue_value) */
     int epilogue_from;
+    /* outputs of later nodes this node's kernels compute (op_claim_computed): written like
+     * its own outputs */
+    int computed[OP_MAX_COMPUTED];
+    int n_computed;
 } op_ctx;
 
 /* The dtypes an op runs, as `vkinfer ops` lists them. */
@@ -216,7 +222,8 @@ int op_layer_norm_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, in
  * with op_claim_computed. */
 int op_layer_norm_any_reader(op_ctx *c, int v, int *scale, int *bias, float *eps, int64_t *axis);
 /* Claims node `node`, whose output 0 this node's kernel computes (it must be recorded by this
- * node): shapes that output and marks the node planned. */
+ * node, which then writes it as one of its own outputs, in its own storage): shapes that output
+ * and marks the node planned. At most OP_MAX_COMPUTED a node. */
 vki_status op_claim_computed(op_ctx *c, int node, vki_dtype dtype, int rank, const int64_t *dims);
 void op_fuse_claim_input0(op_ctx *c, int node);
 void op_fuse_claim(op_ctx *c, int node, int v);

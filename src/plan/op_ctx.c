@@ -263,11 +263,15 @@ int op_layer_norm_any_reader(op_ctx *c, int v, int *scale, int *bias, float *eps
 
 vki_status op_claim_computed(op_ctx *c, int node, vki_dtype dtype, int rank, const int64_t *dims)
 {
+    if (c->n_computed >= OP_MAX_COMPUTED) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: too many claimed outputs");
     const ir_node *saved = c->node;
     c->node = &c->plan->graph->nodes[node];
     vki_status st = op_set_output(c, 0, dtype, rank, dims);
     c->node = saved;
-    if (st == VKI_OK) c->plan->fused[node] = PLAN_FUSED_DONE;
+    if (st == VKI_OK) {
+        c->plan->fused[node] = PLAN_FUSED_DONE;
+        c->computed[c->n_computed++] = c->plan->graph->nodes[node].outputs[0];
+    }
     return st;
 }
 
@@ -934,10 +938,19 @@ static vki_status readable_as(op_ctx *c, int v, gpu_storage want, int *out)
     return VKI_OK;
 }
 
+static bool is_own_output(const op_ctx *c, int v)
+{
+    for (int o = 0; o < c->node->n_outputs; o++)
+        if (c->node->outputs[o] == v) return true;
+    return false;
+}
+
 static bool is_node_output(const op_ctx *c, int v)
 {
     for (int o = 0; o < c->node->n_outputs; o++)
         if (c->node->outputs[o] == v) return true;
+    for (int k = 0; k < c->n_computed; k++)
+        if (c->computed[k] == v) return true;
     return false;
 }
 
@@ -960,6 +973,9 @@ vki_status op_dispatch_stored(op_ctx *c, const char *shader_name, const uint32_t
         bound[i] = v;
         if (output) {
             if (p->values[v].alias_of >= 0 || p->values[v].storage == want) continue;
+            if (!is_own_output(c, v))
+                return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a claimed node's output %s bound in another storage",
+                                p->graph->values[v].name);
             if (p->out_copy[v] < 0) { /* written in the kernel's storage, converted at the node's end */
                 int t;
                 VKI_TRY(op_temp(c, p->values[v].dtype, shape_numel(p->values[v].dims, p->values[v].rank), &t));
