@@ -51,6 +51,10 @@ layout(constant_id = 11) const uint C_ALONG = 0u; // 0 any C, 1 per row, 2 per c
 // im2col copy is made); per 4 k a row block fetches, at each k, one texel per 4 rows and
 // transposes the 4x4 blocks in registers (as B_KT does): as many fetches as row-major A's
 layout(constant_id = 12) const bool A_T = false;
+// Y stored through a layout (the y_* push constants: a Transpose after the product, attention's
+// heads moved back beside the sequence after P V; src/ops/matmul.c mm_store_transposed); not
+// with Y_T or HAS_R; with Y_VEC4 only where the layout keeps texels whole
+layout(constant_id = 13) const bool Y_LAYOUT = false;
 
 const uint RN4 = RN / 4u;
 const uint RMG = (RM + 3u) / 4u; // A_T's groups of 4 rows (RM a multiple of 4 there)
@@ -72,7 +76,16 @@ layout(push_constant) uniform Push {
     uint bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2; // three batch dims (outermost size implied)
     uint a_base, b_base, y_base, batch_base;
     float lo, hi;                 // ACT's bounds (a clamp's)
+    // Y_LAYOUT: Y(z, m, n) at (z % y_zb) * y_a + (z / y_zb) * y_a2 + m * y_b + (n / y_nb) * y_c + n % y_nb
+    uint y_a, y_zb, y_a2, y_b, y_nb, y_c;
 } pc;
+
+// where Y(z, m, n) is stored, from y_off (Y_LAYOUT: z's part of it)
+uint y_index(uint y_off, uint m, uint n)
+{
+    if (Y_LAYOUT) return y_off + m * pc.y_b + (n / pc.y_nb) * pc.y_c + n % pc.y_nb;
+    return y_off + (Y_T ? n * pc.M + m : m * pc.N + n);
+}
 
 void main()
 {
@@ -132,7 +145,7 @@ void main()
         }
     }
 
-    uint y_off = pc.y_base + z * pc.M * pc.N;
+    uint y_off = Y_LAYOUT ? (z % pc.y_zb) * pc.y_a + (z / pc.y_zb) * pc.y_a2 : pc.y_base + z * pc.M * pc.N;
     float c_row[RM], c_col[RN];
     if (HAS_C && C_ALONG == 1u)
         [[unroll]] for (uint i = 0u; i < RM; i++) c_row[i] = pc.beta * uintBitsToFloat(cb[min(m0 + i, pc.M - 1u) * pc.scm]);
@@ -156,7 +169,7 @@ void main()
                     if (HAS_R) v[l] += rv[l];
                     o[l] = floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v[l], pc.lo, pc.hi)));
                 }
-                y4[(y_off + m * pc.N + n) / 4u] = o;
+                y4[y_index(y_off, m, n) / 4u] = o;
             }
         }
         return;
@@ -169,7 +182,7 @@ void main()
                 uint n = nb * RN + 4u * j + l;
                 if (n >= pc.N) break;
                 float v = pc.alpha * acc[i][j][l];
-                uint at = y_off + (Y_T ? n * pc.M + m : m * pc.N + n);
+                uint at = y_index(y_off, m, n);
                 if (HAS_C) v += C_ALONG == 1u ? c_row[i] : C_ALONG == 2u ? c_col[4u * j + l]
                                 : pc.beta * uintBitsToFloat(cb[m * pc.scm + n * pc.scn]);
                 if (HAS_R) v += uintBitsToFloat(rb[at]);

@@ -32,6 +32,9 @@ layout(push_constant) uniform Push {
     uint batch_base, batches; // this dispatch's batches from batch_base on
     float lo, hi; // ACT's bounds (a clamp's)
     uint a0, b0;  // A's and B's first elements (strided Slices read in place)
+    // where Y(z, m, n) goes (a Transpose after the product stored through: src/ops/matmul.c
+    // mm_store_transposed; dense: y_a = M N, y_zb = Z, y_a2 = 0, y_b = N, y_nb = N, y_c = 0)
+    uint y_a, y_zb, y_a2, y_b, y_nb, y_c;
 } pc;
 
 void main()
@@ -56,7 +59,7 @@ void main()
         [[unroll]] for (uint i = 0u; i < R; i++)
             acc[i] = fma(vec4(uintBitsToFloat(texelFetch(A, rows[i] + k * sak).x)), bv, acc[i]);
     }
-    uint y_off = z * pc.M * pc.N;
+    uint y_off = (z % pc.y_zb) * pc.y_a + (z / pc.y_zb) * pc.y_a2;
     [[unroll]] for (uint i = 0u; i < R; i++) {
         uint m = m0 + i;
         [[unroll]] for (uint j = 0u; j < R; j++) {
@@ -64,7 +67,7 @@ void main()
             if (!live || m >= pc.M || n >= pc.N) continue;
             float v = pc.alpha * acc[i][j];
             if (HAS_C) v += pc.beta * uintBitsToFloat(cb[m * pc.scm + n * pc.scn]);
-            y[y_off + m * pc.N + n] = floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi)));
+            y[y_off + m * pc.y_b + (n / pc.y_nb) * pc.y_c + n % pc.y_nb] = floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi)));
         }
     }
 }

@@ -446,29 +446,18 @@ static bool reshape_dims(op_ctx *c, const ir_node *r, const int64_t *in, int in_
     return true;
 }
 
-/* Where a kernel stores element (z, m, n) of its dense [Z][M][N] output: (z % zb) * a +
- * (z / zb) * a2 + m * b + (n / nb) * c + n % nb (dense: a = M N, zb = Z, a2 = 0, b = N, nb = N,
- * c = 0). Keep in step with the y_* push constants of shaders/attention_tile.comp and
- * attention_rows.glsl. */
-typedef struct mm_store_layout {
-    uint32_t a, zb, a2, b, nb, c;
-} mm_store_layout;
-
-static mm_store_layout dense_layout(int64_t Z, int64_t M, int64_t N)
+mm_store_layout mm_dense_layout(int64_t Z, int64_t M, int64_t N)
 {
     return (mm_store_layout){(uint32_t)(M * N), (uint32_t)(Z ? Z : 1), 0, (uint32_t)N, (uint32_t)(N ? N : 1), 0};
 }
 
-/* A Transpose that alone reads value v (dims vd, rank vr: elements in the order of a dense
- * [Z][M][N]), directly or through one Reshape that alone reads v, and whose output order is an
- * affine map of (z, m, n) with n contiguous, as mm_store_layout says (the attention output's
- * [heads, S, D] -> [S, heads, D] before the out-projection's Reshape): a kernel that stores
- * through that layout writes the Transpose's output itself ([batch, heads, S, D] -> [batch, S,
- * heads, D] too: z cut in two). Its node index, with *l, its output's
- * dims and rank; -1 otherwise (then nothing is claimed). */
+/* The Transpose that mm_store_transposed claims: its index, *l, its output's dims and rank; -1
+ * if none (then nothing is claimed). */
 static int transposed_store(op_ctx *c, int v, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N,
                             mm_store_layout *l, int64_t *tdims, int *trank)
 {
+    const char *env = getenv("VKINFER_TRANSPOSED_STORES");
+    if ((env && !strcmp(env, "0")) || !op_fusion_on(c)) return -1;
     int64_t dims[VKI_MAX_RANK];
     int rank = vr;
     memcpy(dims, vd, (size_t)vr * sizeof *dims);
@@ -531,6 +520,22 @@ static int transposed_store(op_ctx *c, int v, const int64_t *vd, int vr, int64_t
                            (uint32_t)stride[1]};
     *trank = rank;
     return t;
+}
+
+vki_status mm_store_transposed(op_ctx *c, int v, int y, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N,
+                               gpu_storage written, mm_store_layout *l, int *out)
+{
+    int64_t tdims[VKI_MAX_RANK];
+    int trank;
+    mm_store_layout tl;
+    int tn = transposed_store(c, v, vd, vr, Z, M, N, &tl, tdims, &trank);
+    if (tn < 0) return VKI_OK;
+    int t_out = op_graph_node(c, tn)->outputs[0];
+    if (plan_storage_for(c->plan, t_out, op_value(c, y)->dtype) != written) return VKI_OK;
+    VKI_TRY(op_claim_computed(c, tn, op_value(c, y)->dtype, trank, tdims));
+    *l = tl;
+    *out = t_out;
+    return VKI_OK;
 }
 
 /* The residual Add that reads Y (value v) through views that keep its elements' order: a
@@ -1167,22 +1172,12 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
         (uint32_t)p->sbk, (uint32_t)p->sbn, (uint32_t)vs[v->rank - 2], (uint32_t)vs[v->rank - 1], p->alpha * (float)scale,
         (uint32_t)zb[1], (uint32_t)zb[2], (uint32_t)q3[0], (uint32_t)q3[1], (uint32_t)q3[2], (uint32_t)k3[0],
         (uint32_t)k3[1], (uint32_t)k3[2], (uint32_t)v3[0], (uint32_t)v3[1], (uint32_t)v3[2], (uint32_t)p->a0,
-        (uint32_t)p->b0, (uint32_t)(v->permuted ? v->view_elem : 0), dense_layout(z_count, p->M, E)};
+        (uint32_t)p->b0, (uint32_t)(v->permuted ? v->view_elem : 0), mm_dense_layout(z_count, p->M, E)};
     uint32_t spec[2] = {cpu ? 8 : 64, ATTN_ROWS_MAX_KEYS};
     int values[4] = {op_in_index(c, 0), op_in_index(c, 1), vv, y1};
     /* a Transpose after it (the heads moved back beside the sequence before the
      * out-projection) stored through its layout: the Transpose is not a copy of its own */
-    int64_t tdims[VKI_MAX_RANK];
-    int trank, out2 = op_fused_output(c, mm2), tn = -1;
-    mm_store_layout tl;
-    const char *store_env = getenv("VKINFER_TRANSPOSED_STORES");
-    if (!(store_env && !strcmp(store_env, "0")) && op_fusion_on(c))
-        tn = transposed_store(c, out2, ydims, rank, z_count, p->M, E, &tl, tdims, &trank);
-    if (tn >= 0 && plan_storage_for(c->plan, op_graph_node(c, tn)->outputs[0], a->dtype) == op_storage(c, y1)) {
-        VKI_TRY(op_claim_computed(c, tn, a->dtype, trank, tdims));
-        values[3] = op_graph_node(c, tn)->outputs[0];
-        push.y = tl;
-    }
+    VKI_TRY(mm_store_transposed(c, op_fused_output(c, mm2), y1, ydims, rank, z_count, p->M, E, st, &push.y, &values[3]));
     if (tile) {
         /* 32 query rows a block (30.7 KB of shared memory) unless that leaves the GPU under
          * ATTN_TILE_BLOCKS blocks (BERT at batch 1: 12 heads x 4), then 16 (23.7 KB). H200,

@@ -33,6 +33,28 @@ typedef struct mm_problem {
     int64_t bdims[MM_MAX_BATCH], sa[MM_MAX_BATCH], sb[MM_MAX_BATCH];
 } mm_problem;
 
+/* Where a kernel stores element (z, m, n) of its dense [Z][M][N] output: (z % zb) * a +
+ * (z / zb) * a2 + m * b + (n / nb) * c + n % nb (dense: mm_dense_layout). Keep in step with the
+ * y_* push constants of shaders/attention_tile.comp, attention_rows.glsl and
+ * matmul_cpu_small.comp. */
+typedef struct mm_store_layout {
+    uint32_t a, zb, a2, b, nb, c;
+} mm_store_layout;
+
+mm_store_layout mm_dense_layout(int64_t Z, int64_t M, int64_t N);
+
+/* A kernel writing value y (elements in the order of a dense [Z][M][N]) whose readers see
+ * value v (y, or a view of it through claimed epilogue nodes; dims vd, rank vr): where a
+ * Transpose alone reads v, directly or through one Reshape that alone reads v, and its output
+ * order is such a layout with n's innermost run contiguous (attention's [heads, S, D] -> [S,
+ * heads, D] before the out-projection, or [B, H, S, D] -> [B, S, H, D]: z cut in two), claims
+ * the Transpose as computed (op_claim_computed) and sets *l and *out (the value to bind in y's
+ * place, the Transpose's output); else leaves them. The Transpose's output must be held in
+ * `written`, the storage the kernel writes (a claimed output is never converted after the
+ * kernel). VKINFER_TRANSPOSED_STORES=0, or fusion off: never. */
+vki_status mm_store_transposed(op_ctx *c, int v, int y, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N,
+                               gpu_storage written, mm_store_layout *l, int *out);
+
 /* Whether MatMul/Gemm take the CPU-device kernels: on CPU devices (lavapipe), unless
  * VKINFER_MATMUL_KERNELS=gpu|cpu says otherwise (so that CI on lavapipe tests both). */
 bool mm_cpu_kernels(const op_ctx *c);

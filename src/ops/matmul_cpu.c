@@ -18,6 +18,7 @@ typedef struct mm_cpu_push {
     uint32_t bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2;
     uint32_t a_base, b_base, y_base, batch_base;
     float lo, hi;
+    mm_store_layout y; /* Y_LAYOUT: where Y(z, m, n) goes */
 } mm_cpu_push;
 
 /* Keep in step with the Push block of shaders/matmul_cpu_pack.comp. */
@@ -32,6 +33,7 @@ typedef struct mm_small_push {
     uint32_t bd1, bd2, sa0, sa1, sa2, sb0, sb1, sb2, batch_base, batches;
     float lo, hi;
     uint32_t a0, b0;
+    mm_store_layout y; /* where Y(z, m, n) goes */
 } mm_small_push;
 
 enum { MM_PACK_LOCAL = 64 };
@@ -171,9 +173,14 @@ static vki_status record_small(op_ctx *c, const mm_problem *p, const int64_t bd[
                           (uint32_t)p->sbk, (uint32_t)p->sbn, (uint32_t)p->scm, (uint32_t)p->scn, p->alpha, p->beta,
                           (uint32_t)bd[1], (uint32_t)bd[2], (uint32_t)sa[0], (uint32_t)sa[1], (uint32_t)sa[2],
                           (uint32_t)sb[0], (uint32_t)sb[1], (uint32_t)sb[2], 0, 0, p->lo, p->hi, (uint32_t)p->a0,
-                          (uint32_t)p->b0};
+                          (uint32_t)p->b0, mm_dense_layout(z_count, p->M, p->N)};
     uint32_t spec[4] = {lx, op_dtype_code(y->dtype), p->has_c, op_act_code(p->clamp, p->lo, p->hi)};
     int values[4] = {p->a_value, p->b_value, p->has_c ? p->c_value : p->a_value, p->y_value};
+    /* a Transpose after it (attention's heads moved back beside the sequence, after P V) stored
+     * through: not a copy of its own */
+    if (p->readers_value > 0 && !p->has_r && !p->y_t)
+        VKI_TRY(mm_store_transposed(c, p->readers_value - 1, p->y_value, y->dims, y->rank, z_count, p->M, p->N, GPU_W32,
+                                    &push.y, &values[3]));
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
         gz = z_count - z0 < per ? z_count - z0 : per;
         push.batch_base = (uint32_t)z0;
@@ -356,18 +363,28 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     }
 
     bool y_vec4 = !p->y_t && p->N % 4 == 0 && push.y_base % 4 == 0;
+    /* without C (R), binding 2 (4) repeats Y's input A: the shader never reads it */
+    int values[5] = {a_value, b_value, p->has_c ? p->c_value : a_value, p->y_value, p->has_r ? p->r_value : a_value};
+    /* a Transpose after it (attention's heads moved back beside the sequence, after P V) stored
+     * through (Y_LAYOUT): not a copy of its own */
+    bool y_layout = false;
+    if (p->readers_value > 0 && !p->has_r && !p->y_t && push.y_base == 0) {
+        VKI_TRY(mm_store_transposed(c, p->readers_value - 1, p->y_value, y->dims, y->rank, z_count, p->M, p->N, GPU_W32,
+                                    &push.y, &values[3]));
+        y_layout = values[3] != p->y_value;
+        mm_store_layout *l = &push.y;
+        if (y_layout) y_vec4 = y_vec4 && l->a % 4 == 0 && l->a2 % 4 == 0 && l->b % 4 == 0 && l->nb % 4 == 0 && l->c % 4 == 0;
+    }
     /* C constant along N (a convolution's bias) or along M (a Linear's): loaded once per row or
      * column (C_ALONG); VKINFER_CPU_MM_C_ALONG=0 loads it per element, for comparisons */
     const char *along_env = getenv("VKINFER_CPU_MM_C_ALONG");
     uint32_t c_along = !p->has_c || (along_env && !strcmp(along_env, "0")) ? 0 : p->scn == 0 ? 1 : p->scm == 0 ? 2 : 0;
-    uint32_t spec[13] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, op_act_code(p->clamp, p->lo, p->hi), b_direct,
-                         y_vec4, p->has_r, p->y_t, b_kt, c_along, a_t};
-    /* without C (R), binding 2 (4) repeats Y's input A: the shader never reads it */
-    int values[5] = {a_value, b_value, p->has_c ? p->c_value : a_value, p->y_value, p->has_r ? p->r_value : a_value};
+    uint32_t spec[14] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, op_act_code(p->clamp, p->lo, p->hi), b_direct,
+                         y_vec4, p->has_r, p->y_t, b_kt, c_along, a_t, y_layout};
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
         gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
         push.batch_base = (uint32_t)z0;
-        VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 13, &push, sizeof push, values, 5, (uint32_t)gx, (uint32_t)gy,
+        VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 14, &push, sizeof push, values, 5, (uint32_t)gx, (uint32_t)gy,
                             (uint32_t)gz));
         op_note_flops(c, mm_flops(p, gz));
     }

@@ -63,14 +63,16 @@ def run_exported(vkinfer, model, inputs, tmp, opset, extra=()):
     return run, got
 
 
-def profiled_dispatches(vkinfer, path, extra=()):
+def profiled_dispatches(vkinfer, path, extra=(), names=False):
     """(kernel, node op type) of each dispatch of one profiled run of the model at `path` on
-    random inputs (`vkinfer bench --profile-all`), in recorded order; None where the run printed
-    no profile."""
+    random inputs (`vkinfer bench --profile-all`), in recorded order (names: (kernel, op type,
+    node name)); None where the run printed no profile."""
     prof = subprocess.run([vkinfer, "bench", path, "--random-inputs", "--runs", "1", "--warmup", "0", "--profile-all",
                            *extra], capture_output=True, text=True).stdout
     if "recorded order" not in prof:
         return None
+    if names:
+        return re.findall(r"^\s+\d+\s+[\d.]+ ms\s+(\S+)\s+(\S+)\s.*\s(\S+)$", prof, re.M)
     return re.findall(r"^\s+\d+\s+[\d.]+ ms\s+(\S+)\s+(\S+)\s", prof, re.M)
 
 
