@@ -446,6 +446,21 @@ static bool reshape_dims(op_ctx *c, const ir_node *r, const int64_t *in, int in_
     return true;
 }
 
+/* Value v seen through the Reshape that alone reads it, if one does: that Reshape's output
+ * (*reshape its index; dims and *rank become its dims), else v (*reshape -1); -1 where the
+ * Reshape's shape is not known at plan time. */
+static int through_reshape(op_ctx *c, int v, int64_t *dims, int *rank, int *reshape)
+{
+    *reshape = op_only_reader(c, v, "Reshape");
+    if (*reshape < 0) return v;
+    int64_t nd[VKI_MAX_RANK];
+    int nr;
+    if (!reshape_dims(c, op_graph_node(c, *reshape), dims, *rank, nd, &nr)) return -1;
+    memcpy(dims, nd, (size_t)nr * sizeof *nd);
+    *rank = nr;
+    return op_graph_node(c, *reshape)->outputs[0];
+}
+
 mm_store_layout mm_dense_layout(int64_t Z, int64_t M, int64_t N)
 {
     return (mm_store_layout){(uint32_t)(M * N), (uint32_t)(Z ? Z : 1), 0, (uint32_t)N, (uint32_t)(N ? N : 1), 0};
@@ -459,18 +474,10 @@ static int transposed_store(op_ctx *c, int v, const int64_t *vd, int vr, int64_t
     const char *env = getenv("VKINFER_TRANSPOSED_STORES");
     if ((env && !strcmp(env, "0")) || !op_fusion_on(c)) return -1;
     int64_t dims[VKI_MAX_RANK];
-    int rank = vr;
+    int rank = vr, reshape;
     memcpy(dims, vd, (size_t)vr * sizeof *dims);
-    int reshape = op_only_reader(c, v, "Reshape"), end = v;
-    if (reshape >= 0) {
-        int64_t nd[VKI_MAX_RANK];
-        int nr;
-        if (!reshape_dims(c, op_graph_node(c, reshape), dims, rank, nd, &nr)) return -1;
-        memcpy(dims, nd, sizeof nd);
-        rank = nr;
-        end = op_graph_node(c, reshape)->outputs[0];
-    }
-    int t = op_only_reader(c, end, "Transpose");
+    int end = through_reshape(c, v, dims, &rank, &reshape);
+    int t = end >= 0 ? op_only_reader(c, end, "Transpose") : -1;
     if (t < 0 || shape_numel(dims, rank) != Z * M * N || Z * M * N > UINT32_MAX) return -1;
     const ir_node *tn = op_graph_node(c, t);
     const int64_t *perm;
@@ -548,17 +555,10 @@ static int residual_through_views(op_ctx *c, int v, int *other, int *operand)
 {
     const plan_value *y = op_value(c, v);
     int64_t dims[VKI_MAX_RANK];
-    int rank = y->rank;
+    int rank = y->rank, reshape;
     memcpy(dims, y->dims, sizeof dims);
-    int reshape = op_only_reader(c, v, "Reshape"), end = v;
-    if (reshape >= 0) {
-        int64_t nd[VKI_MAX_RANK];
-        int nr;
-        if (!reshape_dims(c, op_graph_node(c, reshape), dims, rank, nd, &nr)) return -1;
-        memcpy(dims, nd, sizeof nd);
-        rank = nr;
-        end = op_graph_node(c, reshape)->outputs[0];
-    }
+    int end = through_reshape(c, v, dims, &rank, &reshape);
+    if (end < 0) return -1;
     int t = op_only_reader(c, end, "Transpose");
     if (reshape < 0 && t < 0) return -1;
     if (t >= 0) { /* only unit axes move: the elements keep their order */
