@@ -1070,8 +1070,8 @@ static vki_status require_same_dtype(op_ctx *c, int i)
  * product's shape: nothing else reads it). On GPUs for short key sequences, where the three
  * dispatches' fixed costs outweigh the work: VKINFER_ATTENTION_ROWS=0 turns it off, =1 takes
  * it wherever it applies (CPU devices too). Longer ones on GPUs may take attention_tile (see
- * below); VKINFER_ATTENTION_ROWS=tile takes that wherever it applies. fp32 words, or 16-bit words (the fp16 mode and
- * bfloat16 models: the _f16/_bf16 variants, fp32 inside). */
+ * below); VKINFER_ATTENTION_ROWS=tile takes that wherever it applies. fp32 words, or 16-bit
+ * words (the fp16 mode and bfloat16 models: the _f16/_bf16 variants, fp32 inside). */
 enum { ATTN_ROWS_MAX_KEYS = 1024, ATTN_ROWS_GPU_KEYS = 64, ATTN_TILE_MAX_HEAD = 64, ATTN_TILE_BLOCKS = 96 };
 
 typedef struct attn_rows_push {

@@ -643,15 +643,11 @@ vki_status norm_fuse_add(op_ctx *c, bool *taken)
               !norm_rows_view_ok(p->rank, p->dims, p->view_strides, p->view_elem)))
         return VKI_OK;
     int64_t len = shape_numel(y->dims + axis, y->rank - (int)axis), count = numel(y);
-    plan_value *scale = op_value(c, scale_v), *bias = bias_v >= 0 ? op_value(c, bias_v) : NULL;
-    if (!scale->host || scale->dtype != y->dtype || (bias && (!bias->host || bias->dtype != y->dtype))) return VKI_OK;
-    int64_t ns = numel(scale), nb = bias ? numel(bias) : 1;
-    if ((ns != len && ns != 1) || (nb != len && nb != 1) || !len || count > INT32_MAX ||
-        (uint64_t)count * 4 > op_max_binding_bytes(c))
-        return VKI_OK;
-    op_fuse_claim_input0(c, n);
+    if (count > INT32_MAX || (uint64_t)count * 4 > op_max_binding_bytes(c)) return VKI_OK;
     int pairs;
-    VKI_TRY(pack_host_pairs(c, scale, bias, len, &pairs));
+    VKI_TRY(norm_layer_pairs(c, scale_v, bias_v, len, y->dtype, &pairs));
+    if (pairs < 0) return VKI_OK;
+    op_fuse_claim_input0(c, n);
     row_layout l = contiguous_rows(count / len, len);
     int r = op_in_index(c, 1);
     if (p) { /* the sum commutes: the view is X, the other operand R */

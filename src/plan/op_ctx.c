@@ -945,10 +945,10 @@ static bool is_own_output(const op_ctx *c, int v)
     return false;
 }
 
+/* one of its own outputs, or one of a later node's that its kernels compute */
 static bool is_node_output(const op_ctx *c, int v)
 {
-    for (int o = 0; o < c->node->n_outputs; o++)
-        if (c->node->outputs[o] == v) return true;
+    if (is_own_output(c, v)) return true;
     for (int k = 0; k < c->n_computed; k++)
         if (c->computed[k] == v) return true;
     return false;
