@@ -11,6 +11,7 @@
  * is enabled, no other extension: enough for the float32 kernels, not for the tensor-core ones. */
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
+#include "probe_file.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -21,20 +22,6 @@
 
 static PFN_vkGetInstanceProcAddr gipa;
 #define IFN(name) PFN_##name name = (PFN_##name)gipa(inst, #name)
-
-static void *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *data = n > 0 && n % 4 == 0 ? malloc((size_t)n) : NULL;
-    if (data && fread(data, 1, (size_t)n, f) != (size_t)n) free(data), data = NULL;
-    fclose(f);
-    *size = (size_t)n;
-    return data;
-}
 
 static void print_stat(const VkPipelineExecutableStatisticKHR *s)
 {

@@ -11,6 +11,7 @@
  *   cc -O2 bench/store_probe.c -o store_probe -ldl && ./store_probe ssbo.spv image.spv */
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
+#include "probe_file.h"
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,23 +21,6 @@
 static PFN_vkGetInstanceProcAddr gipa;
 #define IFN(name) PFN_##name name = (PFN_##name)gipa(inst, #name)
 #define DFN(name) PFN_##name name = (PFN_##name)gdpa(dev, #name)
-
-static void *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *data = malloc((size_t)n);
-    if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
-        free(data);
-        data = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return data;
-}
 
 static double now_ms(void)
 {
