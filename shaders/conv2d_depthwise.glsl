@@ -1,5 +1,8 @@
 // Depthwise 2-D Conv (one input channel per group, any channel multiplier): one invocation per
 // output element, the kernel geometry specialized so the window loop unrolls (3x3 mostly).
+// Y_LAYOUT: Y stored through a layout of (image, channel, pixel) instead of [N, C, OH, OW] (a
+// Transpose after it claimed, src/ops/conv.c: ConvNeXt's [N, C, H, W] -> [N, H, W, C] before its
+// LayerNormalization, so that no copy of its own runs).
 
 #include "fused_act.glsl"
 
@@ -7,6 +10,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DT = 0u;
 #include "conv_window.glsl" // KH, KW, SH, SW, DH, DW: constants 2-7
 layout(constant_id = 8) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
+layout(constant_id = 9) const bool Y_LAYOUT = false;
 
 layout(std430, binding = 0) readonly buffer X { ELEM x[]; };
 layout(std430, binding = 1) readonly buffer W { ELEM w[]; };
@@ -18,6 +22,9 @@ layout(push_constant) uniform Push {
     uint has_bias;
     int IH, IW, OH, OW, PH, PW;
     float lo, hi; // ACT's bounds (a clamp's)
+    // Y_LAYOUT: Y(n, c, p) at (n % y_zb) * y_a + (n / y_zb) * y_a2 + c * y_b + (p / y_nb) * y_c + p % y_nb
+    // (src/ops/matmul.h mm_store_layout)
+    uint y_a, y_zb, y_a2, y_b, y_nb, y_c;
 } pc;
 
 void main()
@@ -43,5 +50,10 @@ void main()
             acc += uintBitsToFloat(LOAD(x, x_base + uint(ih * pc.IW + iw))) * uintBitsToFloat(LOAD(w, w_base + uint(kh * KW + kw)));
         }
     }
-    STORE(y, i, floatBitsToUint(round_to_dtype(DT, fused_act(ACT, acc, pc.lo, pc.hi))));
+    uint at = i;
+    if (Y_LAYOUT) {
+        uint p = uint(oh * pc.OW + ow);
+        at = (n % pc.y_zb) * pc.y_a + (n / pc.y_zb) * pc.y_a2 + oc * pc.y_b + (p / pc.y_nb) * pc.y_c + p % pc.y_nb;
+    }
+    STORE(y, at, floatBitsToUint(round_to_dtype(DT, fused_act(ACT, acc, pc.lo, pc.hi))));
 }

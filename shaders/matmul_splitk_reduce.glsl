@@ -10,6 +10,12 @@ layout(constant_id = 2) const bool IS_INT = false;
 layout(constant_id = 3) const bool HAS_C = false;
 layout(constant_id = 4) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 layout(constant_id = 5) const bool HAS_R = false; // a residual of Y's shape and layout added before ACT (a fused Add)
+// SCALE: a per-column factor after C (ConvNeXt's layer scale, src/ops/matmul.c splitk_layer_scale):
+// C holds 2 N values, Y = sum * cb[N + n] + cb[n] (alpha, beta and the factor folded in at plan time)
+layout(constant_id = 6) const bool SCALE = false;
+// Y_LAYOUT: Y (and R) at (z % y_zb) * y_a + (z / y_zb) * y_a2 + m * y_b + (n / y_nb) * y_c + n % y_nb
+// (src/ops/matmul.h mm_store_layout: a Transpose after the product claimed)
+layout(constant_id = 7) const bool Y_LAYOUT = false;
 
 layout(std430, binding = 0) readonly buffer Partial { uint partial[]; };
 layout(std430, binding = 1) readonly buffer C { ELEM cb[]; };
@@ -22,6 +28,7 @@ layout(push_constant) uniform Push {
     float alpha, beta;
     uint y_base;
     float lo, hi; // ACT's bounds (a clamp's)
+    uint y_a, y_zb, y_a2, y_b, y_nb, y_c;
 } pc;
 
 void main()
@@ -36,11 +43,16 @@ void main()
     }
     float s = 0.0;
     for (uint l = 0u; l < pc.slices; l++) s += uintBitsToFloat(partial[l * pc.count + i]);
-    float v = pc.alpha * s;
-    if (HAS_C) {
-        uint n = i % pc.N, m = (i / pc.N) % pc.M;
-        v += pc.beta * uintBitsToFloat(LOAD(cb, m * pc.scm + n * pc.scn));
+    uint n = i % pc.N, m = (i / pc.N) % pc.M, z = i / (pc.N * pc.M);
+    float v;
+    if (SCALE) {
+        v = s * uintBitsToFloat(LOAD(cb, pc.N + n)) + uintBitsToFloat(LOAD(cb, n));
+    } else {
+        v = pc.alpha * s;
+        if (HAS_C) v += pc.beta * uintBitsToFloat(LOAD(cb, m * pc.scm + n * pc.scn));
     }
-    if (HAS_R) v += uintBitsToFloat(LOAD(rb, pc.y_base + i));
-    STORE(y, pc.y_base + i, floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi))));
+    uint at = Y_LAYOUT ? (z % pc.y_zb) * pc.y_a + (z / pc.y_zb) * pc.y_a2 + m * pc.y_b + (n / pc.y_nb) * pc.y_c + n % pc.y_nb
+                       : pc.y_base + i;
+    if (HAS_R) v += uintBitsToFloat(LOAD(rb, at));
+    STORE(y, at, floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi))));
 }

@@ -368,12 +368,25 @@ static vki_status record_images_kernels(op_ctx *c, const conv_geom *g, bool tran
     if (fast && cpu && (cpu_packed >= 0 || cin_g == 1))
         return record_cpu(c, g, batch, win, values, cpu_packed, act, st);
     if (fast && cin_g == 1) {
-        uint32_t spec[9] = {128, dt, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, op_act_code(act->on, act->lo, act->hi)};
-        struct { uint32_t count, cin, cout, multiplier, has_bias; int32_t ih, iw, oh, ow, ph, pw; float lo, hi; } push = {
-            (uint32_t)count, (uint32_t)g->cin, (uint32_t)g->cout, (uint32_t)cout_g, has_bias, v.ih, v.iw, v.oh, v.ow, v.ph, v.pw,
-            act->lo, act->hi};
+        uint32_t spec[10] = {128, dt, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, op_act_code(act->on, act->lo, act->hi), 0};
+        struct {
+            uint32_t count, cin, cout, multiplier, has_bias;
+            int32_t ih, iw, oh, ow, ph, pw;
+            float lo, hi;
+            mm_store_layout y;
+        } push = {(uint32_t)count, (uint32_t)g->cin, (uint32_t)g->cout, (uint32_t)cout_g, has_bias, v.ih, v.iw, v.oh, v.ow,
+                  v.ph, v.pw, act->lo, act->hi, mm_dense_layout(batch, g->cout, (int64_t)v.oh * v.ow)};
+        /* a Transpose alone reading Y (ConvNeXt's NCHW -> NHWC before its LayerNormalization)
+         * stored through: no copy of its own. Y whole (no windows), no fused activation (the
+         * Transpose would read the activation's output) */
+        if (!win && !act->on) {
+            plan_value *y = op_out(c, 0);
+            VKI_TRY(op_store_transposed_any(c, op_out_index(c, 0), op_out_index(c, 0), y->dims, y->rank, batch, g->cout,
+                                            (int64_t)v.oh * v.ow, st, &push.y, &values[3]));
+            spec[9] = values[3] != op_out_index(c, 0);
+        }
         op_grid_1d((uint64_t)count, 128, &gx, &gy);
-        return op_dispatch_stored(c, op_variant(c, "conv2d_depthwise", st), spec, 9, &push, sizeof push, values, win,
+        return op_dispatch_stored(c, op_variant(c, "conv2d_depthwise", st), spec, 10, &push, sizeof push, values, win,
                                   stores, 4, gx, gy, 1);
     }
     if (fast && cpu) return record_cpu(c, g, batch, win, values, -1, act, st);

@@ -54,6 +54,7 @@ typedef struct mm_reduce_push {
     float alpha, beta;
     uint32_t y_base;
     float lo, hi;
+    mm_store_layout y; /* Y_LAYOUT's (spec 7) */
 } mm_reduce_push;
 
 /* Keep in step with shaders/matmul_splitk_ln.comp. */
@@ -118,6 +119,87 @@ static vki_status splitk_layer_norm(op_ctx *c, const mm_problem *p, int partial,
     op_grid_1d((uint64_t)rows, 1, &gx, &gy);
     *taken = true;
     return op_dispatch(c, "matmul_splitk_ln", spec, 5, &push, sizeof push, ln_values, 6, gx, gy, 1);
+}
+
+static int transposed_store(op_ctx *c, int v, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N, bool any_n,
+                            mm_store_layout *l, int64_t *tdims, int *trank);
+
+/* After a float32 split-K product's slices: where Y (through its claimed bias Add) is read only
+ * by a Transpose, that only by a Mul by a plan-time constant varying along Y's columns alone (a
+ * per-channel factor), and that only by an Add of a residual of the Transpose's shape (ConvNeXt's
+ * block end: the NHWC product permuted back to NCHW, times the layer scale, plus the block's
+ * input), the reduce pass applies the factor and the residual and stores through the
+ * Transpose's layout into the Add's output, claiming the three nodes (no binary_chain pass of
+ * their own). The factor, alpha, beta and the bias are folded into one plan-time constant of
+ * 2 N values. *taken false: not this case. VKINFER_SPLITK_CHAIN=0 keeps the passes (measuring). */
+static vki_status splitk_layer_scale(op_ctx *c, const mm_problem *p, int partial, int64_t slices, int64_t z_count,
+                                     const int *values, uint32_t act, bool *taken)
+{
+    *taken = false;
+    const char *env = getenv("VKINFER_SPLITK_CHAIN");
+    if ((env && !strcmp(env, "0")) || !op_fusion_on(c) || p->readers_value <= 0 || act != 0 || p->has_r) return VKI_OK;
+    /* the value Y's readers read: Y's shape (a claimed bias Add is shaped only when planned) */
+    int v = p->readers_value - 1;
+    plan_value *y = op_value(c, p->y_value);
+    if (y->dtype != VKI_DTYPE_FLOAT || y->rank < 1 || y->dims[y->rank - 1] != p->N || op_storage(c, values[3]) != GPU_W32)
+        return VKI_OK;
+    plan_value *cv = p->has_c ? op_value(c, p->c_value) : NULL;
+    if (cv && (!cv->host || p->scm != 0 || (p->scn != 1 && p->scn != 0))) return VKI_OK; /* a bias per column, known now */
+    mm_store_layout l;
+    int64_t tdims[VKI_MAX_RANK];
+    int trank;
+    int t = transposed_store(c, v, y->dims, y->rank, z_count, p->M, p->N, true, &l, tdims, &trank);
+    if (t < 0 || trank != y->rank) return VKI_OK; /* not through a Reshape: the factor's axes are read off perm */
+    const ir_node *tn = op_graph_node(c, t);
+    const int64_t *perm;
+    if (ir_attr_ints(tn, "perm", &perm) != trank) return VKI_OK;
+    int t_out = tn->outputs[0];
+    int mul = op_only_reader(c, t_out, "Mul");
+    if (mul < 0) return VKI_OK;
+    const ir_node *mn = op_graph_node(c, mul);
+    if (mn->n_inputs != 2 || mn->inputs[0] == mn->inputs[1]) return VKI_OK;
+    int gv = mn->inputs[0] == t_out ? mn->inputs[1] : mn->inputs[0];
+    plan_value *g = gv >= 0 ? op_value(c, gv) : NULL;
+    if (!g || !g->shaped || !g->host || !dtype_is_float(g->dtype) || g->rank > trank) return VKI_OK;
+    /* the factor varies along the output axis that holds Y's columns, or not at all */
+    int64_t gn = shape_numel(g->dims, g->rank);
+    if (gn != 1 && gn != p->N) return VKI_OK;
+    for (int k = 0; k < g->rank; k++) {
+        int kk = trank - g->rank + k;
+        if (g->dims[k] != 1 && (perm[kk] != trank - 1 || g->dims[k] != p->N)) return VKI_OK;
+    }
+    int add = op_only_reader(c, op_fused_output(c, mul), "Add");
+    if (add < 0) return VKI_OK;
+    const ir_node *an = op_graph_node(c, add);
+    int mul_out = op_fused_output(c, mul);
+    if (an->n_inputs != 2 || an->inputs[0] == an->inputs[1]) return VKI_OK;
+    int rv = an->inputs[0] == mul_out ? an->inputs[1] : an->inputs[0];
+    plan_value *r = rv >= 0 ? op_value(c, rv) : NULL;
+    if (!r || !r->shaped || r->dtype != VKI_DTYPE_FLOAT || r->permuted || r->view_scale || r->rank != trank ||
+        memcmp(r->dims, tdims, (size_t)trank * sizeof *tdims) || op_storage(c, rv) != GPU_W32 ||
+        plan_storage_for(c->plan, op_fused_output(c, add), VKI_DTYPE_FLOAT) != GPU_W32)
+        return VKI_OK;
+    int folded;
+    float *f = op_temp_const(c, VKI_DTYPE_FLOAT, 2 * p->N, &folded);
+    if (!f) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory folding the layer scale");
+    for (int64_t n = 0; n < p->N; n++) {
+        double gamma = host_read_f64(g->dtype, g->host, (size_t)(gn == 1 ? 0 : n));
+        double bias = cv ? host_read_f64(cv->dtype, cv->host, (size_t)(p->scn ? n : 0)) : 0.0;
+        f[n] = (float)((double)p->beta * bias * gamma);
+        f[p->N + n] = (float)((double)p->alpha * gamma);
+    }
+    VKI_TRY(op_claim_computed(c, t, VKI_DTYPE_FLOAT, trank, tdims));
+    VKI_TRY(op_claim_computed(c, mul, VKI_DTYPE_FLOAT, trank, tdims));
+    VKI_TRY(op_claim_computed(c, add, VKI_DTYPE_FLOAT, trank, tdims));
+    int64_t y_numel = z_count * p->M * p->N;
+    mm_reduce_push rp = {(uint32_t)y_numel, (uint32_t)slices, (uint32_t)p->M, (uint32_t)p->N, 0, 0, 1, 1, 0,
+                         -INFINITY, INFINITY, l};
+    uint32_t spec[8] = {MM_LOCAL, op_dtype_code(VKI_DTYPE_FLOAT), 0, 1, 0, 1, 1, 1};
+    int reduce_values[4] = {partial, folded, op_fused_output(c, add), rv};
+    uint32_t gx, gy;
+    op_grid_1d((uint64_t)y_numel, MM_LOCAL, &gx, &gy);
+    *taken = true;
+    return op_dispatch(c, "matmul_splitk_reduce", spec, 8, &rp, sizeof rp, reduce_values, 4, gx, gy, 1);
 }
 
 /* Merges adjacent batch dims that both operands walk contiguously (or both broadcast), so
@@ -468,7 +550,7 @@ mm_store_layout mm_dense_layout(int64_t Z, int64_t M, int64_t N)
 
 /* The Transpose that mm_store_transposed claims: its index, *l, its output's dims and rank; -1
  * if none (then nothing is claimed). */
-static int transposed_store(op_ctx *c, int v, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N,
+static int transposed_store(op_ctx *c, int v, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N, bool any_n,
                             mm_store_layout *l, int64_t *tdims, int *trank)
 {
     const char *env = getenv("VKINFER_TRANSPOSED_STORES");
@@ -500,10 +582,12 @@ static int transposed_store(op_ctx *c, int v, const int64_t *vd, int vr, int64_t
         if (runs && sp[k] == run_stride[runs - 1] * run_size[runs - 1]) run_size[runs - 1] *= dims[k];
         else run_size[runs] = dims[k], run_stride[runs++] = sp[k];
     }
-    if (!runs || run_stride[0] != 1) return -1; /* n's innermost elements must stay contiguous */
+    /* n's innermost elements must stay contiguous, unless the kernel stores one element at a
+     * time (any_n: nb 1, n at n * c) */
+    if (!runs || (run_stride[0] != 1 && !any_n)) return -1;
     /* the radices of (z, m, n), innermost first, n cut where the first run ends and z where a
      * run ends ([batch, heads, S, D] -> [batch, S, heads, D]) */
-    int64_t nb = run_size[0] < N ? run_size[0] : N;
+    int64_t nb = run_stride[0] != 1 ? 1 : run_size[0] < N ? run_size[0] : N;
     if (N % nb) return -1;
     int64_t radix[5] = {nb, N / nb, M, Z, 1}, stride[5] = {1, 0, 0, 0, 0};
     int r = 0;
@@ -529,13 +613,13 @@ static int transposed_store(op_ctx *c, int v, const int64_t *vd, int vr, int64_t
     return t;
 }
 
-vki_status mm_store_transposed(op_ctx *c, int v, int y, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N,
-                               gpu_storage written, mm_store_layout *l, int *out)
+static vki_status store_transposed(op_ctx *c, int v, int y, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N,
+                                   bool any_n, gpu_storage written, mm_store_layout *l, int *out)
 {
     int64_t tdims[VKI_MAX_RANK];
     int trank;
     mm_store_layout tl;
-    int tn = transposed_store(c, v, vd, vr, Z, M, N, &tl, tdims, &trank);
+    int tn = transposed_store(c, v, vd, vr, Z, M, N, any_n, &tl, tdims, &trank);
     if (tn < 0) return VKI_OK;
     int t_out = op_graph_node(c, tn)->outputs[0];
     if (plan_storage_for(c->plan, t_out, op_value(c, y)->dtype) != written) return VKI_OK;
@@ -543,6 +627,18 @@ vki_status mm_store_transposed(op_ctx *c, int v, int y, const int64_t *vd, int v
     *l = tl;
     *out = t_out;
     return VKI_OK;
+}
+
+vki_status mm_store_transposed(op_ctx *c, int v, int y, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N,
+                               gpu_storage written, mm_store_layout *l, int *out)
+{
+    return store_transposed(c, v, y, vd, vr, Z, M, N, false, written, l, out);
+}
+
+vki_status op_store_transposed_any(op_ctx *c, int v, int y, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N,
+                                   gpu_storage written, mm_store_layout *l, int *out)
+{
+    return store_transposed(c, v, y, vd, vr, Z, M, N, true, written, l, out);
 }
 
 /* The residual Add that reads Y (value v) through views that keep its elements' order: a
@@ -908,14 +1004,16 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
             bool ln_taken = false;
             if (!is_int) VKI_TRY(splitk_layer_norm(c, p, partial, slices, values, act, &ln_taken));
             if (ln_taken) return VKI_OK;
+            if (!is_int) VKI_TRY(splitk_layer_scale(c, p, partial, slices, z_count, values, act, &ln_taken));
+            if (ln_taken) return VKI_OK;
             mm_reduce_push rp = {(uint32_t)y_numel, (uint32_t)slices, (uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->scm,
-                                 (uint32_t)p->scn, p->alpha, p->beta, 0, lo, hi};
-            uint32_t spec_reduce[6] = {MM_LOCAL, out_dt, is_int, p->has_c, act, p->has_r};
+                                 (uint32_t)p->scn, p->alpha, p->beta, 0, lo, hi, mm_dense_layout(z_count, p->M, p->N)};
+            uint32_t spec_reduce[8] = {MM_LOCAL, out_dt, is_int, p->has_c, act, p->has_r, 0, 0};
             int reduce_values[4] = {partial, values[2], values[3], p->has_r ? values[4] : values[2]};
             gpu_storage rs = op_half_storage(c, values + 2, 2), reduce_stores[4] = {GPU_W32, rs, rs, rs};
             uint32_t rgx, rgy;
             op_grid_1d((uint64_t)y_numel, MM_LOCAL, &rgx, &rgy);
-            return op_dispatch_stored(c, op_variant(c, "matmul_splitk_reduce", rs), spec_reduce, 6, &rp, sizeof rp,
+            return op_dispatch_stored(c, op_variant(c, "matmul_splitk_reduce", rs), spec_reduce, 8, &rp, sizeof rp,
                                       reduce_values, NULL, reduce_stores, 4, rgx, rgy, 1);
         }
     }

@@ -55,6 +55,13 @@ mm_store_layout mm_dense_layout(int64_t Z, int64_t M, int64_t N);
 vki_status mm_store_transposed(op_ctx *c, int v, int y, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N,
                                gpu_storage written, mm_store_layout *l, int *out);
 
+/* As mm_store_transposed, for kernels that store an element at a time: n's innermost run may
+ * have any stride (l->nb 1, n at n * l->c), as for a depthwise convolution's [N, C, H, W]
+ * output (z, m, n = image, channel, pixel) transposed to [N, H, W, C] (ConvNeXt's block before
+ * its channels-last LayerNormalization). */
+vki_status op_store_transposed_any(op_ctx *c, int v, int y, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N,
+                                   gpu_storage written, mm_store_layout *l, int *out);
+
 /* Whether MatMul/Gemm take the CPU-device kernels: on CPU devices (lavapipe), unless
  * VKINFER_MATMUL_KERNELS=gpu|cpu says otherwise (so that CI on lavapipe tests both). */
 bool mm_cpu_kernels(const op_ctx *c);

@@ -388,7 +388,17 @@ static vki_status plan_transpose(op_ctx *c)
         if (axis < 0) axis += y->rank;
         elementwise_view = axis == y->rank - 1 && norm_rows_view_ok(y->rank, y->dims, vs, x->permuted ? x->view_elem : 0);
     }
-    if ((product_view || elementwise_view) && !x->host && !x->view_scale && op_storage(c, op_in_index(c, 0)) == y->storage) {
+    /* A Transpose that only a LayerNormalization over its last axis reads, followed by the
+     * inverse Transpose (ConvNeXt's channels-last LayerNormalization inside NCHW): a permuted
+     * view that the LayerNormalization normalizes through its strides into the second
+     * Transpose's output (src/ops/normalization.c channel_layer_norm): neither is a copy */
+    int64_t perm64[VKI_MAX_RANK];
+    for (int k = 0; k < x->rank; k++) perm64[k] = perm[k];
+    bool channel_ln = y && !mm && !x->permuted && !x->split_inner && dtype_is_float(x->dtype) &&
+                      (uint64_t)shape_numel(x->dims, x->rank) * 4 + x->view_offset <= op_max_binding_bytes(c) &&
+                      norm_channels_between(c, op_out_index(c, 0), perm64, x->rank) >= 0;
+    if ((product_view || elementwise_view || channel_ln) && !x->host && !x->view_scale &&
+        op_storage(c, op_in_index(c, 0)) == y->storage) {
         VKI_TRY(op_output_alias(c, 0, 0));
         if (y->alias_of >= 0) {
             y->permuted = true;

@@ -5,6 +5,7 @@
  * parameters travel as one array of (scale, shift) pairs, folded on the host when they are
  * constants and by shaders/norm_fold.glsl otherwise, so that no shader needs over 4 buffers. */
 #include "normalization.h"
+#include "../plan/plan.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -549,6 +550,76 @@ static vki_status check_suffix(op_ctx *c, int i, const plan_value *x, int axis)
     return VKI_OK;
 }
 
+int norm_channels_between(op_ctx *c, int v, const int64_t *perm, int rank)
+{
+    const char *env = getenv("VKINFER_CHANNEL_LN");
+    if ((env && !strcmp(env, "0")) || !op_fusion_on(c) || rank < 2) return -1;
+    int ln = op_only_reader(c, v, "LayerNormalization");
+    if (ln < 0) return -1;
+    const ir_node *n = op_graph_node(c, ln);
+    if (*n->domain || n->n_inputs < 2 || n->inputs[0] != v || n->n_outputs < 1 || n->outputs[0] < 0) return -1;
+    for (int o = 1; o < n->n_outputs; o++)
+        if (n->outputs[o] >= 0) return -1; /* its statistics are read */
+    int64_t axis = ir_attr_int(n, "axis", -1);
+    if (axis != -1 && axis != rank - 1) return -1;
+    int t2 = op_only_reader(c, n->outputs[0], "Transpose");
+    if (t2 < 0) return -1;
+    const ir_node *tn = op_graph_node(c, t2);
+    const int64_t *p2;
+    if (tn->n_outputs < 1 || tn->outputs[0] < 0 || ir_attr_ints(tn, "perm", &p2) != rank) return -1;
+    for (int k = 0; k < rank; k++)
+        if (p2[k] < 0 || p2[k] >= rank || perm[p2[k]] != k) return -1; /* back to the first's input order */
+    return t2;
+}
+
+/* A LayerNormalization between a Transpose (X, a permuted view) and its inverse
+ * (norm_channels_between): the rows are X's leading axes, in at most two runs of strides, the
+ * elements its last axis; Y, the second Transpose's output (claimed), is X's input in order,
+ * so that X and Y share the strides (norm_rows' STRIDED 1). *taken false: not this case. */
+static vki_status channel_layer_norm(op_ctx *c, int64_t period, int pairs, bool *taken)
+{
+    *taken = false;
+    plan_value *x = op_in(c, 0);
+    int producer = op_value_producer(c, op_in_index(c, 0));
+    if (!x->permuted || x->view_elem || x->split_inner > 0 || producer < 0 || op_has_output(c, 1) || op_has_output(c, 2))
+        return VKI_OK;
+    const ir_node *t1 = op_graph_node(c, producer);
+    const int64_t *perm;
+    if (strcmp(t1->op_type, "Transpose") || ir_attr_ints(t1, "perm", &perm) != x->rank) return VKI_OK;
+    int t2 = norm_channels_between(c, op_in_index(c, 0), perm, x->rank);
+    if (t2 < 0) return VKI_OK;
+    int r = x->rank;
+    /* the rows: runs of the leading axes, innermost first */
+    int64_t size[2] = {1, 1}, stride[2] = {0, 0};
+    int runs = 0;
+    for (int k = r - 2; k >= 0; k--) {
+        if (x->dims[k] == 1) continue;
+        if (runs && x->view_strides[k] == stride[runs - 1] * size[runs - 1]) {
+            size[runs - 1] *= x->dims[k];
+        } else {
+            if (runs == 2) return VKI_OK;
+            size[runs] = x->dims[k], stride[runs++] = x->view_strides[k];
+        }
+    }
+    int64_t len = x->dims[r - 1], rows = size[0] * size[1];
+    if (numel(x) > UINT32_MAX || stride[0] > UINT32_MAX || stride[1] > UINT32_MAX || x->view_strides[r - 1] > UINT32_MAX)
+        return VKI_OK;
+    int64_t tdims[VKI_MAX_RANK];
+    const int64_t *p2;
+    ir_attr_ints(op_graph_node(c, t2), "perm", &p2);
+    for (int k = 0; k < r; k++) tdims[k] = x->dims[p2[k]];
+    if (plan_storage_for(c->plan, op_graph_node(c, t2)->outputs[0], x->dtype) != op_storage(c, op_in_index(c, 0)))
+        return VKI_OK;
+    int stats;
+    VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * (rows ? rows : 1), &stats));
+    VKI_TRY(op_claim_computed(c, t2, x->dtype, r, tdims));
+    row_layout l = {rows, len, 1, (uint32_t)size[0], (uint32_t)stride[1], (uint32_t)stride[0], (uint32_t)len, 0,
+                    (uint32_t)x->view_strides[r - 1], 0, -1};
+    *taken = true;
+    return rows_dispatch_into(c, &l, AFFINE_PER_ELEMENT, pairs, period, ir_attr_float(c->node, "epsilon", 1e-5f), false,
+                              stats, 1, op_graph_node(c, t2)->outputs[0], -1, NULL);
+}
+
 static vki_status plan_layer_norm(op_ctx *c)
 {
     VKI_TRY(op_require_inputs(c, 2, 3));
@@ -573,6 +644,9 @@ static vki_status plan_layer_norm(op_ctx *c)
     if (bias && numel(bias) > period) period = numel(bias);
     int pairs, stats;
     VKI_TRY(pack_scale_bias(c, 1, 2, period, &pairs));
+    bool taken;
+    VKI_TRY(channel_layer_norm(c, period, pairs, &taken));
+    if (taken) return VKI_OK;
     VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, 2 * (l.rows ? l.rows : 1), &stats));
     /* an activation after it (TD-MPC's and the MLP policies' LayerNorm + Mish), where the
      * statistics are not outputs */

@@ -16,4 +16,12 @@ bool norm_rows_view_ok(int rank, const int64_t *dims, const int64_t *strides, in
  * made where both are plan-time constants of `dtype`, of len elements or one; *pairs -1 where
  * they are not (then nothing is made). */
 vki_status norm_layer_pairs(op_ctx *c, int scale_v, int bias_v, int64_t len, vki_dtype dtype, int *pairs);
+/* Where value v (a Transpose's output, `perm` its order over `rank` axes) is read only by a
+ * LayerNormalization over its last axis whose statistics are unread, and that only by a
+ * Transpose of the inverse order (ConvNeXt's channels-last LayerNormalization inside NCHW:
+ * permute, normalize, permute back), that second Transpose's index; else -1. The first
+ * Transpose is then a permuted view, and the LayerNormalization normalizes X's channels in
+ * place of both copies, claiming the second (norm_rows through strides, X and Y alike).
+ * VKINFER_CHANNEL_LN=0: never (measuring). */
+int norm_channels_between(op_ctx *c, int v, const int64_t *perm, int rank);
 #endif

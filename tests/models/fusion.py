@@ -395,6 +395,33 @@ class TransposedElementwise(nn.Module):
         return torch.cat([a.flatten(), b.flatten()])
 
 
+class ConvNeXtBlock(nn.Module):
+    """ConvNeXt's block and downsampling layer in NCHW: a depthwise 7x7 convolution permuted to
+    channels-last, LayerNorm, Linear + GELU + Linear, permuted back, times a per-channel layer
+    scale, plus the input; then a LayerNorm over the channels between two permutes and a 2x2
+    convolution of stride 2. The LayerNorm between the permutes normalizes the channels in
+    place of both copies (always); the GPU depthwise kernel stores through the permute after it
+    (VKINFER_CONV_KERNELS=gpu, or a GPU); a split-K reduce takes the permute back, the layer
+    scale and the residual (GPU MatMul kernels with split K forced). The profile checks each."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.dw = nn.Conv2d(c, c, 7, padding=3, groups=c)
+        self.ln = nn.LayerNorm(c, eps=1e-6)
+        self.l1 = nn.Linear(c, 4 * c)
+        self.l2 = nn.Linear(4 * c, c)
+        self.gamma = nn.Parameter(torch.randn(c, 1, 1))
+        self.ln2 = nn.LayerNorm(c, eps=1e-6)
+        self.down = nn.Conv2d(c, 2 * c, 2, stride=2)
+
+    def forward(self, x):
+        y = self.dw(x).permute(0, 2, 3, 1)
+        y = self.l2(torch.nn.functional.gelu(self.l1(self.ln(y))))
+        x = self.gamma * y.permute(0, 3, 1, 2) + x
+        x = self.ln2(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+        return self.down(x)
+
+
 class ConvTransposeRelu(nn.Module):
     """ConvTranspose (1-D and 2-D: strides, dilation, pads, output padding, no bias) + ReLU:
     the kernels apply the ReLU (1 each; on CPU devices the col2im gather after the product)."""
@@ -743,6 +770,12 @@ CASES = {
     "attention_long": (AttentionLong, (torch.randn(150, 32), torch.randn(32, 384) * 0.2), 17, 4),
     # the Softmaxes and second MatMuls, and the two Transposes (stored through)
     "heads_back": (HeadsBack, (torch.randn(2, 3, 20, 16), torch.randn(2, 3, 60, 16), torch.randn(2, 3, 60, 16)), 17, 6),
+    # the LayerNorm's two permutes (views), l1's bias Add and GELU, l2's bias Add, the layer scale's
+    # Add (into its Mul's pass); more where the kernels below apply (CHANNELS_LAST)
+    "convnext_block": (ConvNeXtBlock, (torch.randn(1, 16, 12, 12),), 17, 6),
+    # at batch 2 the split-K reduce keeps the layer scale's pass (the product's rows span two
+    # of the permute's runs); the rest as at batch 1
+    "convnext_block_batch2": (ConvNeXtBlock, (torch.randn(2, 16, 12, 12),), 17, 6),
 }
 
 
@@ -768,6 +801,12 @@ ATTENTION_FUSED = os.environ.get("VKINFER_MATMUL_KERNELS") == "gpu" or \
     os.environ.get("VKINFER_ATTENTION_ROWS") in ("1", "tile")
 STORED_THROUGH = {"heads_back": ["/Transpose_1", "/Transpose_3"]}  # the heads moved back (not K^T's)
 EXACT = (VIEWS - set(SLICE_VIEWS)) | {"control"}  # exactly `fewer` dispatches fewer, not at least
+# ConvNeXt's block (ConvNeXtBlock): the fused plan's profile names no dispatch of the LayerNorm's
+# permutes; none of the permute after the depthwise convolution where that runs on the GPU kernel
+# (it stores through); no Mul (the layer scale's pass) where a split-K reduce takes it (GPU
+# MatMul kernels, split K forced, batch 1)
+CHANNELS_LAST = {"convnext_block", "convnext_block_batch2"}
+CONV_ON_GPU_KERNELS = os.environ.get("VKINFER_CONV_KERNELS") == "gpu"
 
 
 # Half products on a device with tensor cores take no residual as R (src/ops/matmul.c,
@@ -837,7 +876,7 @@ def main():
                 stored = name in STORED_THROUGH and not ((fp16 or bf16) and cpu_device and not ATTENTION_FUSED)
                 joined = name in LN_JOINED and SPLIT_K_FORCED
                 named = None
-                if mode == "fused" and (stored or joined or name in SLICE_VIEWS):
+                if mode == "fused" and (stored or joined or name in SLICE_VIEWS or name in CHANNELS_LAST):
                     named = profiled_dispatches(vkinfer, os.path.join(tmp, "model.onnx"),
                                                 ["--precision", "fp16"] if fp16 else [], names=True)
                 # (not the fp16 mode's and bfloat16 models' half products on CPU devices: GPU kernels
@@ -851,6 +890,15 @@ def main():
                     lns = [nm for _, op, nm in named or [] if op == "LayerNormalization"]
                     if named is None or lns != LN_JOINED[name]:
                         print(f"FAIL {name}: LayerNormalization dispatches {lns}, expected only {LN_JOINED[name]}")
+                        failed += 1
+                if name in CHANNELS_LAST and mode == "fused":
+                    gpu_conv = CONV_ON_GPU_KERNELS or not cpu_device
+                    unwanted = {"/Transpose_2", "/Transpose_3"} | ({"/Transpose"} if gpu_conv else set())
+                    left = [nm for _, op, nm in named or [] if op == "Transpose" and nm in unwanted]
+                    if SPLIT_K_FORCED and name == "convnext_block":
+                        left += [nm for _, op, nm in named or [] if op == "Mul"]
+                    if named is None or left:
+                        print(f"FAIL {name}: {left or '(no profile)'} dispatched, not folded into the kernels around them")
                         failed += 1
                 if name in SLICE_VIEWS and mode == "fused":
                     sliced = [k for k, op, _ in named or [] if re.fullmatch(SLICE_VIEWS[name], op)]
