@@ -686,6 +686,14 @@ static int residual_through_views(op_ctx *c, int v, int *other, int *operand)
     return add;
 }
 
+/* Products of at most this many rows run on GEMV (GPU kernels) */
+static int64_t gemv_max_rows(void)
+{
+    const char *rows_env = getenv("VKINFER_MM_GEMV_ROWS"); /* tuning on a new device */
+    if (rows_env && *rows_env && atoi(rows_env) >= 1 && atoi(rows_env) <= MM_GEMV_ROWS_LIMIT) return atoi(rows_env);
+    return MM_GEMV_MAX_ROWS;
+}
+
 int mm_fuse_residual(op_ctx *c, mm_problem *p, int last)
 {
     if (p->has_r) return last;
@@ -711,6 +719,16 @@ int mm_fuse_residual(op_ctx *c, mm_problem *p, int last)
     const vk_caps *caps = &c->vk->caps;
     if ((st == GPU_F16 || st == GPU_BF16) &&
         (caps->cooperative_matrix || caps->cooperative_matrix_khr || caps->cooperative_matrix2))
+        return last;
+    /* GEMV (the GPU kernels' products of few rows) takes no R either: a sum that a
+     * LayerNormalization alone reads is left to norm_fuse_add (one norm_rows pass for the Add
+     * and the LayerNormalization) rather than an Add pass after the product (a post-norm
+     * transformer policy at batch 1: 2 such sums a layer) */
+    int ln_scale, ln_bias;
+    float ln_eps;
+    int64_t ln_axis;
+    if (!mm_cpu_kernels(c) && shape_numel(y->dims, y->rank) <= gemv_max_rows() * p->N &&
+        op_layer_norm_reader(c, op_fused_output(c, add), &ln_scale, &ln_bias, &ln_eps, &ln_axis) >= 0)
         return last;
     p->has_r = true;
     p->r_value = other;
@@ -796,9 +814,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     bool blocks;
     VKI_TRY(record_column_blocks(c, p, &blocks));
     if (blocks) return VKI_OK;
-    int64_t gemv_rows = MM_GEMV_MAX_ROWS;
-    const char *rows_env = getenv("VKINFER_MM_GEMV_ROWS"); /* tuning on a new device */
-    if (rows_env && *rows_env && atoi(rows_env) >= 1 && atoi(rows_env) <= MM_GEMV_ROWS_LIMIT) gemv_rows = atoi(rows_env);
+    int64_t gemv_rows = gemv_max_rows();
     /* one column ([M,K] x [K,1]: a squeeze-excitation's 1x1 convolutions, a matrix times a
      * vector): Y^T = B^T A^T is one row, and its elements lie as Y's do */
     mm_problem transposed;

@@ -807,6 +807,10 @@ EXACT = (VIEWS - set(SLICE_VIEWS)) | {"control"}  # exactly `fewer` dispatches f
 # MatMul kernels, split K forced, batch 1)
 CHANNELS_LAST = {"convnext_block", "convnext_block_batch2"}
 CONV_ON_GPU_KERNELS = os.environ.get("VKINFER_CONV_KERNELS") == "gpu"
+# post-norm encoders of few rows on the GPU MatMul kernels (GEMV, which takes no R): each residual
+# Add is left to the LayerNormalization after it (one norm_rows pass for both), so the fused
+# plan's profile names no element-wise "binary" pass (float32)
+RESIDUAL_INTO_NORM = {"encoder", "encoder_opset14"}
 
 
 # Half products on a device with tensor cores take no residual as R (src/ops/matmul.c,
@@ -876,7 +880,9 @@ def main():
                 stored = name in STORED_THROUGH and not ((fp16 or bf16) and cpu_device and not ATTENTION_FUSED)
                 joined = name in LN_JOINED and SPLIT_K_FORCED
                 named = None
-                if mode == "fused" and (stored or joined or name in SLICE_VIEWS or name in CHANNELS_LAST):
+                into_norm = name in RESIDUAL_INTO_NORM and not (fp16 or bf16) and \
+                    (os.environ.get("VKINFER_MATMUL_KERNELS") == "gpu" or not cpu_device)
+                if mode == "fused" and (stored or joined or name in SLICE_VIEWS or name in CHANNELS_LAST or into_norm):
                     named = profiled_dispatches(vkinfer, os.path.join(tmp, "model.onnx"),
                                                 ["--precision", "fp16"] if fp16 else [], names=True)
                 # (not the fp16 mode's and bfloat16 models' half products on CPU devices: GPU kernels
@@ -890,6 +896,11 @@ def main():
                     lns = [nm for _, op, nm in named or [] if op == "LayerNormalization"]
                     if named is None or lns != LN_JOINED[name]:
                         print(f"FAIL {name}: LayerNormalization dispatches {lns}, expected only {LN_JOINED[name]}")
+                        failed += 1
+                if into_norm and mode == "fused":
+                    passes = [nm for kernel, _, nm in named or [] if kernel == "binary"]
+                    if named is None or passes:
+                        print(f"FAIL {name}: residual Adds as passes of their own {passes or '(no profile)'}")
                         failed += 1
                 if name in CHANNELS_LAST and mode == "fused":
                     gpu_conv = CONV_ON_GPU_KERNELS or not cpu_device
