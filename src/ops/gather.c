@@ -1,6 +1,7 @@
 /* Index-driven data movement: Gather, GatherElements and OneHot (shaders/gather*.comp,
  * shaders/onehot.comp), folded on the host when the inputs are small constants. */
 #include "movement.h"
+#include "../plan/plan.h"
 
 #include <string.h>
 
@@ -73,9 +74,34 @@ static vki_status plan_gather(op_ctx *c)
         return VKI_OK;
     }
     VKI_TRY(op_require_gpu_dtype(c, 0));
+    /* X a permuted view (the Transpose before it chose that for these Gathers,
+     * op_gather_split_readers): one constant index along axis 0 is a permuted view too, its
+     * first element moved by the index's stride; else X's elements are copied in order first */
+    int data_in = op_in_index(c, 0);
+    if (x->permuted) {
+        plan_value *y = op_out(c, 0), *root = op_value(c, plan_root(c->plan, data_in));
+        int operand;
+        bool direct;
+        int yv = op_out_index(c, 0);
+        bool graph_output = yv < c->plan->graph->n_values && c->plan->graph->values[yv].is_output;
+        if (axis == 0 && n_idx == 1 && ind->host && !x->split_inner && root->storage == y->storage && !graph_output &&
+            y->dtype == x->dtype && op_fusion_on(c) &&
+            op_product_reader(c, op_out_index(c, 0), &operand, &direct)) {
+            int64_t idx = host_read_i64(ind->dtype, ind->host, 0);
+            if (idx < 0) idx += axis_dim;
+            y->alias_of = data_in; /* a part of X: op_output_alias keeps whole views only */
+            y->view_offset = x->view_offset;
+            y->permuted = true;
+            y->view_elem = x->view_elem + idx * x->view_strides[0];
+            for (int k = 0; k < ind->rank; k++) y->view_strides[k] = 0; /* the index's unit dims */
+            for (int k = 1; k < x->rank; k++) y->view_strides[ind->rank + k - 1] = x->view_strides[k];
+            return VKI_OK;
+        }
+        VKI_TRY(op_contiguous_copy(c, data_in, &data_in));
+    }
     /* one constant index with nothing outside the axis (q, k, v = qkv[0], qkv[1], qkv[2]):
      * the rows are contiguous, so the output is a view of them */
-    if (outer == 1 && n_idx == 1 && ind->host) {
+    if (!x->permuted && outer == 1 && n_idx == 1 && ind->host) {
         int64_t idx = host_read_i64(ind->dtype, ind->host, 0);
         if (op_output_offset_view(c, 0, 0, (idx < 0 ? idx + axis_dim : idx) * inner)) return VKI_OK;
     }
@@ -83,7 +109,7 @@ static vki_status plan_gather(op_ctx *c)
     struct { uint32_t count, n_idx; int32_t axis_dim; uint32_t inner; int32_t row0, rows; } push = {
         (uint32_t)count, (uint32_t)n_idx, (int32_t)axis_dim, (uint32_t)inner, 0, (int32_t)axis_dim};
     uint32_t spec[1] = {128}, gx, gy;
-    int values[3] = {op_in_index(c, 0), op_in_index(c, 1), op_out_index(c, 0)};
+    int values[3] = {data_in, op_in_index(c, 1), op_out_index(c, 0)};
     /* float data held as halves is gathered as halves; the indices stay int32 words */
     int data[2] = {values[0], values[2]};
     gpu_storage st = op_move_storage(c, data, 2), stores[3] = {st, GPU_W32, st};

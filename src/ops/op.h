@@ -141,6 +141,12 @@ bool op_output_scaled_view(op_ctx *c, int in, double scale);
  * *operand: the value the MatMul reads, *direct: no reshape or transpose on the way. NULL if
  * none. */
 const ir_node *op_product_reader(op_ctx *c, int v, int *operand, bool *direct);
+/* Whether value v (a Transpose's output) is read, through Squeeze or Unsqueeze nodes each the
+ * sole reader of the one before, only by Gathers of one constant index along axis 0 (PyTorch 2's
+ * nn.MultiheadAttention export splitting q, k and v: Reshape, Unsqueeze, Transpose, Squeeze,
+ * three Gathers), each of whose outputs op_product_reader follows to a MatMul. The Gathers are
+ * looked for among the next 64 nodes (preparation stays linear). */
+bool op_gather_split_readers(op_ctx *c, int v);
 /* Whether fusion and views are on (VKINFER_NO_FUSION unset: no graph as it is to measure against). */
 bool op_fusion_on(const op_ctx *c);
 /* A scratch value live only during this node, held as 32-bit words (GPU_W32). */

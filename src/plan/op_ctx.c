@@ -349,6 +349,53 @@ const ir_node *op_product_reader(op_ctx *c, int v, int *operand, bool *direct)
     return NULL;
 }
 
+/* Whether value v is one index known at plan time: a planned host value of one element, or the
+ * output of a Constant node (planned later) holding one */
+static bool one_constant_index(const plan *p, int v)
+{
+    const ir_graph *g = p->graph;
+    if (v < 0 || v >= g->n_values) return false;
+    const plan_value *pv = &p->values[v];
+    if (pv->shaped) return pv->host && shape_numel(pv->dims, pv->rank) == 1;
+    if (g->values[v].producer < 0) return false;
+    const ir_node *nd = &g->nodes[g->values[v].producer];
+    const ir_attr *a = strcmp(nd->op_type, "Constant") ? NULL : ir_find_attr(nd, "value");
+    return a && a->type == ATTR_TENSOR && a->tensor && shape_numel(a->tensor->dims, a->tensor->rank) == 1;
+}
+
+bool op_gather_split_readers(op_ctx *c, int v)
+{
+    plan *p = c->plan;
+    const ir_graph *g = p->graph;
+    const char *env = getenv("VKINFER_SPLIT_VIEWS"); /* 0: copy as before, for comparisons */
+    if (!op_fusion_on(c) || (env && !strcmp(env, "0"))) return false;
+    for (int depth = 0; depth < 4; depth++) {
+        int n = sole_reader(p, v, 1);
+        if (n < 0) break;
+        const ir_node *nd = &g->nodes[n];
+        if ((strcmp(nd->op_type, "Squeeze") && strcmp(nd->op_type, "Unsqueeze")) || nd->inputs[0] != v) break;
+        v = nd->outputs[0];
+    }
+    if (v < 0 || v >= g->n_values || g->values[v].is_output || p->shape_reads[v] || p->uses[v] < 1 || p->uses[v] > 8)
+        return false;
+    int found = 0;
+    for (int n = c->node_index + 1; n < g->n_nodes && n <= c->node_index + 64 && found < p->uses[v]; n++) {
+        const ir_node *nd = &g->nodes[n];
+        bool reads = false;
+        for (int i = 0; i < nd->n_inputs; i++) reads |= nd->inputs[i] == v;
+        if (!reads) continue;
+        if (strcmp(nd->op_type, "Gather") || *nd->domain || p->pattern[n] != PATTERN_NONE || p->fused[n] ||
+            nd->n_inputs != 2 || nd->inputs[0] != v || nd->inputs[1] == v || ir_attr_int(nd, "axis", 0) != 0 ||
+            nd->n_outputs < 1 || nd->outputs[0] < 0 || !one_constant_index(p, nd->inputs[1]))
+            return false;
+        int operand;
+        bool direct;
+        if (!op_product_reader(c, nd->outputs[0], &operand, &direct)) return false;
+        found++;
+    }
+    return found == p->uses[v];
+}
+
 bool op_output_scaled_view(op_ctx *c, int in, double scale)
 {
     plan_value *o = op_out(c, 0), *i = op_in(c, in);
