@@ -1198,12 +1198,9 @@ typedef struct attn_rows_push {
     mm_store_layout y; /* where Y(z, m, e) goes */
 } attn_rows_push;
 
-/* bdims: the first product's nb batch dims (size-1 ones included), right-aligned; p's p->nb
- * batch dims are those of size > 1, each a whole dim of bdims (part 0) or the outer (1) or
- * inner (2) part of one that a view splits in two (a split dim, src/ops/shape.c): orig[e] is
- * the bdims dim of p's dim e, inner[e] the split's inner size */
-static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, const int64_t *bdims, const int *orig,
-                                     const int *part, const int64_t *inner, bool *taken)
+/* bdims/sa/sb: the first product's nb batch dims (size-1 ones included), right-aligned */
+static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, const int64_t *bdims, const int64_t *sa,
+                                     const int64_t *sb, bool *taken)
 {
     *taken = false;
     const char *env = getenv("VKINFER_ATTENTION_ROWS");
@@ -1231,8 +1228,8 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     if (mn->n_inputs != 2 || mn->inputs[0] != p_value || mn->inputs[1] == p_value || mn->inputs[1] < 0) return VKI_OK;
     int vv = mn->inputs[1];
     plan_value *v = op_value(c, vv);
-    if (!v->shaped || v->dtype != a->dtype || v->rank < 2 || v->view_scale || v->dims[v->rank - 2] != p->N ||
-        v->rank - 2 > nb)
+    if (!v->shaped || v->dtype != a->dtype || v->rank < 2 || v->view_scale || v->split_inner ||
+        v->dims[v->rank - 2] != p->N || v->rank - 2 > nb)
         return VKI_OK;
     /* Q, K^T and V as 16-bit words (the fp16 mode, bfloat16 models) where the device lets
      * kernels declare them (in the fp16 mode a graph input held as fp32 words is converted, as
@@ -1248,23 +1245,15 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     int64_t zb[3] = {1, 1, 1}, q3[3] = {0, 0, 0}, k3[3] = {0, 0, 0}, v3[3] = {0, 0, 0};
     int used = 0;
     int64_t z_count = 1;
-    for (int d = 0; d < nb; d++) { /* V's batch dims broadcast to the first product's */
+    for (int d = nb - 1; d >= 0; d--) {
         int vd = d - (nb - (v->rank - 2));
         int64_t vsize = vd >= 0 ? v->dims[vd] : 1;
         if (vsize != bdims[d] && vsize != 1) return VKI_OK;
-    }
-    if (v->split_inner > 0 && v->split_dim >= v->rank - 2) return VKI_OK;
-    for (int e = p->nb - 1; e >= 0; e--) {
-        int d = orig[e], vd = d - (nb - (v->rank - 2));
-        int64_t vsize = vd >= 0 ? v->dims[vd] : 1, vstride = vsize == 1 ? 0 : vs[vd];
-        bool v_split = vsize != 1 && v->split_inner > 0 && v->split_dim == vd;
-        if (v_split && (part[e] == 0 || v->split_inner != inner[e])) return VKI_OK; /* split otherwise */
-        if (part[e] == 1 && !v_split) vstride *= inner[e];
-        if (part[e] == 2 && v_split) vstride = v->split_stride;
+        if (bdims[d] == 1) continue;
         if (used == 3) return VKI_OK;
         int slot = 2 - used++;
-        zb[slot] = p->bdims[e], q3[slot] = p->sa[e], k3[slot] = p->sb[e], v3[slot] = vstride;
-        z_count *= p->bdims[e];
+        zb[slot] = bdims[d], q3[slot] = sa[d], k3[slot] = sb[d], v3[slot] = vsize == 1 ? 0 : vs[vd];
+        z_count *= bdims[d];
     }
     int64_t E = v->dims[v->rank - 1];
     bool cpu = mm_cpu_kernels(c); /* CPU devices (VKINFER_MATMUL_KERNELS=gpu tests the GPU form there) */
@@ -1373,8 +1362,7 @@ static vki_status plan_matmul(op_ctx *c)
     /* a batch dim that an operand's view splits in two (src/ops/shape.c: batch and heads merged
      * by a Reshape of a strided Slice) is two batch dims of the product, the other operand's
      * stride scaled for the outer one; a split elsewhere never reaches here (split_view_ok) */
-    int orig[MM_MAX_BATCH], part[MM_MAX_BATCH]; /* of p's batch dims, for attention_rows_try */
-    int64_t inner_of[MM_MAX_BATCH];
+    bool split = false;
     for (int d = 0; d < nb; d++) {
         ydims[yrank++] = bdims[d];
         if (bdims[d] == 1) continue; /* contributes nothing to indexing */
@@ -1387,19 +1375,17 @@ static vki_status plan_matmul(op_ctx *c)
             (a_split && b_split && a->split_inner != b->split_inner) || p.nb + 2 > MM_MAX_BATCH)
             return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: a split view that the product cannot take");
         if (inner) {
-            orig[p.nb] = d, part[p.nb] = 1, inner_of[p.nb] = inner;
+            split = true;
             p.bdims[p.nb] = bdims[d] / inner;
             p.sa[p.nb] = a_split ? sa[d] : sa[d] * inner;
             p.sb[p.nb] = b_split ? sb[d] : sb[d] * inner;
             p.nb++;
-            orig[p.nb] = d, part[p.nb] = 2, inner_of[p.nb] = inner;
             p.bdims[p.nb] = inner;
             p.sa[p.nb] = a_split ? a->split_stride : sa[d];
             p.sb[p.nb] = b_split ? b->split_stride : sb[d];
             p.nb++;
             continue;
         }
-        orig[p.nb] = d, part[p.nb] = 0, inner_of[p.nb] = 0;
         p.bdims[p.nb] = bdims[d];
         p.sa[p.nb] = sa[d];
         p.sb[p.nb] = sb[d];
@@ -1408,8 +1394,7 @@ static vki_status plan_matmul(op_ctx *c)
     if (a->rank > 1) ydims[yrank++] = M;
     if (b->rank > 1) ydims[yrank++] = N;
     bool attention = false;
-    /* (split dims too: PyTorch 2's q, k and v views at batch > 1, heads merged with the batch) */
-    VKI_TRY(attention_rows_try(c, &p, nb, bdims, orig, part, inner_of, &attention));
+    if (!split) VKI_TRY(attention_rows_try(c, &p, nb, bdims, sa, sb, &attention));
     if (attention) return VKI_OK;
     VKI_TRY(op_set_output(c, 0, dt, yrank, ydims));
     return finish(c, &p);

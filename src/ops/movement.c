@@ -401,7 +401,11 @@ static vki_status plan_transpose(op_ctx *c)
      * each read by a MatMul through views (PyTorch 2's nn.MultiheadAttention: q, k and v taken
      * from the in-projection after moving their axis first): a permuted view, each Gather a
      * view of it (src/ops/gather.c) */
-    bool gather_view = y && !mm && !x->permuted && !x->split_inner && dtype_is_float(x->dtype) &&
+    int large = 0; /* at most the split axis, the sequence and the features: at batch 1 (at batch 8
+                    * the heads of a view would need a split dim, which attention's kernels do not
+                    * read: they stayed three dispatches, against one after a copy) */
+    for (int k = 0; y && k < y->rank; k++) large += y->dims[k] > 1;
+    bool gather_view = y && !mm && large <= 3 && !x->permuted && !x->split_inner && dtype_is_float(x->dtype) &&
                        (uint64_t)shape_numel(x->dims, x->rank) * 4 + x->view_offset <= op_max_binding_bytes(c) &&
                        op_gather_split_readers(c, op_out_index(c, 0));
     if ((product_view || elementwise_view || channel_ln || gather_view) && !x->host && !x->view_scale &&
