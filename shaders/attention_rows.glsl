@@ -30,10 +30,7 @@ layout(push_constant) uniform Push {
     uint y_a, y_zb, y_a2, y_b, y_nb, y_c;
 } pc;
 
-uint y_at(uint z, uint m, uint e)
-{
-    return (z % pc.y_zb) * pc.y_a + (z / pc.y_zb) * pc.y_a2 + m * pc.y_b + (e / pc.y_nb) * pc.y_c + e % pc.y_nb;
-}
+#include "store_layout.glsl"
 
 shared float p[MAX_KEYS];
 shared float red[64];

@@ -40,10 +40,7 @@ layout(push_constant) uniform Push {
     uint y_a, y_zb, y_a2, y_b, y_nb, y_c;
 } pc;
 
-uint y_at(uint z, uint m, uint e)
-{
-    return (z % pc.y_zb) * pc.y_a + (z / pc.y_zb) * pc.y_a2 + m * pc.y_b + (e / pc.y_nb) * pc.y_c + e % pc.y_nb;
-}
+#include "store_layout.glsl"
 
 shared vec4 Qs[QB * DMAX / 4u]; // [row][d / 4], alpha applied; zeros past D and past M
 shared vec4 Ks[KB * KS / 4u];   // [key][d / 4], zeros past D and past S

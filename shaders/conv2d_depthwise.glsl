@@ -26,6 +26,7 @@ layout(push_constant) uniform Push {
     // (src/ops/matmul.h mm_store_layout)
     uint y_a, y_zb, y_a2, y_b, y_nb, y_c;
 } pc;
+#include "store_layout.glsl"
 
 void main()
 {
@@ -50,10 +51,6 @@ void main()
             acc += uintBitsToFloat(LOAD(x, x_base + uint(ih * pc.IW + iw))) * uintBitsToFloat(LOAD(w, w_base + uint(kh * KW + kw)));
         }
     }
-    uint at = i;
-    if (Y_LAYOUT) {
-        uint p = uint(oh * pc.OW + ow);
-        at = (n % pc.y_zb) * pc.y_a + (n / pc.y_zb) * pc.y_a2 + oc * pc.y_b + (p / pc.y_nb) * pc.y_c + p % pc.y_nb;
-    }
+    uint at = Y_LAYOUT ? y_at(n, oc, uint(oh * pc.OW + ow)) : i;
     STORE(y, at, floatBitsToUint(round_to_dtype(DT, fused_act(ACT, acc, pc.lo, pc.hi))));
 }

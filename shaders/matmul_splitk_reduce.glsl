@@ -30,6 +30,7 @@ layout(push_constant) uniform Push {
     float lo, hi; // ACT's bounds (a clamp's)
     uint y_a, y_zb, y_a2, y_b, y_nb, y_c;
 } pc;
+#include "store_layout.glsl"
 
 void main()
 {
@@ -51,8 +52,7 @@ void main()
         v = pc.alpha * s;
         if (HAS_C) v += pc.beta * uintBitsToFloat(LOAD(cb, m * pc.scm + n * pc.scn));
     }
-    uint at = Y_LAYOUT ? (z % pc.y_zb) * pc.y_a + (z / pc.y_zb) * pc.y_a2 + m * pc.y_b + (n / pc.y_nb) * pc.y_c + n % pc.y_nb
-                       : pc.y_base + i;
+    uint at = Y_LAYOUT ? y_at(z, m, n) : pc.y_base + i;
     if (HAS_R) v += uintBitsToFloat(LOAD(rb, at));
     STORE(y, at, floatBitsToUint(round_to_dtype(OUT_DT, fused_act(ACT, v, pc.lo, pc.hi))));
 }

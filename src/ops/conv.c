@@ -381,7 +381,7 @@ static vki_status record_images_kernels(op_ctx *c, const conv_geom *g, bool tran
          * Transpose would read the activation's output) */
         if (!win && !act->on) {
             plan_value *y = op_out(c, 0);
-            VKI_TRY(op_store_transposed_any(c, op_out_index(c, 0), op_out_index(c, 0), y->dims, y->rank, batch, g->cout,
+            VKI_TRY(mm_store_transposed_any(c, op_out_index(c, 0), op_out_index(c, 0), y->dims, y->rank, batch, g->cout,
                                             (int64_t)v.oh * v.ow, st, &push.y, &values[3]));
             spec[9] = values[3] != op_out_index(c, 0);
         }

@@ -86,7 +86,7 @@ static vki_status plan_gather(op_ctx *c)
         bool graph_output = yv < c->plan->graph->n_values && c->plan->graph->values[yv].is_output;
         if (axis == 0 && n_idx == 1 && ind->host && !x->split_inner && root->storage == y->storage && !graph_output &&
             y->dtype == x->dtype && op_fusion_on(c) &&
-            op_product_reader(c, op_out_index(c, 0), &operand, &direct)) {
+            op_product_reader(c, yv, &operand, &direct)) {
             int64_t idx = host_read_i64(ind->dtype, ind->host, 0);
             if (idx < 0) idx += axis_dim;
             y->alias_of = data_in; /* a part of X: op_output_alias keeps whole views only */

@@ -168,10 +168,9 @@ static vki_status splitk_layer_scale(op_ctx *c, const mm_problem *p, int partial
         int kk = trank - g->rank + k;
         if (g->dims[k] != 1 && (perm[kk] != trank - 1 || g->dims[k] != p->N)) return VKI_OK;
     }
-    int add = op_only_reader(c, op_fused_output(c, mul), "Add");
+    int mul_out = op_fused_output(c, mul), add = op_only_reader(c, mul_out, "Add");
     if (add < 0) return VKI_OK;
     const ir_node *an = op_graph_node(c, add);
-    int mul_out = op_fused_output(c, mul);
     if (an->n_inputs != 2 || an->inputs[0] == an->inputs[1]) return VKI_OK;
     int rv = an->inputs[0] == mul_out ? an->inputs[1] : an->inputs[0];
     plan_value *r = rv >= 0 ? op_value(c, rv) : NULL;
@@ -635,7 +634,7 @@ vki_status mm_store_transposed(op_ctx *c, int v, int y, const int64_t *vd, int v
     return store_transposed(c, v, y, vd, vr, Z, M, N, false, written, l, out);
 }
 
-vki_status op_store_transposed_any(op_ctx *c, int v, int y, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N,
+vki_status mm_store_transposed_any(op_ctx *c, int v, int y, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N,
                                    gpu_storage written, mm_store_layout *l, int *out)
 {
     return store_transposed(c, v, y, vd, vr, Z, M, N, true, written, l, out);

@@ -59,7 +59,7 @@ vki_status mm_store_transposed(op_ctx *c, int v, int y, const int64_t *vd, int v
  * have any stride (l->nb 1, n at n * l->c), as for a depthwise convolution's [N, C, H, W]
  * output (z, m, n = image, channel, pixel) transposed to [N, H, W, C] (ConvNeXt's block before
  * its channels-last LayerNormalization). */
-vki_status op_store_transposed_any(op_ctx *c, int v, int y, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N,
+vki_status mm_store_transposed_any(op_ctx *c, int v, int y, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N,
                                    gpu_storage written, mm_store_layout *l, int *out);
 
 /* Whether MatMul/Gemm take the CPU-device kernels: on CPU devices (lavapipe), unless

@@ -394,9 +394,10 @@ static vki_status plan_transpose(op_ctx *c)
      * Transpose's output (src/ops/normalization.c channel_layer_norm): neither is a copy */
     int64_t perm64[VKI_MAX_RANK];
     for (int k = 0; k < x->rank; k++) perm64[k] = perm[k];
-    bool channel_ln = y && !mm && !x->permuted && !x->split_inner && dtype_is_float(x->dtype) &&
-                      (uint64_t)shape_numel(x->dims, x->rank) * 4 + x->view_offset <= op_max_binding_bytes(c) &&
-                      norm_channels_between(c, op_out_index(c, 0), perm64, x->rank) >= 0;
+    /* (both read X's elements whole, in one binding, from X's own row-major layout) */
+    bool whole_x = y && !mm && !x->permuted && !x->split_inner && dtype_is_float(x->dtype) &&
+                   (uint64_t)shape_numel(x->dims, x->rank) * 4 + x->view_offset <= op_max_binding_bytes(c);
+    bool channel_ln = whole_x && norm_channels_between(c, op_out_index(c, 0), perm64, x->rank) >= 0;
     /* A Transpose whose output is split by Gathers of constant indices along its first axis,
      * each read by a MatMul through views (PyTorch 2's nn.MultiheadAttention: q, k and v taken
      * from the in-projection after moving their axis first): a permuted view, each Gather a
@@ -405,9 +406,7 @@ static vki_status plan_transpose(op_ctx *c)
                     * the heads of a view would need a split dim, which attention's kernels do not
                     * read: they stayed three dispatches, against one after a copy) */
     for (int k = 0; y && k < y->rank; k++) large += y->dims[k] > 1;
-    bool gather_view = y && !mm && large <= 3 && !x->permuted && !x->split_inner && dtype_is_float(x->dtype) &&
-                       (uint64_t)shape_numel(x->dims, x->rank) * 4 + x->view_offset <= op_max_binding_bytes(c) &&
-                       op_gather_split_readers(c, op_out_index(c, 0));
+    bool gather_view = whole_x && large <= 3 && !channel_ln && op_gather_split_readers(c, op_out_index(c, 0));
     if ((product_view || elementwise_view || channel_ln || gather_view) && !x->host && !x->view_scale &&
         op_storage(c, op_in_index(c, 0)) == y->storage) {
         VKI_TRY(op_output_alias(c, 0, 0));
