@@ -95,9 +95,11 @@ def ncnn_in_child(name, tmp, threads, vulkan, runs, warmup):
     return f"crashed (exit code {r.returncode})"
 
 
-def ncnn_time(model, inputs, tmp, name, threads, vulkan, runs, warmup):
+def ncnn_time(model, inputs, tmp, name, threads, vulkan, runs, warmup, half=False):
     """(median ms, max |ncnn - torch| / max |torch|) of ncnn on a pnnx conversion of model;
-    raises where ncnn, pnnx or the conversion fails."""
+    raises where ncnn, pnnx or the conversion fails. On its Vulkan path ncnn computes in fp32
+    (fp16 storage and arithmetic off), or with `half` in its defaults (fp16 storage and
+    arithmetic where the device has them: its fastest GPU mode)."""
     import ncnn
     import pnnx
     base = os.path.join(tmp, "ncnn_" + name)
@@ -113,7 +115,7 @@ def ncnn_time(model, inputs, tmp, name, threads, vulkan, runs, warmup):
     net = ncnn.Net()
     net.opt.num_threads = threads
     net.opt.use_vulkan_compute = vulkan
-    if vulkan:
+    if vulkan and not half:
         net.opt.use_fp16_packed = net.opt.use_fp16_storage = net.opt.use_fp16_arithmetic = False
     if net.load_param(base + ".ncnn.param") or net.load_model(base + ".ncnn.bin"):
         raise RuntimeError("ncnn could not load the converted model")

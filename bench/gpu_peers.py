@@ -7,13 +7,20 @@ torch.compile(mode="reduce-overhead") fp32 (Inductor's kernels replayed through 
 its compile time is not counted). TF32 is off. vkinfer's output is checked against eager fp32.
 
     python3 bench/gpu_peers.py VKINFER [--models mobilenet_v2_b1,...] [--runs 50] [--warmup 10]
-        [--no-compile] [--markdown OUT.md]
+        [--no-compile] [--cpu-peers THREADS] [--ncnn] [--markdown OUT.md]
 
 Models (seeded random weights, exported by the TorchScript exporter at opset 17):
 torchvision's mobilenet_v2, resnet18, resnet50, efficientnet_b0, convnext_tiny, vit_b_16 at
 batch 1 (and resnet50 at 32), a BERT-base-sized encoder (seq 128) at batch 1 and 8, and the
-policy-shaped test networks (tests/models/policies.py) at batch 1. Not here: ncnn (no wheel
-on the GPU machine) and LeRobot's own policies (not installable there)."""
+policy-shaped test networks (tests/models/policies.py) at batch 1.
+--cpu-peers N adds onnxruntime CPU (on the same .onnx file) and PyTorch CPU eager with N threads
+(at most 10 runs after 2: they are 10-100x slower). --ncnn adds ncnn through Vulkan on the same
+GPU for the torchvision CNNs at batch 1 (its PyPI wheel, with pnnx converting each model; both
+importable, e.g. carried as wheels): in fp32 (fp16 storage and arithmetic off) and in its
+defaults (fp16 storage and arithmetic: its fastest mode), each in a child process, so that a
+crash in ncnn or pnnx is a cell of the table; its outputs are checked against eager fp32
+(pnnx stores the weights as float16, so ~1e-3 relative in both modes). LeRobot's own policies:
+bench/lerobot_policies.py; both in one command: bench/issue6_table.sh."""
 import argparse
 import json
 import os
@@ -127,6 +134,64 @@ def torch_peers(model, inputs, runs, warmup, compile_too):
     return out
 
 
+def cpu_peers(model, inputs, path, names, threads, runs):
+    """onnxruntime CPU on the .onnx file and PyTorch CPU eager, `threads` threads each: ms."""
+    out = {}
+    runs = min(runs, 10)
+    try:
+        import onnxruntime as ort
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        feed = {n: t.numpy() for n, t in zip(names, inputs)}
+        out[f"onnxruntime CPU ({threads} threads)"] = median_ms(lambda: sess.run(None, feed), runs, 2)
+    except Exception as err:  # noqa: BLE001  no onnxruntime there: the cell stays empty
+        print(f"  onnxruntime: {type(err).__name__}: {err}".splitlines()[0], flush=True)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    with torch.no_grad():
+        out[f"PyTorch CPU ({threads} threads)"] = median_ms(lambda: model(*inputs), runs, 2)
+    torch.set_num_threads(before)
+    return out
+
+
+def is_cnn(name):
+    """the torchvision CNNs at batch 1: what ncnn's converter and its batch-less Mat take"""
+    base, batch = name.rsplit("_b", 1)
+    return batch == "1" and base in ("mobilenet_v2", "resnet18", "resnet50", "efficientnet_b0", "convnext_tiny")
+
+
+def ncnn_in_child(name, tmp, half, runs, warmup):
+    """ncnn through Vulkan on model `name` in a child process (this script with --ncnn-child):
+    (ms, relative error against PyTorch), or a string saying how it failed (a crash included)."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--ncnn-child", name, tmp, str(int(half)), str(runs), str(warmup)]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return "timed out"
+    last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+    if r.returncode == 0 and last.startswith("{"):
+        j = json.loads(last)
+        return (j["ms"], j["err"]) if "ms" in j else j["error"]
+    return f"crashed (exit code {r.returncode}): {r.stderr.strip()[-200:]}"
+
+
+def ncnn_child(argv):
+    """--ncnn-child NAME TMP HALF RUNS WARMUP: one ncnn measurement, as JSON"""
+    from compare_cpu import ncnn_time
+    name, tmp, half, runs, warmup = argv
+    model, x = build(name)
+    model.eval()
+    try:
+        ms, err = ncnn_time(model, (x,), tmp, name, os.cpu_count() or 1, True, int(runs), int(warmup), half == "1")
+        print(json.dumps({"ms": ms, "err": err}))
+    except Exception as e:  # noqa: BLE001  reported by the parent
+        text = str(e).strip()
+        print(json.dumps({"error": text.splitlines()[0] if text else type(e).__name__}))
+    return 0
+
+
 def vkinfer_time(vkinfer, path, feeds, runs, warmup, extra=()):
     """(median ms, dispatches) of `vkinfer bench` with options `extra`; (None, None) where it fails."""
     cmd = [vkinfer, "bench", path, "--runs", str(runs), "--warmup", str(warmup), "--json", *extra]
@@ -158,13 +223,21 @@ def main():
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--cpu-peers", type=int, default=0, metavar="THREADS",
+                    help="onnxruntime CPU and PyTorch CPU with THREADS threads (0: not run)")
+    ap.add_argument("--ncnn", action="store_true", help="ncnn through Vulkan on the CNNs at batch 1")
     ap.add_argument("--markdown")
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     cols = ["vkinfer", "eager fp32", "CUDA graph fp32", "torch.compile fp32", "eager fp16"]
-    lines = ["| model | batch | " + " | ".join(cols) + " | vkinfer / best fp32 peer | max rel. err | dispatches |",
-             "|---" * (len(cols) + 5) + "|"]
+    if a.cpu_peers:
+        cols += [f"onnxruntime CPU ({a.cpu_peers} threads)", f"PyTorch CPU ({a.cpu_peers} threads)"]
+    if a.ncnn:
+        cols += ["ncnn Vulkan fp32", "ncnn Vulkan fp16"]
+    tail = ["vkinfer / best fp32 peer"] + (["vkinfer / best ncnn"] if a.ncnn else []) + ["max rel. err", "dispatches"]
+    lines = ["| model | batch | " + " | ".join(cols + tail) + " |", "|---" * (len(cols) + len(tail) + 2) + "|"]
+    notes = []
     for name in a.models.split(","):
         model, inputs = build(name)
         model.eval()
@@ -182,17 +255,37 @@ def main():
                 feeds.append((n, p))
             vk, dispatches = vkinfer_time(a.vkinfer, path, feeds, a.runs, a.warmup)
             got = vkinfer_output(a.vkinfer, path, feeds, tmp)
+            row = {"vkinfer": vk}
+            if a.cpu_peers:
+                row.update(cpu_peers(model, inputs, path, names, a.cpu_peers, a.runs))
+            if a.ncnn and is_cnn(name):
+                for mode in ("fp32", "fp16"):
+                    r = ncnn_in_child(name, tmp, mode == "fp16", a.runs, a.warmup)
+                    if isinstance(r, tuple):
+                        row[f"ncnn Vulkan {mode}"] = r[0]
+                        if r[1] > 1e-2:
+                            notes.append(f"{name}: ncnn {mode}'s output differs from eager by {r[1]:.1e} (relative)")
+                            row[f"ncnn Vulkan {mode}"] = None
+                    else:
+                        notes.append(f"{name}: ncnn {mode} did not run: {r}")
         err = rel_err(got, ref)
         peers = torch_peers(model, inputs, a.runs, a.warmup, not a.no_compile) if torch.cuda.is_available() else {}
-        row = {"vkinfer": vk, **peers}
+        row.update(peers)
         fp32 = [row[k] for k in ("eager fp32", "CUDA graph fp32", "torch.compile fp32") if row.get(k)]
-        ratio = f"{vk / min(fp32):.2f}x" if vk and fp32 else "-"
+        extra = [f"{vk / min(fp32):.2f}x" if vk and fp32 else "-"]
+        if a.ncnn:
+            nc = [row[k] for k in ("ncnn Vulkan fp32", "ncnn Vulkan fp16") if row.get(k)]
+            extra.append(f"{vk / min(nc):.2f}x" if vk and nc else "-")
         base, batch = name.rsplit("_b", 1)
         cells = [f"{row[c]:.2f}" if row.get(c) else "-" for c in cols]
-        lines.append(f"| {base} | {batch} | " + " | ".join(cells) + f" | {ratio} | {err:.1e} | {dispatches or '-'} |")
+        lines.append(f"| {base} | {batch} | " + " | ".join(cells + extra) + f" | {err:.1e} | {dispatches or '-'} |")
         print(lines[-1], flush=True)
+    if notes:
+        lines += [""] + [f"- {n}" for n in notes]
     write_table(lines, a.markdown)
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--ncnn-child":
+        sys.exit(ncnn_child(sys.argv[2:]))
     main()
