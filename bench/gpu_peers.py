@@ -7,7 +7,7 @@ torch.compile(mode="reduce-overhead") fp32 (Inductor's kernels replayed through 
 its compile time is not counted). TF32 is off. vkinfer's output is checked against eager fp32.
 
     python3 bench/gpu_peers.py VKINFER [--models mobilenet_v2_b1,...] [--runs 50] [--warmup 10]
-        [--no-compile] [--cpu-peers THREADS] [--ncnn] [--markdown OUT.md]
+        [--no-compile] [--cpu-peers THREADS] [--ncnn] [--half] [--markdown OUT.md]
 
 Models (seeded random weights, exported by the TorchScript exporter at opset 17):
 torchvision's mobilenet_v2, resnet18, resnet50, efficientnet_b0, convnext_tiny, vit_b_16 at
@@ -19,7 +19,9 @@ GPU for the torchvision CNNs at batch 1 (its PyPI wheel, with pnnx converting ea
 importable, e.g. carried as wheels): in fp32 (fp16 storage and arithmetic off) and in its
 defaults (fp16 storage and arithmetic: its fastest mode), each in a child process, so that a
 crash in ncnn or pnnx is a cell of the table; its outputs are checked against eager fp32
-(pnnx stores the weights as float16, so ~1e-3 relative in both modes). LeRobot's own policies:
+(pnnx stores the weights as float16, so ~1e-3 relative in both modes). --half adds vkinfer's fp16
+mode (`--precision fp16`) on the same models, the like-for-like peer of ncnn's fp16; "vkinfer /
+best ncnn" is the faster of vkinfer's columns over the faster of ncnn's. LeRobot's own policies:
 bench/lerobot_policies.py; both in one command: bench/issue6_table.sh."""
 import argparse
 import json
@@ -55,6 +57,9 @@ def build(name):
         return model, tuple(t[:batch] for t in inputs)
     import torchvision
     model = randomize_batchnorm(getattr(torchvision.models, base)(weights=None))
+    if base.startswith("vit"):  # torchvision zeroes ViT's head: its output would be the zero bias
+        torch.nn.init.normal_(model.heads.head.weight, std=0.02)
+        torch.nn.init.normal_(model.heads.head.bias, std=0.02)
     return model, torch.randn(batch, 3, 224, 224)
 
 
@@ -205,9 +210,9 @@ def vkinfer_time(vkinfer, path, feeds, runs, warmup, extra=()):
     return j["median_ms"], j.get("dispatches")
 
 
-def vkinfer_output(vkinfer, path, feeds, tmp):
+def vkinfer_output(vkinfer, path, feeds, tmp, extra=()):
     out = os.path.join(tmp, "out")
-    cmd = [vkinfer, "run", path, "--output-dir", out]
+    cmd = [vkinfer, "run", path, "--output-dir", out, *extra]
     for k, p in feeds:
         cmd += ["--input", f"{k}={p}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -226,11 +231,14 @@ def main():
     ap.add_argument("--cpu-peers", type=int, default=0, metavar="THREADS",
                     help="onnxruntime CPU and PyTorch CPU with THREADS threads (0: not run)")
     ap.add_argument("--ncnn", action="store_true", help="ncnn through Vulkan on the CNNs at batch 1")
+    ap.add_argument("--half", action="store_true", help="vkinfer's fp16 mode too, on the CNNs at batch 1")
     ap.add_argument("--markdown")
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     cols = ["vkinfer", "eager fp32", "CUDA graph fp32", "torch.compile fp32", "eager fp16"]
+    if a.half:
+        cols.insert(1, "vkinfer fp16")
     if a.cpu_peers:
         cols += [f"onnxruntime CPU ({a.cpu_peers} threads)", f"PyTorch CPU ({a.cpu_peers} threads)"]
     if a.ncnn:
@@ -256,6 +264,10 @@ def main():
             vk, dispatches = vkinfer_time(a.vkinfer, path, feeds, a.runs, a.warmup)
             got = vkinfer_output(a.vkinfer, path, feeds, tmp)
             row = {"vkinfer": vk}
+            if a.half and is_cnn(name):
+                row["vkinfer fp16"], _ = vkinfer_time(a.vkinfer, path, feeds, a.runs, a.warmup, ["--precision", "fp16"])
+                e16 = rel_err(vkinfer_output(a.vkinfer, path, feeds, tmp, ["--precision", "fp16"]), ref)
+                notes.append(f"{name}: vkinfer fp16's max relative error against eager fp32 {e16:.1e}")
             if a.cpu_peers:
                 row.update(cpu_peers(model, inputs, path, names, a.cpu_peers, a.runs))
             if a.ncnn and is_cnn(name):
@@ -275,7 +287,8 @@ def main():
         extra = [f"{vk / min(fp32):.2f}x" if vk and fp32 else "-"]
         if a.ncnn:
             nc = [row[k] for k in ("ncnn Vulkan fp32", "ncnn Vulkan fp16") if row.get(k)]
-            extra.append(f"{vk / min(nc):.2f}x" if vk and nc else "-")
+            ours = [row[k] for k in ("vkinfer", "vkinfer fp16") if row.get(k)]
+            extra.append(f"{min(ours) / min(nc):.2f}x" if ours and nc else "-")
         base, batch = name.rsplit("_b", 1)
         cells = [f"{row[c]:.2f}" if row.get(c) else "-" for c in cols]
         lines.append(f"| {base} | {batch} | " + " | ".join(cells + extra) + f" | {err:.1e} | {dispatches or '-'} |")

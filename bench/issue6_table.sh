@@ -48,7 +48,7 @@ for part in $PARTS; do
     case $part in
     peers)
         extra=()
-        if $PY -c "import ncnn, pnnx" 2>/dev/null; then extra+=(--ncnn); fi
+        if $PY -c "import ncnn, pnnx" 2>/dev/null; then extra+=(--ncnn --half); fi
         models=()
         if [ -n "${MODELS:-}" ]; then models=(--models "$MODELS"); fi
         $PY bench/gpu_peers.py "$VK" "${models[@]}" --runs "$RUNS" --warmup "$WARMUP" --cpu-peers "$THREADS" "${extra[@]}" \
