@@ -651,11 +651,17 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
      * VKINFER_CONV_KERNELS=gemm_batch forces it (CI on lavapipe). */
     bool batched = g->batch > 1 && !cpu && ((force && !strcmp(force, "gemm_batch")) || (coopmat2 && ohw <= 1024));
     /* halves on a device with VK_NV_cooperative_matrix2: the column rows padded to a multiple
-     * of 8 (16 bytes), which its kernel loads 16 bytes at a time; a 1x1 convolution whose
-     * maps are not (ResNet's 14x14 and 7x7) gets such a padded copy too. Measured on the
-     * H200: the same product reads 3-4x faster aligned. */
+     * of 8 (16 bytes), which its kernel loads 16 bytes at a time (the same product read 3-4x
+     * faster aligned on the H200). A 1x1 convolution whose maps are not (ResNet's and
+     * MobileNet's 14x14 and 7x7) reads X in place all the same: a padded copy of X cost more
+     * than the unaligned loads. H200, fp16 mode at batch 1, bench/env_sweep.sh
+     * VKINFER_CONV_PAD_ROWS "0 -" (0 then the copy, as before; 1 still forces it): mobilenet_v2
+     * 0.527 / 0.497 against 0.618 / 0.616 ms (115 -> 93 dispatches), efficientnet_b0 0.747 /
+     * 0.743 against 0.971 / 0.992 (206 -> 152), resnet50 1.024 against 1.077 / 1.082 (159 ->
+     * 142; its products 0.579 -> 0.602 ms of GPU time, its copies 0.234 -> 0.125). */
     int64_t n_cols = batched ? g->batch * ohw : ohw; /* columns of one product */
-    bool pad_rows = coopmat2 && n_cols % 8;
+    const char *pad_env = getenv("VKINFER_CONV_PAD_ROWS");
+    bool pad_rows = coopmat2 && n_cols % 8 && (!direct || (pad_env && !strcmp(pad_env, "1")));
     if (pad_rows || batched) direct = false;
     /* on CPU devices a 1x1 convolution whose maps are not whole texels (MobileNet's 7x7) reads
      * X through im2col_cpu's padded copy: the CPU MatMul would otherwise pack X into blocks of
