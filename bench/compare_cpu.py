@@ -84,15 +84,21 @@ def ncnn_in_child(name, tmp, threads, vulkan, runs, warmup):
     (ms, err), or a string saying how it failed (a crash in ncnn or pnnx included)."""
     cmd = [sys.executable, os.path.abspath(__file__), "--ncnn-child", name, tmp, str(threads), str(int(vulkan)),
            str(runs), str(warmup)]
+    return child_result(cmd, 900)
+
+
+def child_result(cmd, timeout):
+    """Runs an ncnn child process (its last stdout line a JSON object: ms and err, or error):
+    (ms, err), or a string saying how it failed (a crash or a timeout included)."""
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return "timed out"
     last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
     if r.returncode == 0 and last.startswith("{"):
         j = json.loads(last)
         return (j["ms"], j["err"]) if "ms" in j else j["error"]
-    return f"crashed (exit code {r.returncode})"
+    return f"crashed (exit code {r.returncode}): {r.stderr.strip()[-200:]}"
 
 
 def ncnn_time(model, inputs, tmp, name, threads, vulkan, runs, warmup, half=False):

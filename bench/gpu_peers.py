@@ -170,16 +170,9 @@ def is_cnn(name):
 def ncnn_in_child(name, tmp, half, runs, warmup):
     """ncnn through Vulkan on model `name` in a child process (this script with --ncnn-child):
     (ms, relative error against PyTorch), or a string saying how it failed (a crash included)."""
+    from compare_cpu import child_result
     cmd = [sys.executable, os.path.abspath(__file__), "--ncnn-child", name, tmp, str(int(half)), str(runs), str(warmup)]
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        return "timed out"
-    last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
-    if r.returncode == 0 and last.startswith("{"):
-        j = json.loads(last)
-        return (j["ms"], j["err"]) if "ms" in j else j["error"]
-    return f"crashed (exit code {r.returncode}): {r.stderr.strip()[-200:]}"
+    return child_result(cmd, 600)
 
 
 def ncnn_child(argv):
