@@ -70,18 +70,32 @@ typedef struct mm_cpu_tiling {
  * [300,300] x [300,64] 2.5-3.8 -> 2.3-2.4 ms). */
 enum { MM_CPU_SMALL_OUTPUTS = 32768 };
 
+/* Mesa 25's llvmpipe makes each texel fetch an indirect call that saves every live vector
+ * register (Mesa 22.3's was cheaper), so there large products take 32 x 32 blocks: half the
+ * fetches per multiply-add. Mesa 25.0.7, 2 cores, `VKINFER_CPU_MM_BLOCK`, least of 3 runs:
+ * the 1024 cube 75.8 ms at 16 x 16, 67.5 at 32 x 16, 65.5 at 16 x 32, 59.0 at 32 x 32; on Mesa
+ * 22.3 32 x 32 took 64.8 against 36.6. Mesa 23 and 24 were not measured and keep 16 x 16.
+ * VKINFER_CPU_MM_WIDE=1|0 forces the choice (tests on Debian 12's Mesa run the wide blocks). */
+static bool wide_blocks(const op_ctx *c)
+{
+    const char *env = getenv("VKINFER_CPU_MM_WIDE");
+    if (env && (!strcmp(env, "0") || !strcmp(env, "1"))) return env[0] == '1';
+    return c->vk->caps.llvmpipe_mesa_major >= 25;
+}
+
 static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
 {
     int64_t outputs = p->M * p->N; /* over all batches: attention's heads bring workgroups enough */
     for (int i = 0; i < p->nb; i++) outputs *= p->bdims[i];
-    uint32_t sg = c->vk->caps.subgroup_size, most = outputs < MM_CPU_SMALL_OUTPUTS ? 8 : 16;
-    bool small = most == 8;
+    bool small = outputs < MM_CPU_SMALL_OUTPUTS, wide = !small && wide_blocks(c);
+    uint32_t sg = c->vk->caps.subgroup_size, most = small ? 8 : wide ? 32 : 16;
     /* the rows shared out evenly over the fewest blocks of at most `most`: a 6x6 map's 36 rows
      * as 3 of 12, not 3 of 16 (a convolution's transposed product, src/ops/conv.c) */
     int64_t blocks = p->M > 0 ? (p->M + most - 1) / most : 1;
     uint32_t rm = (uint32_t)((p->M + blocks - 1) / blocks);
     if (rm < 1) rm = 1;
     mm_cpu_tiling t = {rm, 16, sg >= 4 && sg <= 16 ? sg : 8};
+    if (wide && p->N > t.lx * 16) t.rn = 32; /* a workgroup's columns fill the wide blocks */
     /* narrow products fewer columns; larger ones keep 16 down to N = 8 lx (mobilenet_v2's
      * [384,64] x [64,196] took 0.70 ms with 8 columns, 0.48 with 16) */
     if (p->N < (small ? 2 * t.lx * 16 : t.lx * 8 + 1)) t.rn = p->N > 4 * t.lx ? 8 : 4;

@@ -387,6 +387,9 @@ static void read_caps(vk_context *vk, VkPhysicalDevice phys, vk_caps *caps)
     if (v12) {
         snprintf(caps->driver_name, sizeof caps->driver_name, "%s", driver.driverName);
         snprintf(caps->driver_info, sizeof caps->driver_info, "%s", driver.driverInfo);
+        int major = 0;
+        if (driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE && sscanf(driver.driverInfo, "Mesa %d", &major) == 1 && major > 0)
+            caps->llvmpipe_mesa_major = major;
     } else {
         snprintf(caps->driver_name, sizeof caps->driver_name, "driver %u", p2.properties.driverVersion);
     }

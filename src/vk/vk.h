@@ -132,6 +132,10 @@ typedef struct vk_funcs {
 typedef struct vk_caps {
     VkPhysicalDeviceProperties props;
     char driver_name[256], driver_info[256];
+    /* Mesa's major version where the driver is llvmpipe (lavapipe), from its driverInfo
+     * ("Mesa 25.0.7 ..."); 0 elsewhere. Its code generation changed between releases (Mesa 25
+     * makes a texel fetch an indirect call): the CPU kernels' blocking follows it. */
+    int llvmpipe_mesa_major;
     uint64_t device_local_bytes;
     uint64_t max_storage_buffer_range;
     uint64_t max_allocation_bytes;
