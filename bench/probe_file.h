@@ -1,5 +1,6 @@
-/* What bench's standalone Vulkan probes (pipeline_stats.c, store_probe.c) share: reading a
- * SPIR-V file. Included by each probe, which is still built with one `cc` command. */
+/* What bench's standalone Vulkan probes (pipeline_stats.c, store_probe.c, load_probe.c)
+ * share: reading a SPIR-V file. Included by each probe (store_probe.c and load_probe.c through
+ * probe_vk.h), which is still built with one `cc` command. */
 #ifndef VKI_BENCH_PROBE_FILE_H
 #define VKI_BENCH_PROBE_FILE_H
 #include <stdio.h>
