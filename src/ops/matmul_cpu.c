@@ -170,6 +170,18 @@ static vki_status pack_on_device(op_ctx *c, const mm_problem *p, int input, cons
     uint32_t spec[4] = {MM_PACK_LOCAL, is_b, t->rn, t->lx};
     int values[2] = {input ? p->b_value : p->a_value, *value};
     uint32_t gx, gy;
+    /* A a row per invocation (matmul_cpu_pack_rows.comp), the lanes on adjacent rows, where
+     * its source fits a texel buffer of words: ACT's attention P ([8, 302, 302]) 6.3 ms a layer
+     * on lavapipe an element per invocation (docs/benchmarks.md, session 23).
+     * VKINFER_CPU_MM_PACK_ROWS=0 keeps the element kernel, for comparisons. */
+    const char *rows_env = getenv("VKINFER_CPU_MM_PACK_ROWS");
+    if (!is_b && !(rows_env && !strcmp(rows_env, "0")) &&
+        (uint64_t)op_bound_numel(c, p->a_value) <= c->vk->caps.props.limits.maxTexelBufferElements) {
+        push.count = (uint32_t)(count / (K4 * 4));
+        uint32_t spec_rows[1] = {t->lx};
+        op_grid_1d(push.count, t->lx, &gx, &gy);
+        return op_dispatch(c, "matmul_cpu_pack_rows", spec_rows, 1, &push, sizeof push, values, 2, gx, gy, 1);
+    }
     op_grid_1d((uint64_t)count, MM_PACK_LOCAL, &gx, &gy);
     return op_dispatch(c, "matmul_cpu_pack", spec, 4, &push, sizeof push, values, 2, gx, gy, 1);
 }

@@ -9,7 +9,8 @@ float32 GPU kernel's cases (sgemm_*), narrow products that the CPU kernels run t
 tests/CMakeLists.txt), so that each is checked on any device; with =sgemm the sgemm_* cases
 must run matmul_sgemm (MATMUL_PARITY_SPLIT=finish: its *_fin form, split K ended by each
 tile's last workgroup; =reduce: a reduce pass after it), with =cpu the kt_* cases must not pack B (and must with
-VKINFER_CPU_MM_KT=0).
+VKINFER_CPU_MM_KT=0), and pack_rows_* must pack A a row per invocation (an element per
+invocation with VKINFER_CPU_MM_PACK_ROWS=0).
 
     matmul_parity.py VKINFER
 Passes when, for every case, max|vkinfer - eager| <= 1e-4 * max|eager| + 1e-5."""
@@ -66,6 +67,9 @@ def cases():
     # attention at a short sequence (the CPU kernels read such operands in place: matmul_cpu_small)
     yield "attention_qkt_relu", Fn(lambda q, k: torch.relu(q @ k.transpose(-1, -2))), (r(2, 3, 10, 16), r(2, 3, 10, 16))
     yield "attention_pv_broadcast", Fn(lambda p, v: p @ v.transpose(-1, -2)), (r(2, 3, 10, 7), r(1, 3, 13, 7))
+    # an A whose rows are not whole texels (K 302, ACT's attention P V), packed on the device a
+    # row per invocation (matmul_cpu_pack_rows) on CPU kernels
+    yield "pack_rows_a_k302", Fn(torch.matmul), (r(4, 40, 302), r(302, 64))
     yield "linear_bias", nn.Linear(100, 70), (r(9, 100),)
     yield "linear_bias_3d", nn.Linear(64, 48), (r(2, 10, 64),)
     yield "linear_relu", nn.Sequential(nn.Linear(96, 40), nn.ReLU(), nn.Linear(40, 8)), (r(23, 96),)
@@ -183,6 +187,13 @@ def main():
             packed = "matmul_cpu_pack" in kernels
             if "matmul_cpu" not in kernels or packed != (os.environ.get("VKINFER_CPU_MM_KT") == "0"):
                 print(f"FAIL {name}: B not read {'packed' if packed else 'in place'} as asked (kernels: {', '.join(sorted(kernels))})")
+                ok = False
+        if name.startswith("pack_rows_") and os.environ.get("VKINFER_MATMUL_KERNELS") == "cpu" and ok:
+            kernels = profiled_kernels(vkinfer, model, inputs)
+            rows = "matmul_cpu_pack_rows" in kernels
+            if "matmul_cpu" not in kernels or rows == (os.environ.get("VKINFER_CPU_MM_PACK_ROWS") == "0"):
+                print(f"FAIL {name}: A not packed {'an element' if rows else 'a row'} per invocation as asked "
+                      f"(kernels: {', '.join(sorted(kernels))})")
                 ok = False
         print(("PASS" if ok else "FAIL") + f" {name}: shape {ref.shape}, max abs error {err:.3g} (bound {bound:.3g})")
         if not ok:
