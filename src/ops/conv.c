@@ -655,10 +655,10 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
      * faster aligned on the H200). A 1x1 convolution whose maps are not (ResNet's and
      * MobileNet's 14x14 and 7x7) reads X in place all the same: a padded copy of X cost more
      * than the unaligned loads. H200, fp16 mode at batch 1, bench/env_sweep.sh
-     * VKINFER_CONV_PAD_ROWS "0 -" (0 then the copy, as before; 1 still forces it): mobilenet_v2
-     * 0.527 / 0.497 against 0.618 / 0.616 ms (115 -> 93 dispatches), efficientnet_b0 0.747 /
-     * 0.743 against 0.971 / 0.992 (206 -> 152), resnet50 1.024 against 1.077 / 1.082 (159 ->
-     * 142; its products 0.579 -> 0.602 ms of GPU time, its copies 0.234 -> 0.125). */
+     * VKINFER_CONV_PAD_ROWS "1 -" (1 forces the copy, as before), two passes: mobilenet_v2
+     * 0.619 / 0.608 -> 0.498 / 0.520 ms (115 -> 93 dispatches), efficientnet_b0 0.973 / 0.968
+     * -> 0.794 / 0.748 (206 -> 152), resnet50 1.098 / 1.074 -> 1.016 / 1.003 (159 -> 142; its
+     * products 0.579 -> 0.602 ms of GPU time, its copies 0.234 -> 0.125). */
     int64_t n_cols = batched ? g->batch * ohw : ohw; /* columns of one product */
     const char *pad_env = getenv("VKINFER_CONV_PAD_ROWS");
     bool pad_rows = coopmat2 && n_cols % 8 && (!direct || (pad_env && !strcmp(pad_env, "1")));
