@@ -3,7 +3,8 @@
 // workgroup, from a 1 MiB source (so the loads hit the caches: what is measured is the code a
 // CPU Vulkan driver makes of each load, not memory), summed and stored once. FORM 0 reads a
 // storage buffer (vec4), 1 a uniform texel buffer of RGBA32F texels (texelFetch), 2 shared
-// memory filled from the storage buffer first. MODE picks where the lanes read:
+// memory filled from the storage buffer first, 3 a storage texel buffer (imageLoad from a
+// readonly rgba32f imageBuffer), 4 a uniform buffer (a std140 vec4 array, 64 KiB). MODE picks where the lanes read:
 // 0: every lane the same texel (an address uniform across the workgroup: the operand all lanes
 // of a matrix-product kernel share), 1: adjacent lanes adjacent texels, 2: lanes 64 texels apart
 // (a specialization constant, so that the uniform form stays uniform after specialization).
@@ -11,6 +12,10 @@
 layout(local_size_x = 8) in;
 #if FORM == 1
 layout(binding = 0) uniform samplerBuffer S;
+#elif FORM == 3
+layout(binding = 0, rgba32f) uniform readonly imageBuffer S;
+#elif FORM == 4
+layout(std140, binding = 0) uniform S { vec4 u[4096]; };
 #else
 layout(std430, binding = 0) readonly buffer S { vec4 s[]; };
 #endif
@@ -29,6 +34,10 @@ vec4 load(uint at)
     return s[at & MASK];
 #elif FORM == 1
     return texelFetch(S, int(at & MASK));
+#elif FORM == 3
+    return imageLoad(S, int(at & MASK));
+#elif FORM == 4
+    return u[at & 4095u];
 #else
     return sh[at & (SHARED - 1u)];
 #endif

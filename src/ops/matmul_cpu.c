@@ -58,6 +58,7 @@ bool mm_cpu_kernels(const op_ctx *c)
  * that covers them, narrow ones fewer columns, so as not to compute what does not exist. */
 typedef struct mm_cpu_tiling {
     uint32_t rm, rn, lx;
+    bool a_lanes; /* matmul_cpu_lanes: A fetched a lane each, rm a multiple of lx */
 } mm_cpu_tiling;
 
 /* Small products (fewer than MM_CPU_SMALL_OUTPUTS elements of Y in all: a policy's layers at
@@ -83,18 +84,41 @@ static bool wide_blocks(const op_ctx *c)
     return c->vk->caps.llvmpipe_mesa_major >= 25;
 }
 
+/* A's texels fetched a lane each and handed round by subgroupShuffle (matmul_cpu_lanes.comp)
+ * where the workgroup is one subgroup with shuffles: A's fetches were half of a block's, at a
+ * fetch per row and 4 k, and now are one per lx rows; the block's rows are rounded up to whole
+ * lx where that adds at most a quarter. The 1024 cube and [563,512] x [512,512] (both inputs) on
+ * one llvmpipe thread (Mesa 22.3, `--cpu-threads 0`, least of 6 runs, three alternations):
+ * 66-74 / 8.8-9.0 ms without, 62-64 / 7.5-7.7 with at 16 x 16, 57-58 / 7.0-7.1 at 32 x 8 (32 x
+ * 16, 24 x 16, 16 x 32, 40 x 8, 48 x 8, 64 x 8, 32 x 4 slower: 68-78 / 8.3-10.3). The blocks stay
+ * 16 x 16: over 15 shapes of the CNNs, transformers and TD-MPC with B a constant (least of 4
+ * alternating passes, the VM's spread 1.3-2.5x), 32 x 8 won on 4 and lost on 8 (the cube 52.7 against
+ * 48.6 ms, 1x1 convolutions of K 16-24 up to 18% slower), and so the rows, columns and narrow
+ * rules are the same with and without. On Mesa 25.0.7 the cube went 112 -> 82 ms (32 x 32
+ * there). VKINFER_CPU_MM_A_LANES=0 keeps a fetch per row (comparisons). */
+static bool a_lanes_ok(const op_ctx *c, uint32_t lx)
+{
+    const char *env = getenv("VKINFER_CPU_MM_A_LANES");
+    if (env && !strcmp(env, "0")) return false;
+    return c->vk->caps.subgroup_shuffle && c->vk->caps.subgroup_size == lx;
+}
+
 static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
 {
     int64_t outputs = p->M * p->N; /* over all batches: attention's heads bring workgroups enough */
     for (int i = 0; i < p->nb; i++) outputs *= p->bdims[i];
-    bool small = outputs < MM_CPU_SMALL_OUTPUTS, wide = !small && wide_blocks(c);
-    uint32_t sg = c->vk->caps.subgroup_size, most = small ? 8 : wide ? 32 : 16;
+    uint32_t sg = c->vk->caps.subgroup_size, lx = sg >= 4 && sg <= 16 ? sg : 8;
+    bool small = outputs < MM_CPU_SMALL_OUTPUTS, wide = !small && wide_blocks(c), lanes = a_lanes_ok(c, lx);
+    uint32_t most = small ? 8 : wide ? 32 : 16;
     /* the rows shared out evenly over the fewest blocks of at most `most`: a 6x6 map's 36 rows
      * as 3 of 12, not 3 of 16 (a convolution's transposed product, src/ops/conv.c) */
     int64_t blocks = p->M > 0 ? (p->M + most - 1) / most : 1;
     uint32_t rm = (uint32_t)((p->M + blocks - 1) / blocks);
     if (rm < 1) rm = 1;
-    mm_cpu_tiling t = {rm, 16, sg >= 4 && sg <= 16 ? sg : 8};
+    mm_cpu_tiling t = {rm, 16, lx, false};
+    /* with lanes, whole groups of lx rows, where that adds at most a quarter */
+    uint32_t rm_lanes = (rm + lx - 1) / lx * lx;
+    if (lanes && 4 * rm_lanes <= 5 * rm) t.rm = rm_lanes, t.a_lanes = true;
     if (wide && p->N > t.lx * 16) t.rn = 32; /* a workgroup's columns fill the wide blocks */
     /* narrow products fewer columns; larger ones keep 16 down to N = 8 lx (mobilenet_v2's
      * [384,64] x [64,196] took 0.70 ms with 8 columns, 0.48 with 16) */
@@ -103,8 +127,8 @@ static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
     if (p->sak != 1 && mm_cpu_a_t(p)) t.rm = (t.rm + 3) / 4 * 4;
     const char *env = getenv("VKINFER_CPU_MM_BLOCK"); /* RMxRN: tuning */
     unsigned em, en;
-    if (env && sscanf(env, "%ux%u", &em, &en) == 2 && em >= 1 && em <= 32 && (en == 4 || en == 8 || en == 16 || en == 32))
-        t.rm = em, t.rn = en;
+    if (env && sscanf(env, "%ux%u", &em, &en) == 2 && em >= 1 && em <= 64 && (en == 4 || en == 8 || en == 16 || en == 32))
+        t.rm = em, t.rn = en, t.a_lanes = lanes && em % lx == 0;
     return t;
 }
 
@@ -407,10 +431,11 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     uint32_t c_along = !p->has_c || (along_env && !strcmp(along_env, "0")) ? 0 : p->scn == 0 ? 1 : p->scm == 0 ? 2 : 0;
     uint32_t spec[14] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, op_act_code(p->clamp, p->lo, p->hi), b_direct,
                          y_vec4, p->has_r, p->y_t, b_kt, c_along, a_t, y_layout};
+    const char *kernel = t.a_lanes ? "matmul_cpu_lanes" : "matmul_cpu";
     for (int64_t z0 = 0, gz; z0 < z_count; z0 += gz) {
         gz = z_count - z0 < 65535 ? z_count - z0 : 65535;
         push.batch_base = (uint32_t)z0;
-        VKI_TRY(op_dispatch(c, "matmul_cpu", spec, 14, &push, sizeof push, values, 5, (uint32_t)gx, (uint32_t)gy,
+        VKI_TRY(op_dispatch(c, kernel, spec, 14, &push, sizeof push, values, 5, (uint32_t)gx, (uint32_t)gy,
                             (uint32_t)gz));
         op_note_flops(c, mm_flops(p, gz));
     }
@@ -451,5 +476,6 @@ double mm_cpu_cost(const op_ctx *c, int64_t M, int64_t N, int64_t K)
     mm_problem p = {.M = M, .N = N, .K = K};
     mm_cpu_tiling t = choose_tiling(c, &p);
     double blocks = (double)((M + t.rm - 1) / t.rm) * (double)((N + t.lx * t.rn - 1) / (t.lx * t.rn));
-    return blocks * (double)((K + 3) / 4) * (40.0 * (t.rm + t.rn) + 6.0 * t.rm * t.rn);
+    double a_fetches = t.a_lanes ? 40.0 * t.rm / t.lx + 4.0 * t.rm : 40.0 * t.rm; /* lanes: a shuffle per row and k */
+    return blocks * (double)((K + 3) / 4) * (a_fetches + 40.0 * t.rn + 6.0 * t.rm * t.rn);
 }

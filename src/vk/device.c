@@ -397,6 +397,8 @@ static void read_caps(vk_context *vk, VkPhysicalDevice phys, vk_caps *caps)
     caps->subgroup_arithmetic = (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
                                 (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && subgroup.subgroupSize >= 4 &&
                                 subgroup.subgroupSize <= 128;
+    caps->subgroup_shuffle = (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) &&
+                             (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && subgroup.subgroupSize >= 4;
     caps->max_allocation_bytes = maint3.maxMemoryAllocationSize;
     caps->max_storage_buffer_range = p2.properties.limits.maxStorageBufferRange;
     caps->min_storage_offset_alignment = (uint32_t)p2.properties.limits.minStorageBufferOffsetAlignment;
@@ -455,6 +457,7 @@ static bool apply_limits_profile(vk_caps *caps, const char *profile)
     caps->shader_float64 = false; /* not in the profile: float64 is computed in fp32 */
     caps->subgroup_size = 1; /* no subgroup operations: kernels that need them are not chosen */
     caps->subgroup_arithmetic = false;
+    caps->subgroup_shuffle = false;
     coopmat_off(caps);
     return true;
 }

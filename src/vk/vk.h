@@ -142,6 +142,7 @@ typedef struct vk_caps {
     uint32_t min_storage_offset_alignment;
     uint32_t subgroup_size;
     bool subgroup_arithmetic; /* subgroupAdd/Max... in compute shaders (softmax_sg) */
+    bool subgroup_shuffle;    /* subgroupShuffle in compute shaders (matmul_cpu_lanes) */
     uint32_t timestamp_bits; /* valid bits of the compute queue's timestamps, 0 = none */
     float timestamp_period;  /* nanoseconds per tick */
     bool fp16_arithmetic, storage_16bit, storage_8bit;

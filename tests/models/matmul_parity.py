@@ -123,6 +123,24 @@ def cases():
     yield "kt_heads_view", Fn(lambda q, k: q.permute(1, 0, 2) @ k.permute(1, 2, 0)), (r(70, 6, 16), r(90, 6, 16))
     yield "kt_gemm_c_relu", Fn(lambda c, a, b: torch.relu(torch.addmm(c, a, b.t(), beta=0.5, alpha=1.5))), \
         (r(130), r(100, 4), r(130, 4))
+    # A's texels fetched a lane each and shuffled to all (matmul_cpu_lanes; with =cpu on a device
+    # with 8-lane subgroups it must run unless VKINFER_CPU_MM_A_LANES=0): rows past M in the last
+    # block, a 1x1 convolution's transposed product reading X along m (A_T), a Linear with its
+    # bias and ReLU, a batched product
+    yield "lanes_ragged_rows", Fn(torch.matmul), (r(203, 72), r(72, 150))
+    yield "lanes_conv1x1_a_t", nn.Sequential(nn.Conv2d(64, 384, 1), nn.ReLU6()), (r(1, 64, 14, 14),)
+    yield "lanes_linear_relu", nn.Sequential(nn.Linear(128, 96), nn.ReLU()), (r(250, 128),)
+    yield "lanes_batched", Fn(torch.matmul), (r(3, 90, 44), r(3, 44, 120))
+
+
+MM_CPU = {"matmul_cpu", "matmul_cpu_lanes"}  # the CPU devices' product kernels
+
+
+def device_subgroup(vkinfer):
+    """The subgroup size `vkinfer devices` reports for the device the runs take (0 if none)."""
+    out = subprocess.run([vkinfer, "devices"], capture_output=True, text=True).stdout
+    sizes = re.findall(r"subgroup size: (\d+)", out)
+    return int(sizes[0]) if sizes else 0
 
 
 def profiled_kernels(vkinfer, model, inputs):
@@ -185,13 +203,22 @@ def main():
         if name.startswith("kt_") and os.environ.get("VKINFER_MATMUL_KERNELS") == "cpu" and ok:
             kernels = profiled_kernels(vkinfer, model, inputs)
             packed = "matmul_cpu_pack" in kernels
-            if "matmul_cpu" not in kernels or packed != (os.environ.get("VKINFER_CPU_MM_KT") == "0"):
+            if not kernels & MM_CPU or packed != (os.environ.get("VKINFER_CPU_MM_KT") == "0"):
                 print(f"FAIL {name}: B not read {'packed' if packed else 'in place'} as asked (kernels: {', '.join(sorted(kernels))})")
+                ok = False
+        if name.startswith("lanes_") and os.environ.get("VKINFER_MATMUL_KERNELS") == "cpu" and ok and \
+                device_subgroup(vkinfer) == 8:
+            kernels = profiled_kernels(vkinfer, model, inputs)
+            lanes = "matmul_cpu_lanes" in kernels
+            if lanes == (os.environ.get("VKINFER_CPU_MM_A_LANES") == "0") or (
+                    name == "lanes_conv1x1_a_t" and "im2col_t_cpu" in kernels):
+                print(f"FAIL {name}: A {'not ' if not lanes else ''}fetched a lane each against the setting, or the "
+                      f"1x1 convolution not read in place (kernels: {', '.join(sorted(kernels))})")
                 ok = False
         if name.startswith("pack_rows_") and os.environ.get("VKINFER_MATMUL_KERNELS") == "cpu" and ok:
             kernels = profiled_kernels(vkinfer, model, inputs)
             rows = "matmul_cpu_pack_rows" in kernels
-            if "matmul_cpu" not in kernels or rows == (os.environ.get("VKINFER_CPU_MM_PACK_ROWS") == "0"):
+            if not kernels & MM_CPU or rows == (os.environ.get("VKINFER_CPU_MM_PACK_ROWS") == "0"):
                 print(f"FAIL {name}: A not packed {'an element' if rows else 'a row'} per invocation as asked "
                       f"(kernels: {', '.join(sorted(kernels))})")
                 ok = False

@@ -1,0 +1,6 @@
+#version 450
+// matmul_cpu with A's texels fetched a lane each and handed round by subgroupShuffle
+// (matmul_cpu.glsl, A_LANES): for devices with subgroup shuffles whose subgroup is the workgroup.
+#extension GL_KHR_shader_subgroup_shuffle : require
+#define MM_A_LANES
+#include "matmul_cpu.glsl"
