@@ -56,8 +56,8 @@ layout(constant_id = 12) const bool A_T = false;
 // with Y_T or HAS_R; with Y_VEC4 only where the layout keeps texels whole
 layout(constant_id = 13) const bool Y_LAYOUT = false;
 // A's texels fetched a lane each and handed round with subgroupShuffle (A_LANES; the workgroup is
-// one subgroup, RM a multiple of its LX lanes): per 4 k and LX rows one fetch, each lane its own
-// row's texel (A_T: lane l the texel of rows 4 (l / 4).. at k + l % 4), then each row's 4 values
+// one subgroup; rows past RM's last whole LX fetched a row each): per 4 k and LX rows one fetch,
+// each lane its own row's texel (A_T: lane l the texel of rows 4 (l / 4).. at k + l % 4), then each row's 4 values
 // broadcast by a shuffle of constant lane, which llvmpipe makes one vpermd. A fetch is a call of
 // about 40 instructions that gathers a texel per lane even where all lanes want the same one, so
 // this is LX times fewer of them for A: the 1024 cube on one llvmpipe thread (Mesa 22.3) 73.9 ->
@@ -121,6 +121,7 @@ void main()
         rows[i] = A_T ? int(a_off + min(m0 + 4u * (i / 4u), pc.M - 4u) / 4u) : int(a_off + min(m0 + i, pc.M - 1u) * pc.a_row);
 
     uint lane = gl_LocalInvocationID.x;
+    uint lane_rows = A_LANES ? RM / LX * LX : 0u; // rows whose A comes through the lanes
     int lrow[RM]; // A_LANES: per group g of LX rows, this lane's texel at k = 0 (the first RM / LX used)
     if (A_LANES)
         [[unroll]] for (uint g = 0u; g < RM / LX; g++)
@@ -163,20 +164,23 @@ void main()
                                               lane_value(t.w, l));
                 }
             }
-        } else if (A_T)
+        }
+        // rows past the last whole group of LX (all rows without A_LANES): a fetch per row
+        if (A_T)
             [[unroll]] for (uint g = 0u; g < RMG; g++)
-                [[unroll]] for (uint kk = 0u; kk < 4u; kk++)
-                    at[g][kk] = texelFetch(A, rows[4u * g] + int((k4 * 4u + kk) * pc.a_row));
+                if (4u * g >= lane_rows)
+                    [[unroll]] for (uint kk = 0u; kk < 4u; kk++)
+                        at[g][kk] = texelFetch(A, rows[4u * g] + int((k4 * 4u + kk) * pc.a_row));
         // the rows' texels of A at these 4 k, all fetched before the products: Mesa 25's llvmpipe
         // makes each texel fetch an indirect call, around which every live vector register is
         // saved; a fetch between two rows' products saved the accumulators each time. 1024 cube
         // on Mesa 25.0.7, 2 cores: 105 -> 72 ms; on Mesa 22.3 unchanged (35 ms)
-        if (!A_T && !A_LANES)
-            [[unroll]] for (uint i = 0u; i < RM; i++) ar[i] = texelFetch(A, rows[i] + int(k4)); // the same in every lane
+        if (!A_T)
+            [[unroll]] for (uint i = lane_rows; i < RM; i++) ar[i] = texelFetch(A, rows[i] + int(k4)); // the same in every lane
         // a row at a time, 4 k per accumulator: each is loaded and stored once per 4 k
         [[unroll]] for (uint i = 0u; i < RM; i++) {
             uint g = i / 4u, r = i % 4u;
-            vec4 av = A_T && !A_LANES ? vec4(at[g][0][r], at[g][1][r], at[g][2][r], at[g][3][r]) : ar[i];
+            vec4 av = A_T && i >= lane_rows ? vec4(at[g][0][r], at[g][1][r], at[g][2][r], at[g][3][r]) : ar[i];
             [[unroll]] for (uint j = 0u; j < RN4; j++)
                 acc[i][j] = fma(vec4(av.w), bv[3][j], fma(vec4(av.z), bv[2][j],
                                 fma(vec4(av.y), bv[1][j], fma(vec4(av.x), bv[0][j], acc[i][j]))));

@@ -70,6 +70,11 @@ typedef struct mm_cpu_tiling {
  * Q K^T and P V of a 4-layer d256 encoder 3.0-3.6 -> 2.4-2.5 ms with 16 rows; 8 heads of
  * [300,300] x [300,64] 2.5-3.8 -> 2.3-2.4 ms). */
 enum { MM_CPU_SMALL_OUTPUTS = 32768 };
+/* ... unless their K is long: then the k loop is what costs, not a block's setup and stores, and
+ * larger blocks fetch less per multiply-add (Diffusion Policy's encoder at 96x96 crops, batch 2:
+ * its last stage's [9,4608] x [4608,512] products per image, 1.6-3.1 ms each with 5-row blocks,
+ * one llvmpipe thread) */
+enum { MM_CPU_SMALL_K = 1024 };
 
 /* Mesa 25's llvmpipe makes each texel fetch an indirect call that saves every live vector
  * register (Mesa 22.3's was cheaper), so there large products take 32 x 32 blocks: half the
@@ -108,7 +113,7 @@ static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
     int64_t outputs = p->M * p->N; /* over all batches: attention's heads bring workgroups enough */
     for (int i = 0; i < p->nb; i++) outputs *= p->bdims[i];
     uint32_t sg = c->vk->caps.subgroup_size, lx = sg >= 4 && sg <= 16 ? sg : 8;
-    bool small = outputs < MM_CPU_SMALL_OUTPUTS, wide = !small && wide_blocks(c), lanes = a_lanes_ok(c, lx);
+    bool small = outputs < MM_CPU_SMALL_OUTPUTS && p->K < MM_CPU_SMALL_K, wide = !small && wide_blocks(c), lanes = a_lanes_ok(c, lx);
     uint32_t most = small ? 8 : wide ? 32 : 16;
     /* the rows shared out evenly over the fewest blocks of at most `most`: a 6x6 map's 36 rows
      * as 3 of 12, not 3 of 16 (a convolution's transposed product, src/ops/conv.c) */
@@ -116,9 +121,11 @@ static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
     uint32_t rm = (uint32_t)((p->M + blocks - 1) / blocks);
     if (rm < 1) rm = 1;
     mm_cpu_tiling t = {rm, 16, lx, false};
-    /* with lanes, whole groups of lx rows, where that adds at most a quarter */
+    /* with lanes, whole groups of lx rows where that adds at most a quarter, else the rows past
+     * the last whole group fetched a row each (a 3x3 map's 9 pixels: 8 through the lanes and 1) */
     uint32_t rm_lanes = (rm + lx - 1) / lx * lx;
-    if (lanes && 4 * rm_lanes <= 5 * rm) t.rm = rm_lanes, t.a_lanes = true;
+    if (lanes && 4 * rm_lanes <= 5 * rm) t.rm = rm_lanes;
+    t.a_lanes = lanes && t.rm >= lx;
     if (wide && p->N > t.lx * 16) t.rn = 32; /* a workgroup's columns fill the wide blocks */
     /* narrow products fewer columns; larger ones keep 16 down to N = 8 lx (mobilenet_v2's
      * [384,64] x [64,196] took 0.70 ms with 8 columns, 0.48 with 16) */
@@ -128,7 +135,7 @@ static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
     const char *env = getenv("VKINFER_CPU_MM_BLOCK"); /* RMxRN: tuning */
     unsigned em, en;
     if (env && sscanf(env, "%ux%u", &em, &en) == 2 && em >= 1 && em <= 64 && (en == 4 || en == 8 || en == 16 || en == 32))
-        t.rm = em, t.rn = en, t.a_lanes = lanes && em % lx == 0;
+        t.rm = em, t.rn = en, t.a_lanes = lanes && em >= lx;
     return t;
 }
 
@@ -476,6 +483,7 @@ double mm_cpu_cost(const op_ctx *c, int64_t M, int64_t N, int64_t K)
     mm_problem p = {.M = M, .N = N, .K = K};
     mm_cpu_tiling t = choose_tiling(c, &p);
     double blocks = (double)((M + t.rm - 1) / t.rm) * (double)((N + t.lx * t.rn - 1) / (t.lx * t.rn));
-    double a_fetches = t.a_lanes ? 40.0 * t.rm / t.lx + 4.0 * t.rm : 40.0 * t.rm; /* lanes: a shuffle per row and k */
+    /* lanes: a fetch per lx rows and a shuffle per row and k; the rows past them a fetch each */
+    double a_fetches = t.a_lanes ? 40.0 * (t.rm / t.lx + t.rm % t.lx) + 4.0 * t.rm : 40.0 * t.rm;
     return blocks * (double)((K + 3) / 4) * (a_fetches + 40.0 * t.rn + 6.0 * t.rm * t.rn);
 }

@@ -125,12 +125,15 @@ def cases():
         (r(130), r(100, 4), r(130, 4))
     # A's texels fetched a lane each and shuffled to all (matmul_cpu_lanes; with =cpu on a device
     # with 8-lane subgroups it must run unless VKINFER_CPU_MM_A_LANES=0): rows past M in the last
-    # block, a 1x1 convolution's transposed product reading X along m (A_T), a Linear with its
+    # block (clamped to M's last), a 1x1 convolution's transposed product reading X along m (A_T), a Linear with its
     # bias and ReLU, a batched product
     yield "lanes_ragged_rows", Fn(torch.matmul), (r(203, 72), r(72, 150))
     yield "lanes_conv1x1_a_t", nn.Sequential(nn.Conv2d(64, 384, 1), nn.ReLU6()), (r(1, 64, 14, 14),)
     yield "lanes_linear_relu", nn.Sequential(nn.Linear(128, 96), nn.ReLU()), (r(250, 128),)
     yield "lanes_batched", Fn(torch.matmul), (r(3, 90, 44), r(3, 44, 120))
+    # blocks of 9 and 12 rows: 8 through the lanes, the rest a fetch per row (12: A read along m)
+    yield "lanes_tail_rows", Fn(torch.matmul), (r(9, 256), r(256, 4000))
+    yield "lanes_tail_a_t", nn.Conv2d(64, 3000, 1), (r(1, 64, 3, 4),)
 
 
 MM_CPU = {"matmul_cpu", "matmul_cpu_lanes"}  # the CPU devices' product kernels
