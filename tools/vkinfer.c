@@ -685,7 +685,42 @@ typedef struct loaded {
     vki_session *session;
     double load_ms;
     double session_ms; /* includes the plan when every input shape is declared */
+    long cpu_threads;  /* LP_NUM_THREADS as set here: --cpu-threads or the small-model choice; -1 not set */
+    bool cpu_auto;     /* cpu_threads was chosen for a small model (auto_inline) */
 } loaded;
+
+/* On lavapipe each dispatch hands its workgroups to lavapipe's threads and waits for them to
+ * finish: 50-70 us a dispatch on a 2-core VM (a sleep and two wake-ups), more than a small
+ * network's kernels take; on its submit thread alone (LP_NUM_THREADS=0) a dispatch costs 3-7
+ * us (docs/benchmarks.md, sessions 20-24: the MLP policy 0.30 -> 0.06 ms, the transformer policy
+ * 1.0-1.3 -> 0.27, the 1-D U-Net 0.40-0.61 -> 0.11-0.15). So where neither --cpu-threads nor
+ * LP_NUM_THREADS says, a model whose weights and declared inputs (symbolic dims as 1) come to
+ * less than AUTO_INLINE_BYTES runs so; [563,512] x [512,512] (2.2 MB of inputs) and every image
+ * model keep one thread per core. Only lavapipe reads LP_NUM_THREADS. */
+enum { AUTO_INLINE_BYTES = 1 << 20 };
+
+static bool auto_inline(const char *path)
+{
+    struct stat st;
+    char data[4096];
+    if (stat(path, &st) || st.st_size >= AUTO_INLINE_BYTES) return false;
+    if (snprintf(data, sizeof data, "%s.data", path) < (int)sizeof data && !stat(data, &st) &&
+        st.st_size >= AUTO_INLINE_BYTES)
+        return false; /* the dynamo exporter's weights file, by its usual name */
+    vki_model_report *r;
+    if (vki_model_inspect(path, &r) != VKI_OK) return false; /* vki_model_load will say why */
+    vki_model_summary sum;
+    uint64_t bytes = vki_model_report_summary(r, &sum) == VKI_OK ? sum.weight_bytes : AUTO_INLINE_BYTES;
+    for (uint32_t i = 0; bytes < AUTO_INLINE_BYTES && i < sum.input_count; i++) {
+        vki_tensor_info info;
+        if (vki_model_report_input(r, i, &info) != VKI_OK) break;
+        uint64_t n = vki_dtype_size(info.dtype) ? vki_dtype_size(info.dtype) : 1;
+        for (int32_t d = 0; d < info.rank && n < AUTO_INLINE_BYTES; d++) n *= info.dims[d] > 0 ? (uint64_t)info.dims[d] : 1;
+        bytes += n;
+    }
+    vki_model_report_destroy(r);
+    return bytes < AUTO_INLINE_BYTES;
+}
 
 static void unload(loaded *l)
 {
@@ -694,14 +729,33 @@ static void unload(loaded *l)
     vki_context_destroy(l->ctx);
 }
 
+/* How many lavapipe threads run the work, where the device is lavapipe: "" elsewhere. */
+static const char *cpu_threads_note(const loaded *l, const vki_device_info *dev, char *buf, size_t size)
+{
+    if (!dev->type || strcmp(dev->type, "cpu")) return "";
+    const char *env = getenv("LP_NUM_THREADS");
+    if (l->cpu_auto)
+        snprintf(buf, size, "0 (each dispatch on lavapipe's submit thread: chosen for a model of under 1 MiB of weights "
+                            "and inputs; --cpu-threads N to change)");
+    else if (l->cpu_threads >= 0)
+        snprintf(buf, size, "%ld (--cpu-threads)", l->cpu_threads);
+    else if (env)
+        snprintf(buf, size, "%s (LP_NUM_THREADS)", env);
+    else
+        snprintf(buf, size, "one per core (lavapipe's default)");
+    return buf;
+}
+
 static int load(const run_options *o, loaded *l)
 {
     memset(l, 0, sizeof *l);
     /* lavapipe reads LP_NUM_THREADS when the context's Vulkan instance finds it; this program
      * has one thread here, so setting the environment is safe (the library never does) */
-    if (o->cpu_threads >= 0) {
+    l->cpu_threads = o->cpu_threads;
+    if (l->cpu_threads < 0 && !getenv("LP_NUM_THREADS") && auto_inline(o->model)) l->cpu_threads = 0, l->cpu_auto = true;
+    if (l->cpu_threads >= 0) {
         char n[24];
-        snprintf(n, sizeof n, "%ld", o->cpu_threads);
+        snprintf(n, sizeof n, "%ld", l->cpu_threads);
         if (setenv("LP_NUM_THREADS", n, 1)) return lib_error("setting LP_NUM_THREADS");
     }
     vki_context_options opts = {.device = o->device, .validation = -1, .cache_dir = NULL};
@@ -787,7 +841,11 @@ static int cmd_run(int argc, char **argv)
     if (!rc && o.output_dir) rc = write_outputs(l.model, l.session, o.output_dir);
     if (!rc) {
         vki_device_info dev;
-        if (vki_context_device_info(l.ctx, &dev) == VKI_OK) printf("device: %s\n", dev.name);
+        char threads[200];
+        if (vki_context_device_info(l.ctx, &dev) == VKI_OK) {
+            printf("device: %s\n", dev.name);
+            if (*cpu_threads_note(&l, &dev, threads, sizeof threads)) printf("cpu threads: %s\n", threads);
+        }
         printf("time: load %.2f ms, session %.2f ms, plan %.2f ms (made with the session when every input shape is "
                "declared, else in the first run), first run %.2f ms, run %.2f ms\n",
                l.load_ms, l.session_ms, stats.plan_ms, first_ms, stats.last_run_ms);
@@ -874,6 +932,7 @@ static void write_bench_json(FILE *f, const run_options *o, const loaded *l, con
     cli_fprint_json_string(f, o->model);
     fprintf(f, ", \"device\": ");
     cli_fprint_json_string(f, dev->name);
+    if (l->cpu_threads >= 0) fprintf(f, ", \"cpu_threads\": %ld, \"cpu_threads_auto\": %s", l->cpu_threads, l->cpu_auto ? "true" : "false");
     fprintf(f, ", \"load_ms\": %.4f, \"session_ms\": %.4f, \"plan_ms\": %.4f, \"first_run_ms\": %.4f, "
                "\"min_ms\": %.4f, \"mean_ms\": %.4f, \"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, "
                "\"p99_ms\": %.4f, \"max_ms\": %.4f, \"batch\": %lld, \"items_per_s\": %.4f, \"runs\": %ld, \"warmup\": %ld, "
@@ -934,6 +993,8 @@ static int cmd_bench(int argc, char **argv)
             write_bench_json(stdout, &o, &l, &stats, &dev, first_ms, times, n, &lat, o.profile ? &pr : NULL);
         } else {
             printf("model:      %s\ndevice:     %s\n", o.model, dev.name);
+            char threads[200];
+            if (*cpu_threads_note(&l, &dev, threads, sizeof threads)) printf("cpu threads: %s\n", threads);
             printf("load:       %.2f ms\nsession:    %.2f ms (creation; includes the plan when every input shape is "
                    "declared)\nplan:       %.2f ms\nfirst run:  %.2f ms\n", l.load_ms, l.session_ms, stats.plan_ms, first_ms);
             printf("runs:       %ld timed after %ld warm-up (whole vki_session_run calls: upload + GPU + download)\n", n,

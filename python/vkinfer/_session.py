@@ -137,6 +137,32 @@ def inspect(path):
         lib().vki_model_report_destroy(r)
 
 
+AUTO_INLINE_BYTES = 1 << 20
+
+
+def _auto_inline(path):
+    """True where a model's weights and declared inputs (symbolic dims as 1) come to less than 1
+    MiB: on lavapipe such a model runs each dispatch on the submit thread (LP_NUM_THREADS=0), as
+    `vkinfer run` chooses (tools/vkinfer.c auto_inline says why: 50-70 us of thread wake-ups a
+    dispatch otherwise)."""
+    try:
+        if os.path.getsize(path) >= AUTO_INLINE_BYTES or os.path.getsize(os.fspath(path) + ".data") >= AUTO_INLINE_BYTES:
+            return False
+    except OSError:
+        pass  # no .data file (or the model is missing: the load says so)
+    try:
+        info = inspect(path)
+    except VkinferError:
+        return False
+    total = info["weight_bytes"]
+    for spec in info["inputs"]:
+        n = int(np.dtype(spec.numpy_dtype).itemsize) if spec.dtype in _DTYPE_CODES else 4
+        for d in spec.shape or ():
+            n *= d if isinstance(d, int) and d > 0 else 1
+        total += n
+    return total < AUTO_INLINE_BYTES
+
+
 class Context:
     """A Vulkan device opened for running models (vki_context). Sessions made with the same
     Context share the device, and device tensors (Tensor) move between them without copies.
@@ -254,7 +280,10 @@ class Session:
 
     Session(path, device=None, precision="fp32", validation=None, cache_dir=None, context=None,
             cpu_threads=None)
-      device, validation, cache_dir, cpu_threads: as for Context (used when no context is given);
+      device, validation, cache_dir, cpu_threads: as for Context (used when no context is given;
+      cpu_threads None with LP_NUM_THREADS unset: 0 for a model of under 1 MiB of weights and
+      inputs, whose dispatches on lavapipe cost more in thread wake-ups than in work, else one
+      thread per core; .cpu_threads says what was set, None for nothing);
       precision: "fp32" (the model's own dtypes) or "fp16" (the fp16 execution mode: float32
       weights and activations held as float16 on the GPU, fp32 accumulation); context: a
       Context to share with other sessions (device tensors move between its sessions).
@@ -275,6 +304,9 @@ class Session:
                                f"{L.vkinfer_path} (version {library_version()}) does not have", 5)
         if context is not None and cpu_threads is not None:
             raise ValueError("cpu_threads applies when a context is created: give it to the Context instead")
+        if context is None and cpu_threads is None and "LP_NUM_THREADS" not in os.environ and _auto_inline(path):
+            cpu_threads = 0
+        self.cpu_threads = cpu_threads if context is None else None
         try:
             self.context = context if context is not None else Context(device, validation, cache_dir, cpu_threads)
             self._ctx = self.context._ctx

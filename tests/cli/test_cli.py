@@ -391,6 +391,35 @@ def run_help_info_shape_bench(relu, names):
     except ValueError as e:
         ok, j = False, e
     check("inspect --json", rc == 0 and ok, f"{out}\n{err}")
+    # lavapipe threads: a model of under 1 MiB of weights and inputs runs each dispatch on the
+    # submit thread (LP_NUM_THREADS=0) unless --cpu-threads or LP_NUM_THREADS says otherwise; a
+    # larger one keeps lavapipe's default (one thread per core)
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "big_relu",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [600, 600])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [600, 600])])
+    big = save_model(g, "big_relu.onnx")
+    env = {k: v for k, v in os.environ.items() if k != "LP_NUM_THREADS"}
+
+    def bench_threads(model, *extra, environ=env):
+        p = subprocess.run([VKINFER, "bench", model, "--random-inputs", "--runs", "2", "--json", *extra],
+                           capture_output=True, text=True, timeout=300, env=environ)
+        try:
+            j = json.loads(p.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return None, p.stdout + p.stderr
+        return (j.get("cpu_threads"), j.get("cpu_threads_auto")), p.stdout + p.stderr
+
+    small_auto, text = bench_threads(relu)
+    check("bench --json: a small model gets cpu_threads 0, chosen", small_auto == (0, True), text)
+    got, text = bench_threads(big)
+    check("bench --json: a model of 1.4 MB of inputs keeps lavapipe's threads (no cpu_threads set)", got == (None, None), text)
+    got, text = bench_threads(relu, "--cpu-threads", "2")
+    check("bench --json: --cpu-threads 2 wins over the choice", got == (2, False), text)
+    got, text = bench_threads(relu, environ=dict(env, LP_NUM_THREADS="1"))
+    check("bench --json: LP_NUM_THREADS wins over the choice (nothing set)", got == (None, None), text)
+    rc, out, err = vk("run", relu, "--random-inputs")
+    if "cpu" in out.split("device:", 1)[-1].split("\n", 1)[0] or "llvmpipe" in out:
+        check("run on lavapipe says how many threads and why", "cpu threads: " in out, out + err)
     rc, out, err = vk("info", path("nonexistent.onnx"))
     check("info of a missing file: exit 1 naming it", rc == 1 and "nonexistent.onnx" in err, err)
 

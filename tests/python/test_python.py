@@ -203,6 +203,29 @@ def test_sessions(vkinfer):
     if kind == "cpu":
         check("on lavapipe cpu_threads=2 runs 2 more threads than 0", pooled - inline >= 2, (inline, pooled))
 
+    # cpu_threads None with LP_NUM_THREADS unset: 0 for a model of under 1 MiB of weights and
+    # inputs (the relu), nothing set for a larger one or where LP_NUM_THREADS is set
+    big = save(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "big_relu",
+                                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [600, 600])],
+                                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [600, 600])]), "big_relu.onnx")
+    saved = os.environ.pop("LP_NUM_THREADS", None)
+    try:
+        with vkinfer.Session(relu) as s:
+            auto_small, tasks_small = s.cpu_threads, len(os.listdir("/proc/self/task"))
+        with vkinfer.Session(big) as s:
+            auto_big = s.cpu_threads
+        os.environ["LP_NUM_THREADS"] = "2"
+        with vkinfer.Session(relu) as s:
+            auto_env = s.cpu_threads
+    finally:
+        os.environ.pop("LP_NUM_THREADS", None)
+        if saved is not None:
+            os.environ["LP_NUM_THREADS"] = saved
+    check("cpu_threads None: 0 for a small model, None for a 1.4 MB one and where LP_NUM_THREADS is set",
+          (auto_small, auto_big, auto_env) == (0, None, None), (auto_small, auto_big, auto_env))
+    if kind == "cpu":
+        check("on lavapipe the small model's chosen 0 starts no compute threads", tasks_small <= inline, (tasks_small, inline))
+
     # dtypes: int64 and bool in, float16 in/out, bfloat16 out in the documented form
     g = helper.make_graph(
         [helper.make_node("Cast", ["ids"], ["ids_f"], to=TensorProto.FLOAT), helper.make_node("Not", ["m"], ["nm"]),
