@@ -1,7 +1,8 @@
 """Side by side on one CPU machine: vkinfer on a CPU Vulkan device (lavapipe), onnxruntime CPU
 and PyTorch eager CPU, all with the same thread count, on the same .onnx files: lone MatMuls
 (issue 10's shapes and a 1024 cube), the robot-policy-shaped test networks
-(tests/models/policies.py) and two torchvision CNNs (tests/models/parity.py).
+(tests/models/policies.py), two torchvision CNNs (tests/models/parity.py) and, with --cases,
+a TD-MPC2-shaped Q ensemble over 563 candidates (tdmpc_q) and a SAC-style actor (sac_actor).
 
     /usr/bin/python3 bench/compare_cpu.py VKINFER [--threads 2] [--runs 20] [--warmup 3]
         [--cases mm_563,...] [--markdown OUT.md]
@@ -59,6 +60,47 @@ class Linear(nn.Module):
         return x @ self.w
 
 
+class NormedLinear(nn.Module):
+    """TD-MPC2's layer: Linear, LayerNorm, Mish."""
+
+    def __init__(self, i, o):
+        super().__init__()
+        self.l, self.n = nn.Linear(i, o), nn.LayerNorm(o)
+
+    def forward(self, x):
+        return nn.functional.mish(self.n(self.l(x)))
+
+
+class QEnsemble(nn.Module):
+    """TD-MPC2-shaped Q ensemble (issue 10's TD-MPC row): 5 Q heads, each NormedLinear(latent 512
+    + action 6, 512), NormedLinear(512, 512), Linear(512, 101 two-hot bins), over a batch of
+    candidates; the heads' outputs stacked."""
+
+    def __init__(self, latent=512, action=6, mlp=512, bins=101, heads=5):
+        super().__init__()
+        self.qs = nn.ModuleList(nn.Sequential(NormedLinear(latent + action, mlp), NormedLinear(mlp, mlp),
+                                              nn.Linear(mlp, bins)) for _ in range(heads))
+
+    def forward(self, z, a):
+        x = torch.cat([z, a], -1)
+        return torch.stack([q(x) for q in self.qs])
+
+
+class SacActor(nn.Module):
+    """SAC-style gaussian actor (issue 10's row): MLP 256-256 to a mean and a log-std, the mean
+    squashed by tanh, the log-std clamped and exponentiated (the deterministic outputs, side by
+    side in one tensor)."""
+
+    def __init__(self, obs=64, act=6, hidden=256):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(obs, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                                 nn.Linear(hidden, 2 * act))
+
+    def forward(self, x):
+        mean, log_std = self.mlp(x).chunk(2, -1)
+        return torch.cat([torch.tanh(mean), torch.exp(torch.clamp(log_std, -5, 2))], -1)
+
+
 def case(name):
     """(module, inputs, flops or None)"""
     torch.manual_seed(0)
@@ -71,6 +113,10 @@ def case(name):
         return Linear(512, 512), (r(563, 512),), 2 * 563 * 512 * 512
     if name == "mm_1024":
         return MatMul(), (r(1024, 1024), r(1024, 1024)), 2 * 1024 ** 3
+    if name == "tdmpc_q":  # 563 candidates (512 samples + 51 policy trajectories, as in the issue)
+        return QEnsemble().eval(), (r(563, 512), r(563, 6)), None
+    if name == "sac_actor":
+        return SacActor().eval(), (r(1, 64),), None
     if name in ("transformer", "unet1d", "mlp"):
         model, inputs = policies.case(name)
         return model.eval(), inputs, None
