@@ -60,8 +60,8 @@ layout(constant_id = 13) const bool Y_LAYOUT = false;
 // each lane its own row's texel (A_T: lane l the texel of rows 4 (l / 4).. at k + l % 4), then each row's 4 values
 // broadcast by a shuffle of constant lane, which llvmpipe makes one vpermd. A fetch is a call of
 // about 40 instructions that gathers a texel per lane even where all lanes want the same one, so
-// this is LX times fewer of them for A: the 1024 cube on one llvmpipe thread (Mesa 22.3) 73.9 ->
-// 69.8 ms at 16 x 16, 58 ms at 32 x 8 (the blocks chosen with it: src/ops/matmul_cpu.c)
+// this is LX times fewer of them for A: the 1024 cube on one llvmpipe thread (Mesa 22.3) 66-68
+// -> 61-62 ms at 16 x 16 (the blocks and the rows rounded to whole LX: src/ops/matmul_cpu.c)
 #ifdef MM_A_LANES
 const bool A_LANES = true;
 #define lane_value(v, l) subgroupShuffle(v, l)

@@ -1,6 +1,7 @@
 /* MatMul and Gemm on CPU Vulkan devices (lavapipe): a register-blocked kernel without shared
- * memory, barriers or subgroup operations that reads A and B as uniform texel buffers of RGBA32F
- * texels (shaders/matmul_cpu.comp says why). B is repacked into column blocks at plan time
+ * memory or barriers that reads A and B as uniform texel buffers of RGBA32F texels
+ * (shaders/matmul_cpu.glsl says why; matmul_cpu_lanes hands A's texels between lanes by
+ * subgroupShuffle). B is repacked into column blocks at plan time
  * when it is a constant (weights), read in place when its rows (k) or its columns (K^T) are
  * whole texels, else packed by a copy dispatch (shaders/matmul_cpu_pack.comp); A is read in
  * place when its rows are whole texels, else padded the same two ways. */
@@ -58,7 +59,7 @@ bool mm_cpu_kernels(const op_ctx *c)
  * that covers them, narrow ones fewer columns, so as not to compute what does not exist. */
 typedef struct mm_cpu_tiling {
     uint32_t rm, rn, lx;
-    bool a_lanes; /* matmul_cpu_lanes: A fetched a lane each, rm a multiple of lx */
+    bool a_lanes; /* matmul_cpu_lanes: A fetched a lane each for rm's whole groups of lx rows */
 } mm_cpu_tiling;
 
 /* Small products (fewer than MM_CPU_SMALL_OUTPUTS elements of Y in all: a policy's layers at
@@ -98,9 +99,10 @@ static bool wide_blocks(const op_ctx *c)
  * 16, 24 x 16, 16 x 32, 40 x 8, 48 x 8, 64 x 8, 32 x 4 slower: 68-78 / 8.3-10.3). The blocks stay
  * 16 x 16: over 15 shapes of the CNNs, transformers and TD-MPC with B a constant (least of 4
  * alternating passes, the VM's spread 1.3-2.5x), 32 x 8 won on 4 and lost on 8 (the cube 52.7 against
- * 48.6 ms, 1x1 convolutions of K 16-24 up to 18% slower), and so the rows, columns and narrow
- * rules are the same with and without. On Mesa 25.0.7 the cube went 112 -> 82 ms (32 x 32
- * there). VKINFER_CPU_MM_A_LANES=0 keeps a fetch per row (comparisons). */
+ * 48.6 ms, 1x1 convolutions of K 16-24 up to 18% slower), and in whole graphs it was mixed
+ * (docs/benchmarks.md, session 24), so the columns and narrow rules are the same with and
+ * without. On Mesa 25.0.7 the cube went 112 -> 82 ms (32 x 32 there). VKINFER_CPU_MM_A_LANES=0
+ * keeps a fetch per row (comparisons). */
 static bool a_lanes_ok(const op_ctx *c, uint32_t lx)
 {
     const char *env = getenv("VKINFER_CPU_MM_A_LANES");
