@@ -156,7 +156,7 @@ def _auto_inline(path):
         return False
     total = info["weight_bytes"]
     for spec in info["inputs"]:
-        n = int(np.dtype(spec.numpy_dtype).itemsize) if spec.dtype in _DTYPE_CODES else 4
+        n = dtype_size(_DTYPE_CODES[spec.dtype]) or 1  # as tools/vkinfer.c counts them
         for d in spec.shape or ():
             n *= d if isinstance(d, int) and d > 0 else 1
         total += n

@@ -14,6 +14,7 @@ invocation with VKINFER_CPU_MM_PACK_ROWS=0).
 
     matmul_parity.py VKINFER
 Passes when, for every case, max|vkinfer - eager| <= 1e-4 * max|eager| + 1e-5."""
+import functools
 import os
 import re
 import subprocess
@@ -139,6 +140,7 @@ def cases():
 MM_CPU = {"matmul_cpu", "matmul_cpu_lanes"}  # the CPU devices' product kernels
 
 
+@functools.lru_cache(maxsize=None)
 def device_subgroup(vkinfer):
     """The subgroup size `vkinfer devices` reports for the device the runs take (0 if none)."""
     out = subprocess.run([vkinfer, "devices"], capture_output=True, text=True).stdout
