@@ -43,14 +43,25 @@ void view_layout(const plan_value *v, int *rank, int64_t dims[VKI_MAX_RANK + 1],
     *rank = r;
 }
 
+/* Constant inputs are moved on the host at plan time where the outputs hold at most
+ * FOLD_MAX_ELEMENTS elements, or no more than the inputs do (a Split, Slice or Transpose of a
+ * weight: ACT's in-projection cut into q, k and v was 18 copy dispatches a run, 12.8 ms on
+ * lavapipe; a piece of a constant mask: VQ-BeT's Slices and the Equal after them). An Expand,
+ * Tile, Pad or Gather that makes more elements than it reads stays on the GPU above the limit,
+ * so that a small constant cannot become a large host copy. */
 bool movement_folds(op_ctx *c)
 {
     if (!op_all_inputs_const(c)) return false;
+    int64_t in = 0, out = 0;
+    for (int i = 0; i < op_input_count(c); i++) {
+        plan_value *v = op_has_input(c, i) ? op_in(c, i) : NULL;
+        if (v) in += shape_numel(v->dims, v->rank);
+    }
     for (int o = 0; o < op_output_count(c); o++) {
         plan_value *v = op_out(c, o);
-        if (v && shape_numel(v->dims, v->rank) > FOLD_MAX_ELEMENTS) return false;
+        if (v) out += shape_numel(v->dims, v->rank);
     }
-    return true;
+    return out <= FOLD_MAX_ELEMENTS || out <= in;
 }
 
 void movement_alloc_host_outputs(op_ctx *c)
@@ -570,6 +581,35 @@ static bool one_run(const strided_copy *s)
     return run.rank == 1 && (run.in_strides[0] == 1 || run.dims[0] == 1);
 }
 
+/* Output i, the elements of X that strided copy s (forward steps) would move, as a view of X at
+ * their strides and first element, where only an element-wise Add, Sub, Mul or Div reads it
+ * (FiLM's scale and shift, chunks of one conditioning vector; src/ops/binary.c reads it in
+ * place, or copies it where its pass cannot) or a MatMul does, through Reshapes, Transposes and
+ * a constant scale that are views in turn (attention's q, k and v cut from one projection's
+ * columns by a Slice or a Split: the product kernels take the first element and the strides,
+ * src/ops/matmul.c). Whether it was taken. */
+static bool strided_view(op_ctx *c, int i, const strided_copy *s)
+{
+    plan_value *x = op_in(c, 0), *y = op_out(c, i);
+    int operand;
+    bool direct;
+    if (!y || !op_fusion_on(c) || !dtype_is_float(x->dtype) || x->host || x->permuted || x->view_scale ||
+        shape_numel(y->dims, y->rank) == 0 || op_storage(c, op_in_index(c, 0)) != y->storage)
+        return false;
+    /* the reader binds X whole, from its start (in words, as binary.c counts) */
+    if (x->view_offset + (uint64_t)shape_numel(x->dims, x->rank) * 4 > op_max_binding_bytes(c)) return false;
+    if (op_arithmetic_reader(c, op_out_index(c, i), NULL) < 0 &&
+        op_product_reader(c, op_out_index(c, i), &operand, &direct) == NULL)
+        return false;
+    /* (not op_output_alias: the view has fewer elements than X; it is bound from X's start) */
+    y->alias_of = op_in_index(c, 0);
+    y->view_offset = x->view_offset;
+    y->permuted = true;
+    y->view_elem = s->in_base;
+    memcpy(y->view_strides, s->in_strides, sizeof s->in_strides[0] * (size_t)x->rank);
+    return true;
+}
+
 static vki_status plan_slice(op_ctx *c)
 {
     VKI_TRY(op_require_inputs(c, c->opset < 10 ? 1 : 3, c->opset < 10 ? 1 : 5));
@@ -627,31 +667,9 @@ static vki_status plan_slice(op_ctx *c)
     if (fold) movement_alloc_host_outputs(c);
     /* elements that lie together in X (a run of rows along the outermost sliced axis): a view */
     if (!fold && one_run(&s) && op_output_offset_view(c, 0, 0, s.in_base)) return VKI_OK;
-    /* a strided slice that only an element-wise Add, Sub, Mul or Div reads (FiLM's scale and
-     * shift, chunks of one conditioning vector): a view of X at its strides and first element,
-     * which src/ops/binary.c reads in place (or copies, where its pass cannot); and one that a
-     * MatMul reads, through Reshapes, Transposes and a constant scale that are views in turn
-     * (attention's q, k and v cut from one projection's columns: the product kernels take the
-     * first element and the strides, src/ops/matmul.c) */
-    plan_value *y = op_out(c, 0);
-    int operand;
-    bool direct;
-    bool reads_in_place = y && !fold && (op_arithmetic_reader(c, op_out_index(c, 0), NULL) >= 0 ||
-                                         op_product_reader(c, op_out_index(c, 0), &operand, &direct) != NULL);
     bool forward = true;
     for (int k = 0; k < x->rank; k++) forward = forward && step[k] > 0;
-    bool bound_whole = x->view_offset + (uint64_t)shape_numel(x->dims, x->rank) * 4 <=
-                       op_max_binding_bytes(c); /* the reader binds X whole, from its start (in words, as binary.c counts) */
-    if (reads_in_place && forward && bound_whole && op_fusion_on(c) && dtype_is_float(x->dtype) && !x->host && !x->permuted &&
-        !x->view_scale && shape_numel(dims, x->rank) > 0 && op_storage(c, op_in_index(c, 0)) == y->storage) {
-        /* (not op_output_alias: the view has fewer elements than X; it is bound from X's start) */
-        y->alias_of = op_in_index(c, 0);
-        y->view_offset = x->view_offset;
-        y->permuted = true;
-        y->view_elem = s.in_base;
-        memcpy(y->view_strides, s.in_strides, sizeof s.in_strides[0] * (size_t)x->rank);
-        return VKI_OK;
-    }
+    if (forward && !fold && strided_view(c, 0, &s)) return VKI_OK;
     return copy_run(c, 0, 0, &s, fold);
 }
 
@@ -711,6 +729,9 @@ static vki_status split_outputs(op_ctx *c, int axis, int64_t *sizes, int n_out)
         offset += sizes[i];
         /* a piece whose elements lie together in X is a view */
         if (!fold && op_out(c, i) && one_run(&s) && op_output_offset_view(c, i, 0, s.in_base)) continue;
+        /* else one that only element-wise arithmetic or a MatMul reads is a strided view (the
+         * q, k and v of VQ-BeT's and ACT's attention: 24 and 18 copy dispatches) */
+        if (!fold && strided_view(c, i, &s)) continue;
         VKI_TRY(copy_run(c, 0, i, &s, fold));
     }
     return VKI_OK;
