@@ -686,7 +686,7 @@ typedef struct loaded {
     double load_ms;
     double session_ms; /* includes the plan when every input shape is declared */
     long cpu_threads;  /* LP_NUM_THREADS as set here: --cpu-threads or the small-model choice; -1 not set */
-    bool cpu_auto;     /* cpu_threads was chosen for a small model (auto_inline) */
+    int cpu_auto;      /* how cpu_threads was chosen: CPU_CHOSEN_* */
 } loaded;
 
 /* On lavapipe each dispatch hands its workgroups to lavapipe's threads and waits for them to
@@ -698,6 +698,13 @@ typedef struct loaded {
  * less than AUTO_INLINE_BYTES runs so; [563,512] x [512,512] (2.2 MB of inputs) and every image
  * model keep one thread per core. Only lavapipe reads LP_NUM_THREADS. */
 enum { AUTO_INLINE_BYTES = 1 << 20 };
+
+/* And a larger model on a machine of 2 cores runs on 4 pool threads, two per core: one per core
+ * there took 1.3-1.6x as long in one run of two or three and no faster in the others (resnet18
+ * 37 / 51 / 61 ms a median against 37-38 with four; VQ-BeT 60-88 against 59-60; Diffusion
+ * Policy's U-Net step 50 / 74 against 50-51: docs/benchmarks.md, session 25). Other core counts
+ * keep lavapipe's default, one per core, until measured. */
+enum { CPU_CHOSEN_NO, CPU_CHOSEN_INLINE, CPU_CHOSEN_TWO_PER_CORE };
 
 static bool auto_inline(const char *path)
 {
@@ -734,9 +741,12 @@ static const char *cpu_threads_note(const loaded *l, const vki_device_info *dev,
 {
     if (!dev->type || strcmp(dev->type, "cpu")) return "";
     const char *env = getenv("LP_NUM_THREADS");
-    if (l->cpu_auto)
+    if (l->cpu_auto == CPU_CHOSEN_INLINE)
         snprintf(buf, size, "0 (each dispatch on lavapipe's submit thread: chosen for a model of under 1 MiB of weights "
                             "and inputs; --cpu-threads N to change)");
+    else if (l->cpu_auto == CPU_CHOSEN_TWO_PER_CORE)
+        snprintf(buf, size, "%ld (two per core: chosen on a machine of 2 cores, where one per core is slower in some "
+                            "runs; --cpu-threads N to change)", l->cpu_threads);
     else if (l->cpu_threads >= 0)
         snprintf(buf, size, "%ld (--cpu-threads)", l->cpu_threads);
     else if (env)
@@ -752,7 +762,10 @@ static int load(const run_options *o, loaded *l)
     /* lavapipe reads LP_NUM_THREADS when the context's Vulkan instance finds it; this program
      * has one thread here, so setting the environment is safe (the library never does) */
     l->cpu_threads = o->cpu_threads;
-    if (l->cpu_threads < 0 && !getenv("LP_NUM_THREADS") && auto_inline(o->model)) l->cpu_threads = 0, l->cpu_auto = true;
+    if (l->cpu_threads < 0 && !getenv("LP_NUM_THREADS")) {
+        if (auto_inline(o->model)) l->cpu_threads = 0, l->cpu_auto = CPU_CHOSEN_INLINE;
+        else if (sysconf(_SC_NPROCESSORS_ONLN) == 2) l->cpu_threads = 4, l->cpu_auto = CPU_CHOSEN_TWO_PER_CORE;
+    }
     if (l->cpu_threads >= 0) {
         char n[24];
         snprintf(n, sizeof n, "%ld", l->cpu_threads);

@@ -282,7 +282,8 @@ class Session:
             cpu_threads=None)
       device, validation, cache_dir, cpu_threads: as for Context (used when no context is given;
       cpu_threads None with LP_NUM_THREADS unset: 0 for a model of under 1 MiB of weights and
-      inputs, whose dispatches on lavapipe cost more in thread wake-ups than in work, else one
+      inputs, whose dispatches on lavapipe cost more in thread wake-ups than in work, else 4 on a
+      machine of 2 cores (two per core: steadier there, as tools/vkinfer.c chooses), else one
       thread per core; .cpu_threads says what was set, None for nothing);
       precision: "fp32" (the model's own dtypes) or "fp16" (the fp16 execution mode: float32
       weights and activations held as float16 on the GPU, fp32 accumulation); context: a
@@ -304,8 +305,8 @@ class Session:
                                f"{L.vkinfer_path} (version {library_version()}) does not have", 5)
         if context is not None and cpu_threads is not None:
             raise ValueError("cpu_threads applies when a context is created: give it to the Context instead")
-        if context is None and cpu_threads is None and "LP_NUM_THREADS" not in os.environ and _auto_inline(path):
-            cpu_threads = 0
+        if context is None and cpu_threads is None and "LP_NUM_THREADS" not in os.environ:
+            cpu_threads = 0 if _auto_inline(path) else 4 if os.cpu_count() == 2 else None
         self.cpu_threads = cpu_threads if context is None else None
         try:
             self.context = context if context is not None else Context(device, validation, cache_dir, cpu_threads)
