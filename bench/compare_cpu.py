@@ -12,8 +12,9 @@ a TD-MPC2-shaped Q ensemble over 563 candidates (tdmpc_q) and a SAC-style actor 
 Times are medians of --runs whole inferences after --warmup, host input to host output
 (vkinfer bench: upload + device + download), each peer measured in --rounds alternating rounds
 (this VM's timings drift by up to 2x) and the median of the rounds reported. lavapipe's thread
-count is set with `vkinfer bench --cpu-threads` (LP_NUM_THREADS), both --threads and 0 (every
-dispatch on lavapipe's submit thread: faster for small networks), onnxruntime's with
+count is set with `vkinfer bench --cpu-threads` (LP_NUM_THREADS): --threads, twice that (what
+vkinfer chooses for larger models on 2 cores) and 0 (every dispatch on lavapipe's submit thread:
+faster for small networks), onnxruntime's with
 intra_op_num_threads, PyTorch's with set_num_threads.
 GFLOP/s is given for the MatMuls (2 M N K per product).
 ncnn (its PyPI wheel, with pnnx from PyPI converting each torch module; both installed in the
@@ -224,15 +225,17 @@ def main():
                 so.inter_op_num_threads = 1
                 sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
                 feed = {n: t.numpy() for n, t in zip(names, inputs)}
-            times = {"torch_ms": [], "ort_ms": [], "vkinfer_ms": [], "vkinfer_inline_ms": []}
+            times = {"torch_ms": [], "ort_ms": [], "vkinfer_ms": [], "vkinfer_2x_ms": [], "vkinfer_inline_ms": []}
             for rnd in range(args.rounds):
                 with torch.no_grad():
                     times["torch_ms"].append(timed(lambda: model(*inputs), args.runs, args.warmup))
                 if sess is not None:
                     times["ort_ms"].append(timed(lambda: sess.run(None, feed), args.runs, args.warmup))
-                # lavapipe's compute threads: one per core (LP_NUM_THREADS = --threads), and none
-                # (--cpu-threads 0: each dispatch on its submit thread)
+                # lavapipe's compute threads: one per core (LP_NUM_THREADS = --threads), two per
+                # core (what vkinfer chooses for larger models on 2 cores), and none (--cpu-threads
+                # 0: each dispatch on its submit thread)
                 for key, extra in (("vkinfer_ms", ["--cpu-threads", str(args.threads)]),
+                                   ("vkinfer_2x_ms", ["--cpu-threads", str(2 * args.threads)]),
                                    ("vkinfer_inline_ms", ["--cpu-threads", "0"])):
                     profile = ["--profile"] if rnd == 0 and key == "vkinfer_ms" else []
                     bench = subprocess.run(cmd + extra + profile, capture_output=True, text=True)
@@ -261,17 +264,18 @@ def main():
              f"torch {torch.__version__}" + (f", onnxruntime {ort.__version__}" if ort else ", no onnxruntime")
              + f"; medians of {args.runs} runs after {args.warmup} warm-up, the median of {args.rounds} alternating rounds.",
              "",
-             f"| case | vkinfer ms ({args.threads} lavapipe threads) | vkinfer ms (--cpu-threads 0) | (device ms, profiled run) "
+             f"| case | vkinfer ms ({args.threads} lavapipe threads) | vkinfer ms ({2 * args.threads} threads) "
+             "| vkinfer ms (--cpu-threads 0) | (device ms, profiled run) "
              "| onnxruntime ms | PyTorch ms | ncnn CPU ms | ncnn Vulkan fp32 ms (lavapipe) | vkinfer GFLOP/s | onnxruntime GFLOP/s "
              "| PyTorch GFLOP/s | better vkinfer / onnxruntime | better vkinfer / ncnn Vulkan |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         def ms(k):
             return f"{r[k]:.2f}" if r.get(k) is not None else "-"
 
         def gf(k):
             return f"{r['flops'] / r[k] / 1e6:.1f}" if r["flops"] and r.get(k) else "-"
-        best = min((r[k] for k in ("vkinfer_ms", "vkinfer_inline_ms") if r.get(k)), default=None)
+        best = min((r[k] for k in ("vkinfer_ms", "vkinfer_2x_ms", "vkinfer_inline_ms") if r.get(k)), default=None)
         r["vkinfer_best_ms"] = best
         ratio = f"{best / r['ort_ms']:.1f}x" if best and r.get("ort_ms") else "-"
         vk = ms("vkinfer_ms") if "vkinfer_ms" in r else "error: " + r.get("vkinfer_error", "")[:60]
@@ -284,7 +288,7 @@ def main():
             return f"{r[k]:.2f}" + (f" (rel. err {e:.1e})" if e > 1e-3 else "")
         ok = r.get("ncnn_vulkan_ms") and r.get("ncnn_vulkan_err", 0) <= 1e-2
         nratio = f"{best / r['ncnn_vulkan_ms']:.2f}x" if best and ok else "-"
-        lines.append(f"| {r['case']} | {vk} | {ms('vkinfer_inline_ms')} | {ms('vkinfer_gpu_ms')} | {ms('ort_ms')} | "
+        lines.append(f"| {r['case']} | {vk} | {ms('vkinfer_2x_ms')} | {ms('vkinfer_inline_ms')} | {ms('vkinfer_gpu_ms')} | {ms('ort_ms')} | "
                      f"{ms('torch_ms')} | {nc('ncnn_cpu_ms')} | {nc('ncnn_vulkan_ms')} | {gf('vkinfer_best_ms')} | {gf('ort_ms')} | "
                      f"{gf('torch_ms')} | {ratio} | {nratio} |")
     failed = [(r["case"], k, r[k]) for r in rows for k in ("ncnn_cpu_error", "ncnn_vulkan_error") if r.get(k)]
