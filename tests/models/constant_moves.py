@@ -37,13 +37,13 @@ def cases():
     r = lambda *s: rng.standard_normal(s).astype(np.float32)
     # a weight cut in three along its columns, each piece a MatMul's B (ACT's in-projection)
     # (pieces of over FOLD_MAX_ELEMENTS, 4096: smaller ones were always folded)
-    x, w = r(5, 64), r(64, 192)
+    x, w = r(5, 64), r(64, 240)
     m = graph([helper.make_node("Split", ["w", "sizes"], ["w0", "w1", "w2"], axis=1),
                helper.make_node("MatMul", ["x", "w0"], ["y0"]), helper.make_node("MatMul", ["x", "w1"], ["y1"]),
                helper.make_node("MatMul", ["x", "w2"], ["y2"]), helper.make_node("Mul", ["y1", "y2"], ["p"]),
                helper.make_node("Add", ["y0", "p"], ["out"])],
-              [("x", [5, 64])], ["out"], [init("w", w), init("sizes", np.array([64, 64, 64], np.int64))])
-    ref = x @ w[:, :64] + (x @ w[:, 64:128]) * (x @ w[:, 128:])
+              [("x", [5, 64])], ["out"], [init("w", w), init("sizes", np.array([80, 80, 80], np.int64))])
+    ref = x @ w[:, :80] + (x @ w[:, 80:160]) * (x @ w[:, 160:])
     yield "split_weight", m, {"x": x}, [ref], ["Split"], []
     # a weight transposed for a MatMul (a [out, in] Linear weight)
     x, w = r(7, 64), r(96, 64)
