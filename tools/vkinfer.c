@@ -696,7 +696,7 @@ typedef struct loaded {
  * 1.0-1.3 -> 0.27, the 1-D U-Net 0.40-0.61 -> 0.11-0.15). So where neither --cpu-threads nor
  * LP_NUM_THREADS says, a model whose weights and declared inputs (symbolic dims as 1) come to
  * less than AUTO_INLINE_BYTES runs so; [563,512] x [512,512] (2.2 MB of inputs) and every image
- * model keep one thread per core. Only lavapipe reads LP_NUM_THREADS. */
+ * model keep the pool (below). Only lavapipe reads LP_NUM_THREADS. */
 enum { AUTO_INLINE_BYTES = 1 << 20 };
 
 /* And a larger model on a machine of 2 cores runs on 4 pool threads, two per core: one per core
