@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_samplerless_texture_functions : require
 // binary_chain (r = a OP1 b, then r OP2 c, then an activation), and a lone Add, Sub, Mul or Div
 // (binary's), of float32 words for CPU Vulkan drivers (lavapipe): the same steps and rounding as binary_chain.glsl, but an invocation
 // computes 4 consecutive outputs of one innermost row (src/ops/binary.c takes it where that
@@ -22,9 +23,9 @@ layout(constant_id = 8) const float HI = 0.0;
 layout(constant_id = 9) const bool GRID_STRIDE = false; // unused: an invocation per 4 outputs
 #include "broadcast.glsl"
 
-layout(binding = 0) uniform usamplerBuffer A;
-layout(binding = 1) uniform usamplerBuffer B;
-layout(binding = 2) uniform usamplerBuffer C;
+layout(binding = 0) uniform utextureBuffer A;
+layout(binding = 1) uniform utextureBuffer B;
+layout(binding = 2) uniform utextureBuffer C;
 layout(std430, binding = 3) writeonly buffer Out { uvec4 result4[]; };
 
 #include "binary_combine.glsl"

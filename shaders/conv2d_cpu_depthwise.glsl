@@ -21,9 +21,9 @@ layout(constant_id = 13) const int OHB = 1;
 const int SPAN = (PXB - 1) * SW + (KW - 1) * DW + 1; // input columns under PXB windows
 
 #ifdef DEPTHWISE_TEXEL_X
-layout(binding = 0) uniform usamplerBuffer X; // 32-bit words (conv2d_cpu_depthwise_tx), W too
+layout(binding = 0) uniform utextureBuffer X; // 32-bit words (conv2d_cpu_depthwise_tx), W too
 #define LOAD_X(i) texelFetch(X, int(i)).x
-layout(binding = 1) uniform usamplerBuffer W;
+layout(binding = 1) uniform utextureBuffer W;
 #define LOAD_W(i) texelFetch(W, int(i)).x
 #else
 layout(std430, binding = 0) readonly buffer X { ELEM x[]; };

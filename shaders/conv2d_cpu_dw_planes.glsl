@@ -29,12 +29,12 @@ const int KEEP = IR > SH ? IR - SH : 0;               // rows the next output ro
 const int NEW = IR - KEEP;                            // rows it fetches
 
 #ifdef DW_X_VEC4
-layout(binding = 0) uniform samplerBuffer X;
+layout(binding = 0) uniform textureBuffer X;
 const int NT = (MIS + SPAN + 3) / 4; // texels under a row's span
 #else
-layout(binding = 0) uniform usamplerBuffer X;
+layout(binding = 0) uniform utextureBuffer X;
 #endif
-layout(binding = 1) uniform usamplerBuffer W;
+layout(binding = 1) uniform utextureBuffer W;
 layout(std430, binding = 2) readonly buffer B { uint b[]; };
 layout(std430, binding = 3) writeonly buffer Y { uint y[]; };
 layout(std430, binding = 3) writeonly buffer Y4 { uvec4 y4[]; };

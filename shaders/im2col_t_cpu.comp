@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_samplerless_texture_functions : require
 // The columns of a 2-D convolution's input transposed, for the CPU-device MatMul's transposed
 // products (src/ops/conv.c, record_as_matmul): colT[n][oy * ow + ox][k], k = (ci, ky, kx), is
 // the input pixel that weight k meets at output pixel (oy, ox), or 0 in the padding and for k
@@ -11,7 +12,7 @@
 
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) uniform usamplerBuffer X;
+layout(binding = 0) uniform utextureBuffer X;
 layout(std430, binding = 1) writeonly buffer Col { uvec4 col4[]; };
 
 // keep in step with im2col_push in src/ops/conv.c; count: rows (batch * oh * ow); col_stride:

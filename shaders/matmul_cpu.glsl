@@ -73,8 +73,8 @@ const bool A_LANES = false;
 const uint RN4 = RN / 4u;
 const uint RMG = (RM + 3u) / 4u; // A_T's groups of 4 rows (RM a multiple of 4 there)
 
-layout(binding = 0) uniform samplerBuffer A;
-layout(binding = 1) uniform samplerBuffer B;
+layout(binding = 0) uniform textureBuffer A;
+layout(binding = 1) uniform textureBuffer B;
 layout(std430, binding = 2) readonly buffer C { uint cb[]; };
 layout(std430, binding = 3) writeonly buffer Y { uint y[]; };
 layout(std430, binding = 3) writeonly buffer Y4 { uvec4 y4[]; }; // the same buffer, for Y_VEC4

@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_samplerless_texture_functions : require
 // The A operand of shaders/matmul_cpu.comp packed a row per invocation, for CPU Vulkan drivers:
 // [z][M][K4 * 4], K zero-padded to a multiple of 4 (a row is K4 uvec4s), from any batched,
 // strided source read as a texel buffer of 32-bit words. matmul_cpu_pack.comp writes the same
@@ -11,7 +12,7 @@
 
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) uniform usamplerBuffer S;
+layout(binding = 0) uniform utextureBuffer S;
 layout(std430, binding = 1) writeonly buffer D { uvec4 d[]; };
 
 // keep in step with mm_pack_push in src/ops/matmul_cpu.c (count: rows of all batches)

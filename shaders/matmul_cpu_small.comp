@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_samplerless_texture_functions : require
 // Small MatMul/Gemm products with strided operands for CPU Vulkan drivers (lavapipe):
 // attention's Q K^T and P V at short sequences, whose transposed or unaligned operands
 // shaders/matmul_cpu.comp would first copy into its texel layout (shaders/matmul_cpu_pack.comp,
@@ -18,8 +19,8 @@ layout(constant_id = 3) const uint ACT = 0u; // a fused activation: fused_act.gl
 
 const uint R = 4u;
 
-layout(binding = 0) uniform usamplerBuffer A;
-layout(binding = 1) uniform usamplerBuffer B;
+layout(binding = 0) uniform utextureBuffer A;
+layout(binding = 1) uniform utextureBuffer B;
 layout(std430, binding = 2) readonly buffer C { uint cb[]; };
 layout(std430, binding = 3) writeonly buffer Y { uint y[]; };
 

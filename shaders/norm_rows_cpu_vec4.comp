@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_samplerless_texture_functions : require
 // norm_rows_cpu.comp for contiguous float32 rows whose length is a multiple of 4
 // (LayerNormalization, the fused Add + LayerNorm, InstanceNormalization of such planes,
 // GroupNormalization whose channels are whole texels): an
@@ -33,11 +34,11 @@ layout(constant_id = 9) const uint N4 = 0u; // texels per row when the row is he
 #define AFFINE_PER_CHANNEL 3u // pair (first channel of the row + j / channel_len), channel_len a
                               // multiple of 4 (GroupNormalization: a row is a group of channels)
 
-layout(binding = 0) uniform samplerBuffer X4;
-layout(binding = 1) uniform samplerBuffer SS4; // (scale, shift) pairs k and k + 1 in texel k / 2
+layout(binding = 0) uniform textureBuffer X4;
+layout(binding = 1) uniform textureBuffer SS4; // (scale, shift) pairs k and k + 1 in texel k / 2
 layout(std430, binding = 2) writeonly buffer Y4 { uvec4 y4[]; };
 layout(std430, binding = 3) writeonly buffer Stats { vec2 stats[]; }; // (mean, 1/stddev) per row
-layout(binding = 4) uniform samplerBuffer R4;
+layout(binding = 4) uniform textureBuffer R4;
 layout(push_constant) uniform Push {
     uint rows; uint len; uint period; float eps;
     uint keep_inner; uint keep_stride_outer; uint keep_stride_inner;

@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_samplerless_texture_functions : require
 // 2-D MaxPool and AveragePool of float32 words for CPU Vulkan drivers (lavapipe), after
 // conv2d_cpu_depthwise.glsl: an invocation computes PXB consecutive outputs of one row of one
 // (n, c) plane, loading per window row the input span its windows cover once, through a texel
@@ -15,7 +16,7 @@ layout(constant_id = 9) const bool COUNT_INCLUDE_PAD = false;
 
 const int SPAN = (PXB - 1) * SW + (KW - 1) * DW + 1; // input columns under PXB windows
 
-layout(binding = 0) uniform usamplerBuffer X;
+layout(binding = 0) uniform utextureBuffer X;
 layout(std430, binding = 1) writeonly buffer Y { uint y[]; };
 layout(push_constant) uniform Push {
     uint columns; // planes * OH * ceil(OW / PXB): the invocations needed

@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_samplerless_texture_functions : require
 // Softmax and LogSoftmax of float32 rows for CPU Vulkan drivers (lavapipe): an invocation per
 // row, the lanes of a workgroup on adjacent rows, no shared memory, barriers or subgroup
 // operations, X read through uniform texel buffers. llvmpipe (Mesa 22.3) runs a workgroup's
@@ -20,8 +21,8 @@ layout(constant_id = 1) const uint KIND = 0u; // 0 Softmax, 1 LogSoftmax
 layout(constant_id = 2) const bool VEC4 = false;
 layout(constant_id = 3) const uint N4 = 0u;  // texels per row when the row is held in registers; 0: not
 
-layout(binding = 0) uniform samplerBuffer X4;
-layout(binding = 1) uniform usamplerBuffer Xw;
+layout(binding = 0) uniform textureBuffer X4;
+layout(binding = 1) uniform utextureBuffer Xw;
 layout(std430, binding = 2) writeonly buffer Y { uint y[]; };
 layout(std430, binding = 2) writeonly buffer Y4 { uvec4 y4[]; };
 layout(push_constant) uniform Push { uint rows, n, inner; } pc;

@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_samplerless_texture_functions : require
 // Winograd F(4x4, 3x3) input transform, transposed (src/ops/conv_winograd.c: maps with few
 // tiles, where the product runs with the tiles as rows and the output channels as columns):
 // V^T[xi][t][ci] = (B^T d B)[xi] for the 6x6 patch d of channel ci under output tile t, B^T
@@ -11,7 +12,7 @@
 
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) uniform usamplerBuffer X;
+layout(binding = 0) uniform utextureBuffer X;
 layout(std430, binding = 1) writeonly buffer V { uvec4 v[]; };
 layout(push_constant) uniform Push {
     uint count;            // rows * k_pad / 4 invocations

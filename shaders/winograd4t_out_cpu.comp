@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_samplerless_texture_functions : require
 // Winograd F(4x4, 3x3) output transform, transposed (src/ops/conv_winograd.c): the 4x4 outputs
 // of tile t and channel co are A^T m A of the 36 products M^T[xi][t][co] (A^T
 // winograd4.glsl's at6), plus the bias, a residual of Y's shape and the fused activation,
@@ -16,7 +17,7 @@ layout(constant_id = 2) const uint ACT = 0u; // a fused activation: fused_act.gl
 layout(constant_id = 3) const bool QUADS = false; // OW a multiple of 4: a row of a tile as one uvec4
 layout(constant_id = 4) const bool RESIDUAL = false; // R added before the activation
 
-layout(binding = 0) uniform samplerBuffer M; // [36][rows][cout] as texels of 4 channels
+layout(binding = 0) uniform textureBuffer M; // [36][rows][cout] as texels of 4 channels
 layout(std430, binding = 1) readonly buffer Bias { uint bias[]; };
 layout(std430, binding = 2) writeonly buffer Y { uint y[]; };
 layout(std430, binding = 2) writeonly buffer Y4 { uvec4 y4[]; };

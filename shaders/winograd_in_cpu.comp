@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_samplerless_texture_functions : require
 // Winograd F(2x2, 3x3) input transform for CPU Vulkan drivers (src/ops/conv_winograd.c): V[xi]
 // [ci][t] = (B^T d B)[xi] for the 4x4 patch d of channel ci under output tile t (2x2 outputs;
 // tiles of every image in a row, t = n * tiles + th * tw_count + tw). An invocation takes 4
@@ -10,7 +11,7 @@
 
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) uniform usamplerBuffer X;
+layout(binding = 0) uniform utextureBuffer X;
 layout(std430, binding = 1) writeonly buffer V { uvec4 v[]; };
 layout(push_constant) uniform Push {
     uint count;            // k_pad * t4 / 4 invocations

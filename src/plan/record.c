@@ -181,7 +181,7 @@ static vki_status make_descriptor_sets(plan *p, VkDescriptorSet *sets)
             writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
             writes[b].pBufferInfo = &infos[b];
             if (!(texel_mask >> b & 1)) continue;
-            /* a texel buffer of RGBA32F texels, or of R32_UINT words for a usamplerBuffer: whole
+            /* a texel buffer of RGBA32F texels, or of R32_UINT words for a utextureBuffer: whole
              * texels, at an offset the device accepts */
             bool r32 = pd->pipeline->shader->texel_r32_bindings >> b & 1;
             VkDeviceSize texel = r32 ? 4 : 16, range = infos[b].range / texel * texel;

@@ -23,9 +23,11 @@ static uint32_t count_bindings(const vk_shader *s)
     return count;
 }
 
-/* Bindings whose variable is a sampled buffer image (samplerBuffer: a uniform texel buffer):
- * OpVariable -> OpTypePointer -> OpTypeSampledImage -> OpTypeImage with Dim Buffer; in *r32
- * those whose image's sampled type is an integer (usamplerBuffer: R32_UINT words). Bindings
+/* Bindings whose variable is a buffer image read with a sampler or without one (a uniform
+ * texel buffer: textureBuffer with GL_EXT_samplerless_texture_functions, as the kernels declare
+ * them since session 25, or samplerBuffer): OpVariable -> OpTypePointer -> [OpTypeSampledImage
+ * ->] OpTypeImage with Dim Buffer and Sampled 1 (a storage texel buffer has Sampled 2); in *r32
+ * those whose image's sampled type is an integer (utextureBuffer: R32_UINT words). Bindings
  * past 31 are not looked at (no kernel has that many). */
 static uint32_t find_texel_bindings(const vk_shader *s, uint32_t *r32)
 {
@@ -48,7 +50,8 @@ static uint32_t find_texel_bindings(const vk_shader *s, uint32_t *r32)
         if (op == 59 && len >= 4 && a[1] < bound) kind[a[1]] = 1, link[a[1]] = a[0];    /* OpVariable */
         if (op == 32 && len >= 4 && a[0] < bound) kind[a[0]] = 2, link[a[0]] = a[2];    /* OpTypePointer */
         if (op == 27 && len >= 3 && a[0] < bound) kind[a[0]] = 3, link[a[0]] = a[1];    /* OpTypeSampledImage */
-        if (op == 25 && len >= 4 && a[0] < bound && a[2] == 5) kind[a[0]] = 4, link[a[0]] = a[1]; /* OpTypeImage, Dim Buffer */
+        if (op == 25 && len >= 8 && a[0] < bound && a[2] == 5 && a[6] == 1)                   /* OpTypeImage, Dim Buffer, */
+            kind[a[0]] = 4, link[a[0]] = a[1];                                                /* read through a sampler */
         if (op == 21 && len >= 2 && a[0] < bound) kind[a[0]] = 5;                    /* OpTypeInt */
         i += len;
     }

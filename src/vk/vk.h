@@ -264,8 +264,8 @@ typedef struct vk_shader {
     const uint32_t *code;
     size_t size; /* bytes */
     uint32_t bindings;
-    uint32_t texel_bindings; /* bit b: binding b is a uniform texel buffer: samplerBuffer (RGBA32F texels) or usamplerBuffer */
-    uint32_t texel_r32_bindings; /* bit b: that buffer is a usamplerBuffer, viewed as R32_UINT texels (32-bit words) */
+    uint32_t texel_bindings; /* bit b: binding b is a uniform texel buffer: textureBuffer (RGBA32F texels) or utextureBuffer */
+    uint32_t texel_r32_bindings; /* bit b: that buffer is a utextureBuffer, viewed as R32_UINT texels (32-bit words) */
 } vk_shader;
 
 /* The embedded shader table, generated from shaders/ by the build. */

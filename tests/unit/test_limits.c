@@ -9,6 +9,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+extern vk_shader vk_shader_table[];
+extern const unsigned vk_shader_table_count;
+
+/* Whether SPIR-V module s declares a sampled image (OpTypeSampledImage) of a Dim Buffer image:
+ * SPIR-V 1.6 forbids it and Mesa 25's lavapipe warns of it through the debug messenger (which
+ * fails every validated run), so the kernels read texel buffers without a sampler
+ * (textureBuffer, GL_EXT_samplerless_texture_functions). */
+static bool sampled_buffer_image(const vk_shader *s)
+{
+    const uint32_t *w = s->code;
+    size_t n = s->size / 4;
+    for (size_t i = 5; i < n;) {
+        uint32_t op = w[i] & 0xffff, len = w[i] >> 16;
+        if (len == 0 || i + len > n) break;
+        if (op == 27 && len >= 3) /* OpTypeSampledImage: find its image type */
+            for (size_t j = 5; j < n;) {
+                uint32_t op2 = w[j] & 0xffff, len2 = w[j] >> 16;
+                if (len2 == 0 || j + len2 > n) break;
+                if (op2 == 25 && len2 >= 4 && w[j + 1] == w[i + 2] && w[j + 3] == 5) return true;
+                j += len2;
+            }
+        i += len;
+    }
+    return false;
+}
+
 int main(void)
 {
     vki_context *ctx = NULL;
@@ -37,6 +63,22 @@ int main(void)
               vk->caps.min_storage_offset_alignment >= 256 && l->maxComputeWorkGroupSize[2] <= 64,
           "limits: %u buffers, %u push bytes, %u sets, alignment %u", l->maxPerStageDescriptorStorageBuffers,
           l->maxPushConstantsSize, l->maxBoundDescriptorSets, vk->caps.min_storage_offset_alignment);
+
+    /* no kernel reads a texel buffer through a sampler; the reflection still finds the texel
+     * buffers declared without one (matmul_cpu's A and B: RGBA32F; pool2d_cpu's X: words) */
+    int sampled = 0;
+    for (unsigned i = 0; i < vk_shader_table_count; i++)
+        if (sampled_buffer_image(&vk_shader_table[i])) {
+            printf("  %s reads a texel buffer through a sampler (OpTypeSampledImage of Dim Buffer)\n", vk_shader_table[i].name);
+            sampled++;
+        }
+    CHECK(vk_shader_table_count > 100 && sampled == 0, "%d of %u kernels declare a sampled buffer image", sampled,
+          vk_shader_table_count);
+    const vk_shader *mm = vk_shader_find("matmul_cpu"), *pool = vk_shader_find("pool2d_cpu");
+    CHECK(mm && mm->texel_bindings == 3u && mm->texel_r32_bindings == 0u, "matmul_cpu's texel bindings %#x (r32 %#x)",
+          mm ? mm->texel_bindings : 0u, mm ? mm->texel_r32_bindings : 0u);
+    CHECK(pool && pool->texel_bindings == 1u && pool->texel_r32_bindings == 1u, "pool2d_cpu's texel bindings %#x (r32 %#x)",
+          pool ? pool->texel_bindings : 0u, pool ? pool->texel_r32_bindings : 0u);
 
     /* softmax's workgroup size is spec constant 0: 128 fits, 256 does not */
     const vk_shader *softmax = vk_shader_find("softmax");
