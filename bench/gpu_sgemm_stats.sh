@@ -2,7 +2,7 @@
 # matmul_sgemm's driver statistics (registers, spills...) per register block and fused activation,
 # through bench/pipeline_stats.c (VK_KHR_pipeline_executable_properties), on a lent GPU:
 #   cc bench/pipeline_stats.c -o DIR/pipeline_stats -ldl
-#   glslc --target-env=vulkan1.1 -O -I shaders -o DIR/sgemm.spv shaders/matmul_sgemm.comp
+#   glslc --target-env=vulkan1.1 -O -I shaders -o DIR/sgemm.spv build/shaders/variants/matmul_sgemm.comp
 #   bench/gpu_sgemm_stats.sh DIR
 # Spec constants as src/ops/matmul.c passes them: 0 local size, 3 A_K_CONTIG, 5 HAS_C, 6 BN,
 # 8 ACT (1 a clamp, 7 erf GELU), 9 BM, 10 BK, 11 VEC, 12 TM, 13 TN, 14 EXACT: a Linear's product

@@ -4,7 +4,7 @@
  * A developer's probe for kernel work on a device one cannot profile otherwise (the H200 has no
  * Nsight here):
  *   cc bench/pipeline_stats.c -o pipeline_stats -ldl
- *   glslc --target-env=vulkan1.1 -O -I shaders -o sgemm.spv shaders/matmul_sgemm.comp
+ *   glslc --target-env=vulkan1.1 -O -I shaders -o sgemm.spv build/shaders/variants/matmul_sgemm.comp
  *   ./pipeline_stats sgemm.spv --bindings 4 256 0 0 1 0 0 128 0 0 128 8 7 1
  * The numbers after the file are the specialization constants 0, 1, 2... (32-bit unsigned
  * values, as src/ops/matmul.c passes them). Every core feature of Vulkan 1.1-1.3 the device has

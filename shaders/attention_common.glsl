@@ -1,13 +1,13 @@
-// Shared by attention.glsl and attention_scores.glsl: the inputs, parameters and the score of
-// one (query, key) pair, as ONNX's Attention reference computes it. Keys and values arrive
-// packed (shaders/attention_kv.comp): kv[b][kv head][key][0, D) is the key, [D, D + Dv) the
-// value. Intermediates are rounded to the dtype (DT) where the reference rounds them, so that
-// fp16 and bf16 results follow it; the softmax rounds to SOFTMAX_DT (softmax_precision).
+// Shared by attention.glsl and attention_scores.glsl: the inputs, parameters and the score of one
+// (query, key) pair, as ONNX's Attention reference computes it. Keys and values arrive packed
+// (attention_kv, shaders/attention_kv.glsl): kv[b][kv head][key][0, D) is the key, [D, D + Dv) the
+// value. Intermediates are rounded to the dtype (DT) where the reference rounds them, so that fp16
+// and bf16 results follow it; the softmax rounds to SOFTMAX_DT (softmax_precision).
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DT = DT_F32;
 layout(constant_id = 2) const uint SOFTMAX_DT = DT_F32;
 layout(constant_id = 3) const bool Q_3D = false;  // Q and Y are [B, S, heads * D], else [B, heads, S, D]
-layout(constant_id = 4) const bool HAS_BIAS = false; // binding 2 holds the additive bias (attention_bias.comp)
+layout(constant_id = 4) const bool HAS_BIAS = false; // binding 2 holds the additive bias (attention_bias)
 layout(constant_id = 5) const bool CAUSAL = false;   // key j attends query i iff j <= i + pc.offset
 layout(constant_id = 6) const bool WINDOW = false;   // pc.left / pc.right bound i + pc.offset - j
 layout(constant_id = 7) const bool SOFTCAP = false;

@@ -5,7 +5,7 @@
 // the value columns: y = sum_s exp(score_s - max) v_s / sum_s exp(score_s - max). Q, K^T and
 // V are read through element strides with up to three batch dims (V's stride 0 where it
 // broadcasts); Y [z][M][E], or a Transpose of it (y_at). The scores never leave shared
-// memory. The body of attention_rows.comp (fp32 words) and of its _f16 / _bf16 variants
+// memory. The body of attention_rows (fp32 words) and of its _f16 / _bf16 variants
 // (16-bit words, the fp16 mode and bfloat16 models): elements go through storage.glsl's LOAD
 // and STORE, arithmetic stays fp32.
 

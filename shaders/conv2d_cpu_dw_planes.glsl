@@ -7,8 +7,8 @@
 // cycles) is spread over RB rows. Where lanes ran along a row's columns (conv2d_cpu_depthwise),
 // maps narrower than 8 blocks left lanes idle and every workgroup held 16 outputs a lane.
 // X and W are read as texel buffers (a texel fetch is one gather for all lanes where a
-// storage-buffer load is a loop over them): X as 32-bit words (conv2d_cpu_dw_planes.comp) or,
-// where rows are whole texels, as RGBA32F texels, 4 columns a fetch (conv2d_cpu_dw_planes_v4.comp,
+// storage-buffer load is a loop over them): X as 32-bit words (conv2d_cpu_dw_planes) or,
+// where rows are whole texels, as RGBA32F texels, 4 columns a fetch (conv2d_cpu_dw_planes_v4,
 // DW_X_VEC4); Y is stored 4 outputs at once where rows are whole uvec4s (llvmpipe stores one
 // lane at a time). Include after common.glsl and fused_act.glsl.
 

@@ -2,8 +2,8 @@
 // DepthToSpace and SpaceToDepth. Element i of a region (row-major over dims) moves from
 // in[in_base + sum idx_k * in_stride_k] to out[out_base + sum idx_k * out_stride_k]. A stride
 // of 0 broadcasts, a negative one walks backwards. Elements are moved as they lie, never
-// converted: COPY_ELEM is a 32-bit word (copy.comp), a 16-bit one (copy_16.comp: f16, bf16,
-// int16, uint16) or a byte (copy_8.comp: int8, uint8, bool), so one body serves every dtype.
+// converted: COPY_ELEM is a 32-bit word (copy), a 16-bit one (copy_16: f16, bf16,
+// int16, uint16) or a byte (copy_8: int8, uint8, bool), so one body serves every dtype.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int RANK = 1; // of the region after collapsing, 1..8
 layout(constant_id = 2) const bool GRID_STRIDE = false; // common.glsl's ELEMENTWISE_MAIN

@@ -2,13 +2,13 @@
 // so the driver stages the tiles through shared memory and picks the instructions; this kernel
 // only says which BM x BK block of A and BK x BN block of B each step multiplies. Same push
 // constants, bindings, grid (x: blocks of N, y: blocks of M, z: batches or split-K slices) and
-// epilogue options as matmul_coopmat_f16.comp. Operands are read through tensor layouts with
-// their own strides, along whichever axis is contiguous (a transposing view for the other), so
-// any stride works; blocks that cross an edge of M, N or K load through a clamping layout
-// (zeros outside) and store only inside. The body of matmul_coopmat2_f16.comp and
-// matmul_coopmat2_bf16.comp, which define ELEM (float16_t or bfloat16_t: A, B, C and Y's
-// element) and enable the extensions; compiled by scripts/build-khr-shaders.sh (the build's
-// glslc predates GL_NV_cooperative_matrix2).
+// epilogue options as matmul_coopmat_f16.comp. Operands are read through tensor layouts with their
+// own strides, along whichever axis is contiguous (a transposing view for the other), so any stride
+// works; blocks that cross an edge of M, N or K load through a clamping layout (zeros outside) and
+// store only inside. The body of matmul_coopmat2_f16 and matmul_coopmat2_bf16
+// (shaders/variants.txt), which define ELEM (float16_t or bfloat16_t: A, B, C and Y's element) and
+// enable the extensions; compiled by scripts/build-khr-shaders.sh (the build's glslc predates
+// GL_NV_cooperative_matrix2).
 layout(local_size_x_id = 0) in; // as the device's flexible-dimension properties allow (128 or 256)
 layout(constant_id = 1) const uint OUT_DT = 0u;
 layout(constant_id = 2) const bool IS_INT = false;      // always false here

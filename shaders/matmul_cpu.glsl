@@ -24,7 +24,7 @@
 //   else from a zero-padded copy (made at plan time for constants, else by
 //   shaders/matmul_cpu_pack.comp).
 //   Every fetch is in bounds (rows past M read the last row, columns past N the last).
-// The body of matmul_cpu.comp and matmul_cpu_lanes.comp (MM_A_LANES: A_LANES below).
+// The body of matmul_cpu and matmul_cpu_lanes (MM_A_LANES: A_LANES below).
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "fused_act.glsl"

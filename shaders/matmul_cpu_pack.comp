@@ -1,5 +1,5 @@
 #version 450
-// Copies a batched, strided MatMul/Gemm operand into the layout shaders/matmul_cpu.comp reads
+// Copies a batched, strided MatMul/Gemm operand into the layout shaders/matmul_cpu.glsl reads
 // (for CPU Vulkan drivers), one element per invocation, zero-padding K to a multiple of 4:
 // PACK_B = false: A as [z][M][K4 * 4] (a row is K4 vec4s);
 // PACK_B = true:  B as [z][group of LX column blocks][K4 * 4][LX][RN] (a block's k-row is
@@ -10,7 +10,7 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const bool PACK_B = false;
 layout(constant_id = 2) const uint RN = 8u;
-layout(constant_id = 3) const uint LX = 8u; // invocations of a workgroup of matmul_cpu.comp
+layout(constant_id = 3) const uint LX = 8u; // invocations of a workgroup of matmul_cpu
 
 layout(std430, binding = 0) readonly buffer S { uint s[]; };
 layout(std430, binding = 1) writeonly buffer D { uint d[]; };

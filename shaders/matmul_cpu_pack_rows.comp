@@ -1,6 +1,6 @@
 #version 450
 #extension GL_EXT_samplerless_texture_functions : require
-// The A operand of shaders/matmul_cpu.comp packed a row per invocation, for CPU Vulkan drivers:
+// The A operand of shaders/matmul_cpu.glsl packed a row per invocation, for CPU Vulkan drivers:
 // [z][M][K4 * 4], K zero-padded to a multiple of 4 (a row is K4 uvec4s), from any batched,
 // strided source read as a texel buffer of 32-bit words. matmul_cpu_pack.comp writes the same
 // layout an element per invocation, with a division and a storage-buffer load per element, each

@@ -2,7 +2,7 @@
 #extension GL_EXT_samplerless_texture_functions : require
 // Small MatMul/Gemm products with strided operands for CPU Vulkan drivers (lavapipe):
 // attention's Q K^T and P V at short sequences, whose transposed or unaligned operands
-// shaders/matmul_cpu.comp would first copy into its texel layout (shaders/matmul_cpu_pack.comp,
+// shaders/matmul_cpu.glsl would first copy into its texel layout (shaders/matmul_cpu_pack.comp,
 // a dispatch as long as the product there). Here A and B are read in place through texel
 // buffers of 32-bit words at any element strides (one gather for all lanes each), an
 // invocation computing a 4 x 4 block of Y, the lanes of a workgroup on adjacent column blocks

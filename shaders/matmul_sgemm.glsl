@@ -1,4 +1,4 @@
-// The body of matmul_sgemm.comp and matmul_sgemm_res.comp: float32 MatMul and Gemm on GPUs:
+// The body of matmul_sgemm and matmul_sgemm_res: float32 MatMul and Gemm on GPUs:
 // Y = alpha * A B + beta * C, batched over gl_WorkGroupID.z,
 // with matmul_tiled's push constants, bindings, grid and split-K output, so src/ops/matmul.c
 // records it in matmul_tiled's place. What it does that matmul_tiled does not: each invocation

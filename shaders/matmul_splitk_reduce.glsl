@@ -1,4 +1,4 @@
-// Second pass of a split-K matrix multiply (shaders/matmul_tiled.comp with SPLIT_K): adds
+// Second pass of a split-K matrix multiply (shaders/matmul_tiled.glsl with SPLIT_K): adds
 // the slices' raw sums, laid out [slice][batch][M][N], and finishes Y = alpha * sum + beta * C.
 // The sums are fp32 words in every storage; C and Y go through storage.glsl's LOAD/STORE.
 

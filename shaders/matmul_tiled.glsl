@@ -16,7 +16,7 @@ layout(constant_id = 4) const bool B_K_CONTIG = false; // B(k+1,n) follows B(k,n
 layout(constant_id = 5) const bool HAS_C = false;
 layout(constant_id = 6) const uint TILE = 64u; // 32, 64 or 128 (src/ops/matmul.c)
 // split K: z also picks a slice of K, and raw sums go to y as [slice][z][M][N] for
-// shaders/matmul_splitk_reduce.comp to add up and finish
+// shaders/matmul_splitk_reduce.glsl to add up and finish
 layout(constant_id = 7) const bool SPLIT_K = false;
 layout(constant_id = 8) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 // RESIDUAL defined (the *_res shaders): Y = act(alpha A B + beta C + R), R of Y's shape and

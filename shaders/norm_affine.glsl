@@ -1,5 +1,5 @@
 // Per-channel affine map y = x * scale[c] + shift[c] (inference BatchNormalization, with the
-// statistics already folded into scale and shift by the host or by norm_fold.comp).
+// statistics already folded into scale and shift by the host or by norm_fold).
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DT = 0u;
 

@@ -1,4 +1,4 @@
-// Builds the per-channel (scale, shift) pairs that norm_affine.comp and norm_rows.comp read,
+// Builds the per-channel (scale, shift) pairs that norm_affine and norm_rows read,
 // from parameters that are only known at run time. Two small inputs per pass keep it at
 // three bindings; BatchNormalization runs SCALE then SHIFT.
 layout(local_size_x_id = 0) in;

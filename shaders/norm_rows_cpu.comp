@@ -1,10 +1,10 @@
 #version 450
-// norm_rows.comp for CPU Vulkan drivers (lavapipe): one invocation per row, no shared memory
-// or barriers. On llvmpipe a workgroup's invocations run as SIMD lanes in a loop that every
-// barrier() splits, so the GPU kernel's shared-memory trees (two per row) cost more than the
-// row itself for rows of up to a few thousand elements; here the lanes are adjacent rows and
-// each lane walks its row three times (mean, variance, normalize). Same bindings, push
-// constants and specialization constants as norm_rows.comp (src/ops/normalization.c).
+// norm_rows (shaders/norm_rows.glsl) for CPU Vulkan drivers (lavapipe): one invocation per row, no
+// shared memory or barriers. On llvmpipe a workgroup's invocations run as SIMD lanes in a loop that
+// every barrier() splits, so the GPU kernel's shared-memory trees (two per row) cost more than the
+// row itself for rows of up to a few thousand elements; here the lanes are adjacent rows and each
+// lane walks its row three times (mean, variance, normalize). Same bindings, push constants and
+// specialization constants as norm_rows (src/ops/normalization.c).
 #include "common.glsl"
 
 layout(local_size_x_id = 0) in;

@@ -6,7 +6,7 @@
 // invocation per row, the lanes of a workgroup on adjacent rows, X (and the residual R, and the
 // (scale, shift) pairs) read as RGBA32F texels and Y stored as uvec4. llvmpipe (Mesa 22.3)
 // issues a storage-buffer load as a loop over the SIMD lanes with a branch and a bounds check
-// per component, a texel fetch as one gather of 16-byte texels (shaders/matmul_cpu.comp):
+// per component, a texel fetch as one gather of 16-byte texels (shaders/matmul_cpu.glsl):
 // norm_rows_cpu's word loads ran BERT's [1024,768] Add + LayerNorm at 0.8 GB/s. With N4 > 0
 // (rows of exactly N4 texels) the row is fetched once into registers and the loops unrolled,
 // instead of three passes of fetches (mean, variance, normalize). Same push constants and

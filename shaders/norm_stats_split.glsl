@@ -1,4 +1,4 @@
-// Copies the per-row (mean, 1/stddev) pairs of norm_rows.comp into LayerNormalization's
+// Copies the per-row (mean, 1/stddev) pairs of norm_rows into LayerNormalization's
 // optional Mean and InvStdDev outputs.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DT = 0u;

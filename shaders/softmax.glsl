@@ -52,9 +52,10 @@ uint tree_argmax(float v, uint vi)
 }
 
 #ifdef SOFTMAX_SUBGROUP
-// Softmax and LogSoftmax with one subgroup per row (softmax_sg*.comp): the lanes read the row
-// together, coalesced, and reduce with subgroup operations, no shared memory or barrier. For
-// the many short rows of attention scores, where an invocation per row reads strided.
+// Softmax and LogSoftmax with one subgroup per row (softmax_sg, softmax_sg_f16, softmax_sg_bf16):
+// the lanes read the row together, coalesced, and reduce with subgroup operations, no shared memory
+// or barrier. For the many short rows of attention scores, where an invocation per row reads
+// strided.
 void main()
 {
     uint per_group = gl_WorkGroupSize.x / gl_SubgroupSize;

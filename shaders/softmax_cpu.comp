@@ -5,7 +5,7 @@
 // operations, X read through uniform texel buffers. llvmpipe (Mesa 22.3) runs a workgroup's
 // invocations as the lanes of one SIMD vector and issues a storage-buffer load as a loop over
 // the lanes with a branch and a bounds check per component, whereas a texel fetch is one
-// gather (shaders/matmul_cpu.comp says more): softmax.glsl's invocation-per-row mode, reading
+// gather (shaders/matmul_cpu.glsl says more): softmax.glsl's invocation-per-row mode, reading
 // words from a storage buffer, ran BERT's [96,128,128] scores at 0.7 GB/s.
 // - VEC4 (rows contiguous, n a multiple of 4): X as RGBA32F texels, 4 elements a fetch, Y
 //   stored as uvec4; else X as R32 words (binding 1), element k of a row at base + k * inner

@@ -1,8 +1,8 @@
-// Element access for kernels built in several storages. A variant file (e.g. unary_f16.comp)
-// enables GL_EXT_shader_16bit_storage, defines STORAGE_F16 or STORAGE_BF16 and includes the
-// kernel's body; the plain file defines neither. A kernel declares its tensor buffers as
-// `ELEM name[]` and reads and writes them through LOAD and STORE, which give and take the
-// 32-bit word form of common.glsl (fp32 bits for floats), so one body serves every storage.
+// Element access for kernels built in several storages. A variant (a row of shaders/variants.txt,
+// e.g. unary_f16) enables GL_EXT_shader_16bit_storage, defines STORAGE_F16 or STORAGE_BF16 and
+// includes the kernel's body; the plain kernel defines neither. A kernel declares its tensor
+// buffers as `ELEM name[]` and reads and writes them through LOAD and STORE, which give and take
+// the 32-bit word form of common.glsl (fp32 bits for floats), so one body serves every storage.
 // Arithmetic stays fp32: halves are widened on load and rounded to nearest even on store.
 // STORAGE_F64 (float64's bytes) serves only kernels that move elements without computing.
 #if defined(STORAGE_F16)

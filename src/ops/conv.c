@@ -197,7 +197,7 @@ static conv2d_view view_2d(const conv_geom *g)
     return v;
 }
 
-/* Float32 depthwise convolutions on CPU devices (conv2d_cpu_dw_planes.comp): the lanes of a
+/* Float32 depthwise convolutions on CPU devices (shaders/conv2d_cpu_dw_planes.glsl): the lanes of a
  * workgroup are adjacent output planes, the workgroup one block of PXB columns and RB rows,
  * which a lane walks keeping the input rows under its window in registers. 16-bit storage and
  * inputs too large for a texel buffer keep conv2d_cpu_depthwise(_tx) below (lanes along a
@@ -541,7 +541,7 @@ static void bias_as_c(op_ctx *c, mm_problem *p, bool per_column)
  * (ResNet's 14x14 maps and smaller at batch 1: 36 pixels per image at 6x6) runs as the
  * transposed product Y^T [pixels, Cout] = colT [pixels, K] x W^T [K, Cout], so that the CPU
  * MatMul's lanes, which run along the columns, share out the channels instead of a few pixels
- * (shaders/matmul_cpu.comp): shaders/im2col_t_cpu.comp writes colT, W^T is packed at plan time as
+ * (shaders/matmul_cpu.glsl): shaders/im2col_t_cpu.comp writes colT, W^T is packed at plan time as
  * any constant B is, and the product stores Y in its own layout (Y_T). Taken where
  * mm_cpu_cost finds it cheaper by a tenth, and always for maps of at most 16 pixels (which the
  * untransposed product would otherwise run transposed through a copy of the columns and a copy

@@ -1,5 +1,6 @@
-/* Index-driven data movement: Gather, GatherElements and OneHot (shaders/gather*.comp,
- * shaders/onehot.comp), folded on the host when the inputs are small constants. */
+/* Index-driven data movement: Gather, GatherElements and OneHot (shaders/gather.glsl,
+ * shaders/gather_elements.comp, shaders/onehot.comp), folded on the host when the inputs are small
+ * constants. */
 #include "movement.h"
 #include "../plan/plan.h"
 

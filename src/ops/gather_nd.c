@@ -1,4 +1,4 @@
-/* GatherND with batch_dims (shaders/gather_nd*.comp), folded on the host when the inputs are
+/* GatherND with batch_dims (shaders/gather_nd.glsl), folded on the host when the inputs are
  * small constants. Constant indices out of range are errors at plan time; the kernel clamps
  * the others into their dimension, so nothing is read outside the data. */
 #include "movement.h"

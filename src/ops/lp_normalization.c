@@ -1,4 +1,4 @@
-/* LpNormalization (shaders/lp_normalization*.comp): x / ||x||_p along one axis, p = 1 or 2,
+/* LpNormalization (shaders/lp_normalization.glsl): x / ||x||_p along one axis, p = 1 or 2,
  * one invocation per vector (accumulating in fp32). A zero vector stays zero, as ONNX's
  * reference gives (it divides by the norm where it is nonzero). */
 #include "op.h"

@@ -1177,7 +1177,7 @@ static vki_status require_same_dtype(op_ctx *c, int i)
 /* ---- attention in one dispatch: MatMul(Q, K^T) -> Softmax -> MatMul(P, V) ----
  * Recognised at the first MatMul (src/ops/matmul.c is where its operands' strides are known):
  * its output read only by a Softmax along the last axis, whose output only a MatMul reads as
- * its A; V (that MatMul's B) planned already. shaders/attention_rows.comp then computes the
+ * its A; V (that MatMul's B) planned already. shaders/attention_rows.glsl then computes the
  * second product's output from Q, K^T and V, the scores kept in shared memory: the Softmax
  * and the second MatMul are claimed (their outputs alias this node's, which takes the second
  * product's shape: nothing else reads it). On GPUs for short key sequences, where the three

@@ -87,7 +87,7 @@ vki_status mm_record_then_add(op_ctx *c, const mm_problem *p);
  * binding; returns the value after it (`last` where nothing was taken). */
 int mm_fuse_residual(op_ctx *c, mm_problem *p, int last);
 
-/* Records p with the CPU-device kernels (shaders/matmul_cpu*.comp). Sets *taken = false and
+/* Records p with the CPU-device kernels (shaders/matmul_cpu*). Sets *taken = false and
  * records nothing when they do not take p (integer products, operands or packed copies larger
  * than one binding, more than three batch dims): the caller then records the GPU kernels.
  * Fused epilogues (p->c_value, p->clamp) are already claimed by the caller. */
@@ -96,7 +96,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken);
  * read in place (rows of whole texels, or along m: mm_cpu_a_t) and B is a host constant: what a caller checks before it
  * makes A (Conv's transposed columns; p->a_value may be unset). */
 bool mm_cpu_fits(op_ctx *c, const mm_problem *p, int64_t a_numel);
-/* Whether the CPU MatMul reads p's A in place along m (shaders/matmul_cpu.comp A_T: sam 1, M, K,
+/* Whether the CPU MatMul reads p's A in place along m (shaders/matmul_cpu.glsl A_T: sam 1, M, K,
  * sak and the first element multiples of 4), as a 1x1 convolution's transposed product reads X. */
 bool mm_cpu_a_t(const mm_problem *p);
 /* A relative cost of an M x N x K product on the CPU MatMul's kernel (its register blocks over

@@ -1,6 +1,6 @@
 /* The tensor-core MatMul kernels (shaders/matmul_coopmat_f16.comp and its vector-load sibling
- * matmul_coopmat_f16_aligned.comp): when src/ops/matmul.c may run them instead of matmul_tiled,
- * and with which tiles. */
+ * matmul_coopmat_f16_aligned, shaders/matmul_coopmat_aligned.glsl): when src/ops/matmul.c may run
+ * them instead of matmul_tiled, and with which tiles. */
 #ifndef VKI_MATMUL_COOPMAT_H
 #define VKI_MATMUL_COOPMAT_H
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Keep in step with the Push block of shaders/matmul_cpu.comp. */
+/* Keep in step with the Push block of shaders/matmul_cpu.glsl. */
 typedef struct mm_cpu_push {
     uint32_t M, N, K4, a_row, b_row, scm, scn;
     float alpha, beta;
@@ -90,7 +90,7 @@ static bool wide_blocks(const op_ctx *c)
     return c->vk->caps.llvmpipe_mesa_major >= 25;
 }
 
-/* A's texels fetched a lane each and handed round by subgroupShuffle (matmul_cpu_lanes.comp)
+/* A's texels fetched a lane each and handed round by subgroupShuffle (matmul_cpu_lanes)
  * where the workgroup is one subgroup with shuffles: A's fetches were half of a block's, at a
  * fetch per row and 4 k, and now are one per lx rows; the block's rows are rounded up to whole
  * lx where that adds at most a quarter. The 1024 cube and [563,512] x [512,512] (both inputs) on
@@ -478,7 +478,7 @@ bool mm_cpu_fits(op_ctx *c, const mm_problem *p, int64_t a_numel)
 }
 
 /* Per workgroup and 4 k: each of its lx invocations fetches rm texels of A and rn of B (about 40
- * instructions a fetch on llvmpipe, shaders/matmul_cpu.comp) and applies 4 rm rn multiply-adds
+ * instructions a fetch on llvmpipe, shaders/matmul_cpu.glsl) and applies 4 rm rn multiply-adds
  * to spilled accumulators (about 1.5 instructions each); the padding past M and N is computed too. */
 double mm_cpu_cost(const op_ctx *c, int64_t M, int64_t N, int64_t K)
 {

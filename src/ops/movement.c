@@ -131,8 +131,8 @@ static gpu_storage copy_storage(op_ctx *c, int out)
     return op_has_storage8(c) ? s : GPU_W32;
 }
 
-/* One dispatch of shaders/copy*.comp for a collapsed copy in storage `st`; windows: of the
- * input and the output (bases relative to them), or NULL. */
+/* One dispatch of a copy kernel (shaders/copy.glsl) for a collapsed copy in storage `st`; windows:
+ * of the input and the output (bases relative to them), or NULL. */
 static vki_status copy_dispatch_values(op_ctx *c, int from, int to, const strided_copy *s, const op_window *windows,
                                        gpu_storage st);
 

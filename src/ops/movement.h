@@ -36,10 +36,11 @@ bool movement_folds(op_ctx *c);
 /* Allocates every output's host data when folding. */
 void movement_alloc_host_outputs(op_ctx *c);
 /* Runs one copy from input `in` to output `out`: on the host when `on_host` (the output's host
- * data must be allocated), else as a dispatch of shaders/copy.comp. */
+ * data must be allocated), else as a dispatch of shaders/copy.glsl. */
 vki_status copy_run(op_ctx *c, int in, int out, const strided_copy *copy, bool on_host);
-/* One dispatch of shaders/copy*.comp from value `from` to value `to` (plan value indices, both
- * bound whole, both held in storage st); the copy's bases and strides are in elements. */
+/* One dispatch of a copy kernel (shaders/copy.glsl) from value `from` to value `to` (plan value
+ * indices, both bound whole, both held in storage st); the copy's bases and strides are in
+ * elements. */
 vki_status copy_values(op_ctx *c, int from, int to, const strided_copy *copy, gpu_storage st);
 /* A scratch value live only during this node holding permuted view v's elements in row-major
  * order, in v's storage (for a kernel that cannot read strides). */

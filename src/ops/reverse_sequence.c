@@ -1,4 +1,4 @@
-/* ReverseSequence (shaders/reverse_sequence*.comp): each batch entry's first sequence_lens[b]
+/* ReverseSequence (shaders/reverse_sequence.glsl): each batch entry's first sequence_lens[b]
  * steps along the time axis are reversed, the rest copied. Constant lengths outside
  * [0, time steps] are errors at plan time; the kernel clamps the others into that range. */
 #include "movement.h"

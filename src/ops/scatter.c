@@ -1,9 +1,9 @@
-/* ScatterElements (and the older Scatter) and ScatterND with every reduction (none, add, mul,
- * max, min; shaders/scatter_*.comp). The shaders work as gathers: each output element collects
- * the updates aimed at it in order, so duplicate indices need no atomics and reduce exactly as
- * the reference does. Small constant inputs are folded on the host. Constant indices out of
- * range are errors at plan time; on the GPU an update whose index (ScatterND: any index of
- * its tuple) is out of range is skipped, so nothing is written outside the output. */
+/* ScatterElements (and the older Scatter) and ScatterND with every reduction (none, add, mul, max,
+ * min; shaders/scatter_elements.comp, shaders/scatter_nd.glsl). The shaders work as gathers: each
+ * output element collects the updates aimed at it in order, so duplicate indices need no atomics
+ * and reduce exactly as the reference does. Small constant inputs are folded on the host. Constant
+ * indices out of range are errors at plan time; on the GPU an update whose index (ScatterND: any
+ * index of its tuple) is out of range is skipped, so nothing is written outside the output. */
 #include "movement.h"
 
 #include <string.h>

@@ -278,8 +278,9 @@ static bool has_nv_coopmat_f16(vk_context *vk, VkPhysicalDevice phys)
     return found;
 }
 
-/* The same for VK_KHR_cooperative_matrix (shaders/matmul_coopmat_khr_f16.comp, compiled by a
- * newer glslang than the build's: see scripts/build-khr-shaders.sh). */
+/* The same for VK_KHR_cooperative_matrix (matmul_coopmat_khr_f16 from
+ * shaders/matmul_coopmat_aligned.glsl, compiled by a newer glslang than the build's: see
+ * scripts/build-khr-shaders.sh). */
 static bool has_khr_coopmat_f16(vk_context *vk, VkPhysicalDevice phys)
 {
     if (!has_device_ext(vk, phys, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)) return false;
@@ -309,7 +310,7 @@ static bool has_khr_coopmat_f16(vk_context *vk, VkPhysicalDevice phys)
     return found;
 }
 
-/* VK_NV_cooperative_matrix2 as shaders/matmul_coopmat2_f16.comp uses it: workgroup scope,
+/* VK_NV_cooperative_matrix2 as shaders/matmul_coopmat2.glsl uses it: workgroup scope,
  * flexible dimensions, tensor addressing and per-element operations, fp16 products with fp32
  * sums at workgroup scope; records the workgroup sizes offered and their granularity. It
  * builds on VK_KHR_cooperative_matrix, which must offer the 16x16x16 shape too. Its shaders

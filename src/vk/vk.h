@@ -37,7 +37,7 @@ typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKH
 #endif
 
 /* VK_NV_cooperative_matrix2 (header 300 and later): workgroup-scope matrices with
- * tensor-addressed loads, for shaders/matmul_coopmat2_f16.comp. Spelled here with the
+ * tensor-addressed loads, for shaders/matmul_coopmat2.glsl. Spelled here with the
  * registry's values (extension 594) for the same reason. */
 #ifndef VK_NV_cooperative_matrix2
 #define VK_NV_cooperative_matrix2 1
@@ -71,7 +71,7 @@ typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDime
 #define VKI_SCOPE_WORKGROUP ((VkScopeKHR)2)
 
 /* VK_KHR_shader_bfloat16 (header 311 and later; extension 142): bfloat16 operands of
- * cooperative matrices, for shaders/matmul_coopmat2_bf16.comp. */
+ * cooperative matrices, for matmul_coopmat2_bf16 (shaders/matmul_coopmat2.glsl). */
 #ifndef VK_KHR_shader_bfloat16
 #define VK_KHR_shader_bfloat16 1
 #define VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME "VK_KHR_shader_bfloat16"
@@ -151,17 +151,18 @@ typedef struct vk_caps {
      * accumulation at subgroup scope (shaders/matmul_coopmat_f16.comp's shape); the shaders
      * that use it need shaderFloat16 and 32-wide subgroups too, which this implies */
     bool cooperative_matrix;
-    /* the same through VK_KHR_cooperative_matrix (shaders/matmul_coopmat_khr_f16.comp), with
-     * the same implications; a device may have either or both */
+    /* the same through VK_KHR_cooperative_matrix (matmul_coopmat_khr_f16,
+     * shaders/matmul_coopmat_aligned.glsl), with the same implications; a device may have either
+     * or both */
     bool cooperative_matrix_khr;
     /* VK_NV_cooperative_matrix2 (with VK_KHR_cooperative_matrix under it) is enabled and offers
      * workgroup-scope fp16 products with fp32 sums, tensor addressing and per-element
-     * operations (shaders/matmul_coopmat2_f16.comp); coopmat2_local[i] is a workgroup size the
+     * operations (shaders/matmul_coopmat2.glsl); coopmat2_local[i] is a workgroup size the
      * device takes for them with granularity coopmat2_gran_m/n[i] (0: none) */
     bool cooperative_matrix2;
     uint32_t coopmat2_local[4], coopmat2_gran_m[4], coopmat2_gran_n[4];
     /* and the same for bfloat16 operands through VK_KHR_shader_bfloat16, enabled, at every
-     * workgroup size and granularity above (shaders/matmul_coopmat2_bf16.comp) */
+     * workgroup size and granularity above (matmul_coopmat2_bf16) */
     bool cooperative_matrix2_bf16;
     uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
 } vk_caps;

@@ -1,10 +1,16 @@
-#version 450
 // MatMul and Gemm on tensor cores for operands whose rows are 16-byte aligned runs of halves:
 // the fast sibling of matmul_coopmat_f16.comp (same push constants, bindings, batching, split K
-// and epilogue options). Each operand is read along its contiguous axis 8 halves (one uvec4)
-// at a time, coalesced; that axis's extent, every other stride and every batch offset must be
-// multiples of 8 halves (src/ops/matmul_coopmat.c checks). M, N and K may still be ragged:
-// rows and 8-wide runs past the edges load as zeros and edge tiles store element by element.
+// and epilogue options). The body of matmul_coopmat_f16_aligned (GL_NV_cooperative_matrix) and of
+// matmul_coopmat_khr_f16 (GL_KHR_cooperative_matrix, COOPMAT_KHR defined), rows of
+// shaders/variants.txt: only the matrix types and calls differ. Debian 12's glslc (glslang 11)
+// does not know the KHR extension, so that kernel is compiled by scripts/build-khr-shaders.sh with
+// a newer glslang into shaders/prebuilt/matmul_coopmat_khr_f16.inc, which the build embeds.
+// src/ops/matmul_coopmat.c picks the KHR one where the device has VK_KHR_cooperative_matrix.
+//
+// Each operand is read along its contiguous axis 8 halves (one uvec4) at a time, coalesced; that
+// axis's extent, every other stride and every batch offset must be multiples of 8 halves
+// (src/ops/matmul_coopmat.c checks). M, N and K may still be ragged: rows and 8-wide runs past the
+// edges load as zeros and edge tiles store element by element.
 //
 // A workgroup of (BM/WM) x (BN/WN) 32-wide subgroups computes a BM x BN block of Y, each
 // subgroup a WM x WN warp tile of (WM/16) x (WN/16) fp32 16x16 accumulators. K advances BK at
@@ -13,14 +19,24 @@
 // half of a double buffer, so one barrier per step suffices (DOUBLE_BUF false: one buffer,
 // two barriers, for tiles whose two copies would not fit 48 KiB). Shared rows are padded by 8
 // halves so that the 16-byte rows a fragment load touches fall on different banks.
-#extension GL_NV_cooperative_matrix : require
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#extension GL_EXT_shader_16bit_storage : require
-#extension GL_KHR_memory_scope_semantics : require
-#extension GL_KHR_shader_subgroup_basic : require
-#extension GL_EXT_control_flow_attributes : require
-#include "common.glsl"
-#include "fused_act.glsl"
+
+#ifdef COOPMAT_KHR
+// The layout operand of coopMatLoad must be a constant, so the KHR loads branch on the
+// spec-constant choice between row and column major, which the driver folds.
+#define ACC_MAT coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define A_MAT coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define B_MAT coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define HALF_ACC_MAT coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define MAT_MUL_ADD coopMatMulAdd
+#define MAT_STORE_ROWS(mat, buf, at, stride) coopMatStore(mat, buf, at, stride, gl_CooperativeMatrixLayoutRowMajor)
+#else
+#define ACC_MAT fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+#define A_MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define B_MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define HALF_ACC_MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define MAT_MUL_ADD coopMatMulAddNV
+#define MAT_STORE_ROWS(mat, buf, at, stride) coopMatStoreNV(mat, buf, at, stride, false)
+#endif
 
 layout(local_size_x_id = 0) in; // 32 * (BM / WM) * (BN / WN)
 // constant ids 1..9 as in matmul_coopmat_f16.comp (6 is the tile's width there too)
@@ -121,9 +137,9 @@ void main()
     a_off = pc.a_base + i0 * pc.sa0 + i1 * pc.sa1 + i2 * pc.sa2;
     b_off = pc.b_base + i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2;
 
-    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[MAX_F][MAX_F];
+    ACC_MAT acc[MAX_F][MAX_F];
     [[unroll]] for (uint i = 0u; i < FM; i++)
-        [[unroll]] for (uint j = 0u; j < FN; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+        [[unroll]] for (uint j = 0u; j < FN; j++) acc[i][j] = ACC_MAT(0.0);
 
     uint steps = (k_end - k_begin + BK - 1u) / BK;
     fetch_tiles(k_begin);
@@ -134,19 +150,30 @@ void main()
         bool more = s + 1u < steps;
         if (more) fetch_tiles(k_begin + (s + 1u) * BK); // in flight while the tensor cores work
         [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
-            fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[MAX_F], fb[MAX_F];
+            A_MAT fa[MAX_F];
+            B_MAT fb[MAX_F];
             [[unroll]] for (uint i = 0u; i < FM; i++) {
                 uint m = sm + 16u * i;
+#ifdef COOPMAT_KHR
+                if (A_K_CONTIG) coopMatLoad(fa[i], As, buf * A_VECS + m * A_STRIDE + kk / 8u, A_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+                else coopMatLoad(fa[i], As, buf * A_VECS + kk * A_STRIDE + m / 8u, A_STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
+#else
                 coopMatLoadNV(fa[i], As, buf * A_VECS + (A_K_CONTIG ? m * A_STRIDE + kk / 8u : kk * A_STRIDE + m / 8u),
                               A_STRIDE, !A_K_CONTIG);
+#endif
             }
             [[unroll]] for (uint j = 0u; j < FN; j++) {
                 uint n = sn + 16u * j;
+#ifdef COOPMAT_KHR
+                if (B_K_CONTIG) coopMatLoad(fb[j], Bs, buf * B_VECS + n * B_STRIDE + kk / 8u, B_STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
+                else coopMatLoad(fb[j], Bs, buf * B_VECS + kk * B_STRIDE + n / 8u, B_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+#else
                 coopMatLoadNV(fb[j], Bs, buf * B_VECS + (B_K_CONTIG ? n * B_STRIDE + kk / 8u : kk * B_STRIDE + n / 8u),
                               B_STRIDE, B_K_CONTIG);
+#endif
             }
             [[unroll]] for (uint i = 0u; i < FM; i++)
-                [[unroll]] for (uint j = 0u; j < FN; j++) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+                [[unroll]] for (uint j = 0u; j < FN; j++) acc[i][j] = MAT_MUL_ADD(fa[i], fb[j], acc[i][j]);
         }
         if (!DOUBLE_BUF) barrier(); // everyone has read the one buffer before it is overwritten
         if (more) store_tiles(DOUBLE_BUF ? buf ^ 1u : 0u);
@@ -158,16 +185,16 @@ void main()
         // a whole tile: scale, clamp and round in registers, store 16x16 halves at once
         [[unroll]] for (uint i = 0u; i < FM; i++)
             [[unroll]] for (uint j = 0u; j < FN; j++) {
-                fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> r = acc[i][j];
+                ACC_MAT r = acc[i][j];
                 for (int e = 0; e < r.length(); e++) r[e] = fused_act(ACT, pc.alpha * r[e], pc.lo, pc.hi);
-                fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> h = fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>(r);
-                coopMatStoreNV(h, y, y_off + (m0 + sm + 16u * i) * pc.N + n0 + sn + 16u * j, pc.N, false);
+                HALF_ACC_MAT h = HALF_ACC_MAT(r);
+                MAT_STORE_ROWS(h, y, y_off + (m0 + sm + 16u * i) * pc.N + n0 + sn + 16u * j, pc.N);
             }
         return;
     }
     [[unroll]] for (uint i = 0u; i < FM; i++)
         [[unroll]] for (uint j = 0u; j < FN; j++) {
-            coopMatStoreNV(acc[i][j], staging, sg * 256u, 16u, false);
+            MAT_STORE_ROWS(acc[i][j], staging, sg * 256u, 16u);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
             for (uint e = lane; e < 256u; e += 32u) {

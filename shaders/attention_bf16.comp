@@ -1,8 +1,0 @@
-#version 450
-// Attention's output on bf16 tensors held as 16-bit words (the body is attention.glsl).
-#extension GL_EXT_shader_16bit_storage : require
-#define STORAGE_BF16
-#include "common.glsl"
-#include "storage.glsl"
-#include "attention_common.glsl"
-#include "attention.glsl"

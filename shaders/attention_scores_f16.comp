@@ -1,8 +1,0 @@
-#version 450
-// Attention's qk_matmul_output on f16 tensors held as 16-bit words (the body is attention_scores.glsl).
-#extension GL_EXT_shader_16bit_storage : require
-#define STORAGE_F16
-#include "common.glsl"
-#include "storage.glsl"
-#include "attention_common.glsl"
-#include "attention_scores.glsl"

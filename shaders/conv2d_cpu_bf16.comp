@@ -1,7 +1,0 @@
-#version 450
-// conv2d_cpu on bf16 tensors held as 16-bit words (the body is conv2d_cpu.glsl).
-#extension GL_EXT_shader_16bit_storage : require
-#define STORAGE_BF16
-#include "common.glsl"
-#include "storage.glsl"
-#include "conv2d_cpu.glsl"

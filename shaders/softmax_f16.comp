@@ -1,7 +1,0 @@
-#version 450
-// Softmax, LogSoftmax and Hardmax on f16 tensors held as 16-bit words (the body is softmax.glsl).
-#extension GL_EXT_shader_16bit_storage : require
-#define STORAGE_F16
-#include "common.glsl"
-#include "storage.glsl"
-#include "softmax.glsl"

@@ -1,3 +1,0 @@
-#version 450
-// See tree_ensemble.glsl.
-#include "tree_ensemble.glsl"
