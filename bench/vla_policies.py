@@ -1,0 +1,435 @@
+#!/usr/bin/env python3
+"""LeRobot 0.6.1's vision-language-action policies, built with seeded random weights and no hub
+access, exported as one graph per action chunk (the denoising loop unrolled), run by vkinfer and
+compared with PyTorch eager in the same dtype.
+
+    python3 bench/vla_policies.py export --policy smolvla --size full --dtype bf16 --out DIR
+    python3 bench/vla_policies.py run VKINFER --policy smolvla --size full --dtype bf16 [--runs 20]
+
+`export` writes DIR/<policy>_<size>_<dtype>.onnx (+ .onnx.data), the inputs it was exported on
+(.npz) and eager PyTorch's action chunk for them; `run` exports (or reuses DIR), runs vkinfer on
+the same inputs, prints max abs / rel error against eager and times both.
+
+Sizes: `full` is the published configuration (backbone sizes written below from the published
+config.json of each backbone, built through transformers' own config classes, since nothing is
+downloaded); `tiny` keeps the graph's structure at a few layers and widths for test fixtures.
+Where a policy asks the hub for a processor, fixed token ids stand in for a tokenizer. Noise that
+the policy would draw inside sample_actions is a graph input, so runs are deterministic.
+
+Needs torch >= 2.9 (the dynamo exporter), transformers 5.4-5.5 and the lerobot 0.6.1 wheel
+(`pip install --ignore-requires-python` works on Python 3.11 for the policies used here)."""
+import argparse
+import contextlib
+import os
+import sys
+import time
+import types
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+SEED = 0
+
+
+# ----------------------------------------------------------------------------------------------
+# smolvla: SmolVLM2-500M (SigLIP 512 px, 16 of 32 Llama-style text layers) + a 0.75x-wide action
+# expert, cross attention every other layer, 10 Euler steps over a KV cache of the prefix.
+
+def smolvlm_config(size):
+    from transformers import SmolVLMConfig
+    if size == "full":
+        # HuggingFaceTB/SmolVLM2-500M-Video-Instruct's config.json
+        text = dict(hidden_size=960, intermediate_size=2560, num_attention_heads=15, num_key_value_heads=5,
+                    num_hidden_layers=32, head_dim=64, rms_norm_eps=1e-5, rope_theta=100000.0,
+                    vocab_size=49280, max_position_embeddings=8192, tie_word_embeddings=False)
+        vision = dict(hidden_size=768, intermediate_size=3072, num_attention_heads=12, num_hidden_layers=12,
+                      patch_size=16, image_size=512)
+        scale = 4
+    else:
+        text = dict(hidden_size=64, intermediate_size=128, num_attention_heads=4, num_key_value_heads=2,
+                    num_hidden_layers=4, head_dim=16, rms_norm_eps=1e-5, rope_theta=100000.0,
+                    vocab_size=300, max_position_embeddings=512, tie_word_embeddings=False)
+        vision = dict(hidden_size=32, intermediate_size=64, num_attention_heads=2, num_hidden_layers=2,
+                      patch_size=8, image_size=32)
+        scale = 2
+    text["model_type"] = "llama"
+    return SmolVLMConfig(text_config=text, vision_config=vision, scale_factor=scale, image_token_id=49190
+                         if size == "full" else 290)
+
+
+@contextlib.contextmanager
+def offline_smolvlm(size):
+    """AutoConfig/AutoProcessor.from_pretrained answer with the local config and a processor whose
+    tokenizer has only the two ids SmolVLA reads."""
+    import lerobot.policies.smolvla.smolvlm_with_expert as swe
+    cfg = smolvlm_config(size)
+    tok = types.SimpleNamespace(fake_image_token_id=cfg.image_token_id - 1, global_image_token_id=cfg.image_token_id - 2)
+    saved = swe.AutoConfig, swe.AutoProcessor
+    swe.AutoConfig = types.SimpleNamespace(from_pretrained=lambda *_a, **_k: cfg)
+    swe.AutoProcessor = types.SimpleNamespace(from_pretrained=lambda *_a, **_k: types.SimpleNamespace(tokenizer=tok))
+    try:
+        yield cfg
+    finally:
+        swe.AutoConfig, swe.AutoProcessor = saved
+
+
+class SmolVLAChunk(nn.Module):
+    """(image, lang_tokens, lang_mask, state, noise) -> the (B, chunk, max_action_dim) chunk."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, image, lang_tokens, lang_mask, state, noise):
+        img_mask = torch.ones(image.shape[0], dtype=torch.bool, device=image.device)
+        return self.model.sample_actions([image], [img_mask], lang_tokens, lang_mask, state, noise=noise)
+
+
+def build_smolvla(size):
+    from lerobot.policies.smolvla.configuration_smolvla import SmolVLAConfig
+    from lerobot.policies.smolvla.modeling_smolvla import VLAFlowMatching
+    kw = dict(load_vlm_weights=False, device="cpu")
+    if size == "tiny":
+        kw.update(num_vlm_layers=4, chunk_size=8, n_action_steps=8, num_steps=3, max_state_dim=8, max_action_dim=6)
+    cfg = SmolVLAConfig(**kw)
+    with offline_smolvlm(size) as vcfg:
+        model = VLAFlowMatching(cfg)
+    img = vcfg.vision_config.image_size
+    n_lang = cfg.tokenizer_max_length if size == "full" else 6
+    g = torch.Generator().manual_seed(SEED + 1)
+    inputs = dict(
+        image=torch.rand(1, 3, img, img, generator=g) * 2 - 1,
+        lang_tokens=torch.randint(0, vcfg.text_config.vocab_size - 100, (1, n_lang), generator=g),
+        lang_mask=torch.ones(1, n_lang, dtype=torch.bool),
+        state=torch.randn(1, cfg.max_state_dim, generator=g),
+        noise=torch.randn(1, cfg.chunk_size, cfg.max_action_dim, generator=g),
+    )
+    return SmolVLAChunk(model), inputs
+
+
+def smolvla_bf16(chunk):
+    """As LeRobot loads SmolVLA: the VLM and the action expert in bf16 (attention scores and
+    softmax upcast to fp32 inside), the state/action/time projections in fp32."""
+    chunk.model.vlm_with_expert.to(torch.bfloat16)
+
+
+# ----------------------------------------------------------------------------------------------
+# pi0: PaliGemma 3B (SigLIP so400m at 224 px, Gemma 2B, 18 layers) + a Gemma-300M action expert,
+# 10 Euler steps over the prefix's KV cache; three cameras and 48 language tokens make an
+# 816-token prefix. LeRobot builds it from config alone (no hub); bf16 is its `dtype` option,
+# which keeps the vision tower, the projector and the norms in fp32.
+
+@contextlib.contextmanager
+def tiny_paligemma():
+    """pi0's configs shrunk: Gemma widths and depths, and a SigLIP of 2 layers at 32 px whose
+    intermediate size and projection LeRobot's constructor cannot overwrite."""
+    import lerobot.policies.pi0.modeling_pi0 as m
+    from transformers import AutoModel, PaliGemmaConfig, SiglipVisionConfig, SiglipVisionModel
+
+    class FrozenVision(SiglipVisionConfig):
+        def __setattr__(self, key, value):
+            if key in ("intermediate_size", "projection_dim") and key in self.__dict__:
+                return
+            super().__setattr__(key, value)
+    FrozenVision.__name__ = "SiglipVisionConfig"  # AutoModel.register compares class names
+    AutoModel.register(FrozenVision, SiglipVisionModel, exist_ok=True)
+
+    from transformers import GemmaConfig as HFGemmaConfig, GemmaModel
+
+    class FrozenText(HFGemmaConfig):
+        def __setattr__(self, key, value):
+            if key == "vocab_size" and key in self.__dict__:
+                return
+            super().__setattr__(key, value)
+    FrozenText.__name__ = "GemmaConfig"
+    AutoModel.register(FrozenText, GemmaModel, exist_ok=True)
+
+    def paligemma():
+        cfg = PaliGemmaConfig()
+        cfg.text_config = FrozenText(**{**cfg.text_config.to_dict(), "vocab_size": 256})
+        vision = FrozenVision(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                              patch_size=8, image_size=32)
+        vision.projection_dim = 64
+        cfg.vision_config = vision
+        return cfg
+
+    saved_cfg, saved_map = m.get_gemma_config, m.CONFIG_MAPPING
+    m.get_gemma_config = lambda variant: m.GemmaConfig(width=64 if variant == "gemma_2b" else 32, depth=2,
+                                                       mlp_dim=128 if variant == "gemma_2b" else 64, num_heads=4,
+                                                       num_kv_heads=1, head_dim=16)
+    m.CONFIG_MAPPING = {"paligemma": paligemma, "gemma": saved_map["gemma"]}
+    try:
+        yield
+    finally:
+        m.get_gemma_config, m.CONFIG_MAPPING = saved_cfg, saved_map
+
+
+class Pi0Chunk(nn.Module):
+    """(images (B, cameras, 3, H, W), lang_tokens, lang_mask, state, noise) -> the action chunk."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, images, lang_tokens, lang_mask, state, noise):
+        cams = [images[:, i] for i in range(images.shape[1])]
+        masks = [torch.ones(images.shape[0], dtype=torch.bool, device=images.device)] * len(cams)
+        return self.model.sample_actions(cams, masks, lang_tokens, lang_mask, state, noise=noise)
+
+
+def build_pi0(size, dtype="fp32"):
+    from lerobot.policies.pi0.configuration_pi0 import PI0Config
+    from lerobot.policies.pi0.modeling_pi0 import PI0Pytorch
+    kw = dict(device="cpu", dtype="bfloat16" if dtype == "bf16" else "float32")
+    cams, n_lang = 3, 48
+    if size == "tiny":
+        kw.update(chunk_size=8, n_action_steps=8, num_inference_steps=3, max_state_dim=8, max_action_dim=6,
+                  image_resolution=(32, 32))
+        cams, n_lang = 2, 6
+    cfg = PI0Config(**kw)
+    with tiny_paligemma() if size == "tiny" else contextlib.nullcontext():
+        model = PI0Pytorch(cfg)
+    res = cfg.image_resolution[0]
+    g = torch.Generator().manual_seed(SEED + 1)
+    inputs = dict(
+        images=torch.rand(1, cams, 3, res, res, generator=g) * 2 - 1,
+        lang_tokens=torch.randint(0, 250000 if size == "full" else 200, (1, n_lang), generator=g),
+        lang_mask=torch.ones(1, n_lang, dtype=torch.bool),
+        state=torch.randn(1, cfg.max_state_dim, generator=g),
+        noise=torch.randn(1, cfg.chunk_size, cfg.max_action_dim, generator=g),
+    )
+    return Pi0Chunk(model), inputs
+
+
+BUILDERS = {"smolvla": (build_smolvla, smolvla_bf16), "pi0": (build_pi0, None)}
+
+
+# ----------------------------------------------------------------------------------------------
+
+def seeded_init(module):
+    """Random weights with the spread trained ones have: each Linear/Conv/Embedding weight drawn
+    N(0, 1/fan_in) (unit-variance activations through deep stacks), norms' scales near 1."""
+    g = torch.Generator().manual_seed(SEED)
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            if p.ndim >= 2:
+                fan_in = p[0].numel()
+                p.copy_(torch.randn(p.shape, generator=g) / fan_in ** 0.5)
+            elif name.endswith("bias"):
+                p.copy_(torch.randn(p.shape, generator=g) * 0.02)
+            else:
+                p.copy_(1.0 + torch.randn(p.shape, generator=g) * 0.05)
+
+
+def build(policy, size, dtype):
+    torch.manual_seed(SEED)
+    make, to_bf16 = BUILDERS[policy]
+    module, inputs = make(size) if to_bf16 else make(size, dtype)
+    dtypes = {n: p.dtype for n, p in module.named_parameters()}
+    module.float()
+    seeded_init(module)
+    for n, p in module.named_parameters():  # the policy's own mixed precision, restored
+        p.data = p.data.to(dtypes[n])
+    module = module.eval()
+    if dtype == "bf16" and to_bf16:
+        to_bf16(module)
+    return module, inputs
+
+
+def export(policy, size, dtype, out):
+    os.makedirs(out, exist_ok=True)
+    stem = os.path.join(out, f"{policy}_{size}_{dtype}")
+    module, inputs = build(policy, size, dtype)
+    n_params = sum(p.numel() for p in module.parameters())
+    t0 = time.time()
+    with torch.no_grad():
+        expected = module(**inputs)
+    t_eager = time.time() - t0
+    t0 = time.time()
+    with torch.no_grad():
+        prog = torch.onnx.export(module, (), kwargs=inputs, input_names=list(inputs), output_names=["actions"],
+                                 dynamo=True, external_data=True, optimize=True)
+        prog.save(stem + ".onnx", external_data=True)
+    t_export = time.time() - t0
+    as_np = lambda t: t.float().numpy() if t.dtype == torch.bfloat16 else t.numpy()
+    extra = {}
+    if dtype == "bf16":  # the same (bf16-rounded) weights in fp32: how far bf16 arithmetic moves eager itself
+        with torch.no_grad():
+            extra["expected_fp32"] = as_np(module.float()(**inputs))
+    np.savez(stem + ".npz", **{k: as_np(v) for k, v in inputs.items()}, expected=as_np(expected), **extra)
+    print(f"{policy} {size} {dtype}: {n_params / 1e6:.1f} M params, eager {t_eager:.2f} s, export {t_export:.1f} s, "
+          f"-> {stem}.onnx", flush=True)
+    return stem
+
+
+def run_vkinfer(vkinfer, stem, extra=()):
+    """vkinfer on the exported inputs: (actions, stdout)."""
+    import subprocess
+    import tempfile
+    data = np.load(stem + ".npz")
+    with tempfile.TemporaryDirectory() as tmp:
+        args = [vkinfer, "run", stem + ".onnx", "--output-dir", tmp, *extra]
+        for k in data.files:
+            if k.startswith("expected"):
+                continue
+            np.save(os.path.join(tmp, k + ".npy"), data[k])
+            args += ["--input", f"{k}={os.path.join(tmp, k + '.npy')}"]
+        r = subprocess.run(args, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"vkinfer failed ({r.returncode}): {r.stderr.strip() or r.stdout.strip()}")
+        return np.load(os.path.join(tmp, "actions.npy")), data["expected"], data.get("expected_fp32")
+
+
+def errors(got, want):
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    d = np.abs(got - want)
+    return float(d.max()), float(d.max() / max(np.abs(want).max(), 1e-30))
+
+
+def median_ms(fn, runs, warmup):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(times))
+
+
+def torch_peers(module, inputs, runs, warmup):
+    """PyTorch CUDA eager (TF32 off) and a CUDA graph replay: (its output, eager ms, graph ms or
+    the reason capture failed). Inputs are copied host -> device and the chunk back, as vkinfer's are."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    module = module.cuda()
+    host = {k: v.pin_memory() for k, v in inputs.items()}
+    dev = {k: v.cuda() for k, v in host.items()}
+
+    def eager():
+        with torch.no_grad():
+            return module(**{k: v.cuda(non_blocking=True) for k, v in host.items()}).cpu()
+    out = eager()
+    ms_eager = median_ms(eager, runs, warmup)
+    try:
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s), torch.no_grad():
+            for _ in range(2):
+                module(**dev)
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph), torch.no_grad():
+            static_out = module(**dev)
+
+        def replay():
+            for k, v in host.items():
+                dev[k].copy_(v, non_blocking=True)
+            graph.replay()
+            return static_out.cpu()
+        ms_graph = median_ms(replay, runs, warmup)
+    except Exception as e:  # noqa: BLE001 (the reason is a cell of the table)
+        ms_graph = f"capture failed: {type(e).__name__}"
+    module.cpu()
+    torch.cuda.empty_cache()
+    return out.float().numpy(), ms_eager, ms_graph
+
+
+def vkinfer_bench(vkinfer, stem, runs, warmup):
+    import json
+    import subprocess
+    data = np.load(stem + ".npz")
+    r = subprocess.run([vkinfer, "bench", stem + ".onnx", "--random-inputs", "--runs", str(runs), "--warmup", str(warmup),
+                        "--json", *sum((["--shape", f"{k}={'x'.join(map(str, data[k].shape))}"] for k in data.files
+                                        if not k.startswith("expected")), [])], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"vkinfer bench failed: {r.stderr.strip() or r.stdout.strip()}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def table_row(vkinfer, policy, size, dtype, out, runs, warmup):
+    stem = os.path.join(out, f"{policy}_{size}_{dtype}")
+    row = dict(policy=policy, size=size, dtype=dtype)
+    t0 = time.time()
+    module, inputs = build(policy, size, dtype)
+    row["params_M"] = round(sum(p.numel() for p in module.parameters()) / 1e6, 1)
+    if not os.path.exists(stem + ".onnx"):
+        try:
+            export(policy, size, dtype, out)
+        except Exception as e:  # noqa: BLE001
+            row["exported"] = f"no: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+            return row
+    row["exported"] = "yes"
+    row["export_s"] = round(time.time() - t0, 1)
+    try:
+        got, want_cpu, ideal = run_vkinfer(vkinfer, stem)
+    except RuntimeError as e:
+        row["vkinfer"] = str(e)[:400]
+        return row
+    if torch.cuda.is_available():
+        want, row["eager_ms"], row["graph_ms"] = torch_peers(module, inputs, runs, warmup)
+    else:
+        want = want_cpu
+    row["max_abs_err"], row["rel_err"] = errors(got, want)
+    if ideal is not None:
+        row["rel_err_vkinfer_vs_fp32"] = errors(got, ideal)[1]
+        row["rel_err_eager_vs_fp32"] = errors(want, ideal)[1]
+    b = vkinfer_bench(vkinfer, stem, runs, warmup)
+    row.update(vkinfer_ms=b["median_ms"], plan_ms=b["plan_ms"], dispatches=b["dispatches"],
+               gpu_mib=round((b["weight_bytes"] + b["intermediate_bytes"]) / 2**20), device=b["device"])
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("export")
+    e.add_argument("--policy", default="smolvla", choices=sorted(BUILDERS))
+    e.add_argument("--size", default="tiny", choices=["tiny", "full"])
+    e.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"])
+    e.add_argument("--out", required=True)
+    r = sub.add_parser("check")
+    r.add_argument("vkinfer")
+    r.add_argument("--policy", default="smolvla", choices=sorted(BUILDERS))
+    r.add_argument("--size", default="tiny", choices=["tiny", "full"])
+    r.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"])
+    r.add_argument("--out", required=True)
+    t = sub.add_parser("table")
+    t.add_argument("vkinfer")
+    t.add_argument("--policies", default="smolvla,pi0")
+    t.add_argument("--sizes", default="full")
+    t.add_argument("--dtypes", default="bf16,fp32")
+    t.add_argument("--out", required=True)
+    t.add_argument("--runs", type=int, default=20)
+    t.add_argument("--warmup", type=int, default=3)
+    t.add_argument("--json", help="append each row to this file as a JSON line")
+    a = ap.parse_args()
+    if a.cmd == "table":
+        import json
+        for policy in a.policies.split(","):
+            for size in a.sizes.split(","):
+                for dtype in a.dtypes.split(","):
+                    row = table_row(a.vkinfer, policy, size, dtype, a.out, a.runs, a.warmup)
+                    print(json.dumps(row), flush=True)
+                    if a.json:
+                        with open(a.json, "a") as f:
+                            f.write(json.dumps(row) + "\n")
+    if a.cmd == "check":
+        stem = os.path.join(a.out, f"{a.policy}_{a.size}_{a.dtype}")
+        if not os.path.exists(stem + ".onnx"):
+            export(a.policy, a.size, a.dtype, a.out)
+        got, want, ideal = run_vkinfer(a.vkinfer, stem)
+        ab, rel = errors(got, want)
+        print(f"{a.policy} {a.size} {a.dtype}: max abs err {ab:.3g}, rel to max {rel:.3g}")
+        if ideal is not None:
+            print(f"  against the same weights in fp32: vkinfer {errors(got, ideal)[1]:.3g}, "
+                  f"eager {a.dtype} {errors(want, ideal)[1]:.3g}")
+    if a.cmd == "export":
+        export(a.policy, a.size, a.dtype, a.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
