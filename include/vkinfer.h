@@ -195,8 +195,9 @@ typedef struct vki_tensor_info {
 } vki_tensor_info;
 
 /* Reads an ONNX file (memory-mapped; weights are not copied until uploaded). External data
- * files must lie inside the model's folder. Checks every length and offset; a malformed
- * file is VKI_ERROR_MODEL, an op vkinfer does not know is VKI_ERROR_UNSUPPORTED naming it.
+ * files must lie inside the model's folder (the folder of `path`), symbolic links followed;
+ * one outside is VKI_ERROR_MODEL. Checks every length and offset; a malformed file is
+ * VKI_ERROR_MODEL, an op vkinfer does not know is VKI_ERROR_UNSUPPORTED naming it.
  * The context must outlive the model. */
 VKI_API vki_status vki_model_load(vki_context *ctx, const char *path, vki_model **out);
 VKI_API void vki_model_destroy(vki_model *model);

@@ -146,6 +146,26 @@ typedef struct ext_ref {
     int64_t offset, length;
 } ext_ref;
 
+/* The location was already checked by name (no "..", not absolute); a symbolic link, of the
+ * file or of a folder on the way, can still lead out of the folder, so the link-free path is
+ * compared with the folder's own. The file is then opened by that resolved path; a link swapped
+ * in between the check and the open still wins that race (openat2's RESOLVE_BENEATH would close
+ * it, but it also refuses absolute links that stay inside the folder). */
+static vki_status resolve_inside_folder(const char *dir, const char *path, char real[PATH_MAX], const char *tensor,
+                                        const char *loc)
+{
+    char root[PATH_MAX];
+    if (!realpath(dir, root))
+        return vki_fail(VKI_ERROR_IO, "cannot open the model's folder '%s': %s", dir, strerror(errno));
+    if (!realpath(path, real)) return vki_fail(VKI_ERROR_IO, "cannot open '%s': %s", path, strerror(errno));
+    size_t rl = strlen(root);
+    if (rl == 1) rl = 0; /* the folder is "/": every path is below it */
+    if (strncmp(real, root, rl) != 0 || (real[rl] != '/' && real[rl] != 0))
+        return vki_fail(VKI_ERROR_MODEL, "tensor '%s': external data location '%s' leaves the model's folder through a "
+                        "symbolic link (it resolves to '%s', outside '%s')", tensor, loc, real, root);
+    return VKI_OK;
+}
+
 static vki_status load_external(onnx_model *m, ir_tensor *t, const ext_ref *ext, size_t need)
 {
     if (!m || !m->dir)
@@ -155,12 +175,12 @@ static vki_status load_external(onnx_model *m, ir_tensor *t, const ext_ref *ext,
     if (loc[0] == '/' || strstr(loc, "..") || strchr(loc, '\\'))
         return vki_fail(VKI_ERROR_MODEL, "tensor '%s': external data location '%s' leaves the model's folder",
                         t->name, loc);
-    char path[PATH_MAX];
+    char path[PATH_MAX], real[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/%s", m->dir, loc) >= (int)sizeof path) return reader_bad("external data path too long");
+    VKI_TRY(resolve_inside_folder(m->dir, path, real, t->name, loc));
     const uint8_t *data;
     size_t len;
-    /* the same file may back many tensors: reuse its mapping */
-    VKI_TRY(map_file(path, m, &data, &len));
+    VKI_TRY(map_file(real, m, &data, &len));
     if (ext->offset < 0 || (uint64_t)ext->offset > len) return reader_bad("external data offset past the end of its file");
     size_t avail = len - (size_t)ext->offset;
     size_t want = ext->length >= 0 ? (size_t)ext->length : avail;

@@ -1,11 +1,12 @@
 /* ONNX reader: a valid model parses; every truncation and thousands of corruptions of it
- * give an error or a parse, never a crash; bad lengths, offsets and external paths are
- * rejected with a message. */
+ * give an error or a parse, never a crash; bad lengths, offsets and external paths (by name
+ * or through symbolic links) are rejected with a message. */
 #include "../../src/onnx/onnx_reader.h"
 #include "check.h"
 #include "pbwrite.h"
 
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 
@@ -43,6 +44,128 @@ static void make_model(pbw *model, const char *init_location, size_t raw_bytes)
     pbw_value_info(&graph, 11, "x", 1, dims, 2);
     pbw_value_info(&graph, 12, "y", 1, dims, 2);
     pbw_model(model, &graph);
+}
+
+/* Writes `name` in folder `dir`, its initializer 'w' in external file `location`, and loads it. */
+static vki_status load_external_model(const char *dir, const char *name, const char *location, onnx_model *m)
+{
+    char path[512];
+    pbw model = {0};
+    make_model(&model, location, 0);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    pbw_save(&model, path);
+    return onnx_model_load(path, m);
+}
+
+static void write_floats(const char *path, float a, float b, float c, float d)
+{
+    float v[4] = {a, b, c, d};
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fwrite(v, 4, 4, f);
+        fclose(f);
+    }
+}
+
+/* 'w' as loaded equals {first, ...}: the file that was meant, not another. */
+static bool initializer_starts_with(const onnx_model *m, float first)
+{
+    const ir_value *w = &m->graph.values[m->graph.nodes[1].inputs[1]];
+    float got[4];
+    memcpy(got, w->init.data, 16);
+    return got[0] == first && got[3] == first + 3;
+}
+
+/* External data reached through symbolic links: a link out of the model's folder, of the file or
+ * of a folder on the way, is refused naming the tensor and the location; links that stay inside
+ * load. The model file itself may be a link: its folder is the folder of the path given. */
+static void check_symlinks(void)
+{
+    char top[] = "/tmp/vkinfer-symlink-XXXXXX";
+    if (!mkdtemp(top)) {
+        CHECK(0, "mkdtemp: cannot make a folder for the symlink cases");
+        return;
+    }
+    char model_dir[512], outside[512], path[512], target[512];
+    snprintf(model_dir, sizeof model_dir, "%s/model", top);
+    snprintf(outside, sizeof outside, "%s/outside", top);
+    mkdir(model_dir, 0700);
+    mkdir(outside, 0700);
+    snprintf(path, sizeof path, "%s/secret.bin", outside);
+    write_floats(path, 100, 101, 102, 103); /* the right size: only the link can make it fail */
+    snprintf(path, sizeof path, "%s/weights.bin", model_dir);
+    write_floats(path, 1, 2, 3, 4);
+    onnx_model m;
+
+    /* (1) the data file is a link to a file outside (absolute target) */
+    snprintf(target, sizeof target, "%s/secret.bin", outside);
+    snprintf(path, sizeof path, "%s/file-link.bin", model_dir);
+    CHECK(symlink(target, path) == 0, "symlink %s", path);
+    vki_status st = load_external_model(model_dir, "file_link.onnx", "file-link.bin", &m);
+    CHECK(st == VKI_ERROR_MODEL && strstr(vki_last_error(), "tensor 'w'") &&
+              strstr(vki_last_error(), "'file-link.bin' leaves the model's folder"),
+          "a data file linked outside the folder: %d %s", (int)st, vki_last_error());
+    if (st == VKI_OK) onnx_model_free(&m);
+
+    /* (2) a folder on the way is a link out of the folder (relative target) */
+    snprintf(path, sizeof path, "%s/shared", model_dir);
+    CHECK(symlink("../outside", path) == 0, "symlink %s", path);
+    st = load_external_model(model_dir, "dir_link.onnx", "shared/secret.bin", &m);
+    CHECK(st == VKI_ERROR_MODEL && strstr(vki_last_error(), "tensor 'w'") &&
+              strstr(vki_last_error(), "'shared/secret.bin' leaves the model's folder"),
+          "a linked folder that leaves the model's folder: %d %s", (int)st, vki_last_error());
+    if (st == VKI_OK) onnx_model_free(&m);
+
+    /* (3) links that stay inside: a file link, and a folder link to a subfolder */
+    snprintf(path, sizeof path, "%s/alias.bin", model_dir);
+    CHECK(symlink("weights.bin", path) == 0, "symlink %s", path);
+    st = load_external_model(model_dir, "inside.onnx", "alias.bin", &m);
+    CHECK(st == VKI_OK, "a data file linked inside the folder: %s", vki_last_error());
+    if (st == VKI_OK) {
+        CHECK(initializer_starts_with(&m, 1), "values through a link inside the folder");
+        onnx_model_free(&m);
+    }
+    snprintf(path, sizeof path, "%s/data", model_dir);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/data/w.bin", model_dir);
+    write_floats(path, 5, 6, 7, 8);
+    snprintf(path, sizeof path, "%s/current", model_dir);
+    CHECK(symlink("data", path) == 0, "symlink %s", path);
+    st = load_external_model(model_dir, "inside_dir.onnx", "current/w.bin", &m);
+    CHECK(st == VKI_OK, "a folder linked inside the folder: %s", vki_last_error());
+    if (st == VKI_OK) {
+        CHECK(initializer_starts_with(&m, 5), "values through a folder link inside the folder");
+        onnx_model_free(&m);
+    }
+
+    /* (4) the model file is a link from another folder: its data is looked up next to the link,
+     * and the model's folder may itself be reached through a link */
+    st = load_external_model(model_dir, "plain.onnx", "weights.bin", &m);
+    CHECK(st == VKI_OK, "external data without links: %s", vki_last_error());
+    if (st == VKI_OK) onnx_model_free(&m);
+    snprintf(path, sizeof path, "%s/weights.bin", outside);
+    write_floats(path, 9, 10, 11, 12);
+    snprintf(target, sizeof target, "%s/plain.onnx", model_dir);
+    snprintf(path, sizeof path, "%s/model.onnx", outside);
+    CHECK(symlink(target, path) == 0, "symlink %s", path);
+    st = onnx_model_load(path, &m);
+    CHECK(st == VKI_OK, "a model file linked from another folder: %s", vki_last_error());
+    if (st == VKI_OK) {
+        CHECK(initializer_starts_with(&m, 9), "data next to the model link, not next to its target");
+        onnx_model_free(&m);
+    }
+    snprintf(path, sizeof path, "%s/model-link", top);
+    CHECK(symlink("model", path) == 0, "symlink %s", path);
+    snprintf(path, sizeof path, "%s/model-link/plain.onnx", top);
+    st = onnx_model_load(path, &m);
+    CHECK(st == VKI_OK, "a model folder reached through a link: %s", vki_last_error());
+    if (st == VKI_OK) {
+        CHECK(initializer_starts_with(&m, 1), "values in a model folder reached through a link");
+        onnx_model_free(&m);
+    }
+
+    snprintf(path, sizeof path, "rm -rf %s", top);
+    if (system(path) != 0) printf("note: could not remove %s\n", top);
 }
 
 int main(void)
@@ -141,6 +264,7 @@ int main(void)
         if (system(path) != 0) printf("note: could not remove %s\n", dir);
     }
     free(model.data);
+    check_symlinks();
 
     /* found by fuzzing: a TensorProto whose dims promise 2^40 floats but which holds one must be
      * refused before anything is allocated for it (it used to ask for gigabytes) */
