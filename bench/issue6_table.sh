@@ -11,7 +11,7 @@
 # ("peers lerobot") runs one part alone, for machines whose calls are time-limited: run the
 # parts in turn with the same OUT_DIR and the file gathers what each wrote.
 # Packages missing on the machine can come as wheels: PYTHONPATH=DIR (pip install --target DIR).
-# Docs: docs/benchmarks.md holds the tables this wrote on the H200.
+# Docs: docs/results-h200.md holds the newest table this wrote on the H200.
 set -u
 VK=${1:?usage: bench/issue6_table.sh VKINFER OUT_DIR}
 OUT=${2:?usage: bench/issue6_table.sh VKINFER OUT_DIR}

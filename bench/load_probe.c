@@ -4,7 +4,8 @@
  * files are given, a storage texel buffer (imageLoad) and a uniform buffer; each with every lane
  * of a workgroup at the same texel (an address uniform across it: the operand the lanes of a
  * matrix product share), adjacent lanes at adjacent texels, or lanes 64 texels apart. Mesa
- * 22.3's llvmpipe and Mesa 25's make different code of each (docs/benchmarks.md, session 23):
+ * 22.3's llvmpipe and Mesa 25's make different code of each (docs/history/benchmarks-notebook.md,
+ * session 23):
  * this measures which form is cheap on the driver at hand, before a kernel is written for it.
  * 16 Ki invocations of 256 loads, 8 a workgroup, from a 1 MiB source (cache-resident); medians
  * of 9 timed submissions after 2, in ns a load of one lane.

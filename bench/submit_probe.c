@@ -3,7 +3,7 @@
  * polling with sched_yield as vkinfer does on lavapipe's submit thread, or blocking. Medians of
  * 3,000 submissions after 200. Session 25, lavapipe (Mesa 22.3) on the 2-core VM with
  * LP_NUM_THREADS=0: empty 10.5-10.7 us at least, 14.8-15.3 a median, polled; ten copies add
- * about 1.5 us (docs/benchmarks.md).
+ * about 1.5 us (docs/results-lavapipe.md).
  *   gcc -O2 -o /tmp/submit_probe bench/submit_probe.c -lvulkan
  *   LP_NUM_THREADS=0 /tmp/submit_probe poll|block [COPIES] */
 

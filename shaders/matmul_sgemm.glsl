@@ -93,7 +93,7 @@ shared vec4 Bs[2u * BK * (BN / 4u)];
 // the tile's sums pass through shared memory, in a loop that is not unrolled: unrolled over the
 // 64 sums its code made Linear(768, 3072) + erf GELU on 4096 rows 15x slower on the H200 (8.4 ms
 // on 128 x 128 tiles against 0.54 with a Relu; 0.62 this way, 0.58 on 64 x 128 tiles of 8 x 8;
-// docs/benchmarks.md, sessions 14 and 15). Smaller blocks keep it inline, where it was fast (on
+// docs/history/benchmarks-notebook.md, sessions 14 and 15). Smaller blocks keep it inline, where it was fast (on
 // 64 x 128 tiles of 4 x 8 sums, 1024 rows: 0.171 ms inline, 0.23 through shared memory).
 // Split-K products leave it to their reduce pass.
 const bool BLOCK64 = TM * TN >= 64u;

@@ -34,7 +34,7 @@ static const struct {
      "usage: vkinfer ops [--markdown]\n"
      "\n"
      "Lists the ONNX ops vkinfer runs, the dtypes of each and what it does not support yet.\n"
-     "  --markdown    as a Markdown table (the README's)\n"
+     "  --markdown    as a Markdown table (docs/ops.md's)\n"
      "\n"
      "example:\n"
      "  vkinfer ops | grep Conv\n"},

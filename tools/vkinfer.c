@@ -692,7 +692,7 @@ typedef struct loaded {
 /* On lavapipe each dispatch hands its workgroups to lavapipe's threads and waits for them to
  * finish: 50-70 us a dispatch on a 2-core VM (a sleep and two wake-ups), more than a small
  * network's kernels take; on its submit thread alone (LP_NUM_THREADS=0) a dispatch costs 3-7
- * us (docs/benchmarks.md, sessions 20-24: the MLP policy 0.30 -> 0.06 ms, the transformer policy
+ * us (docs/history/benchmarks-notebook.md, sessions 20-24: the MLP policy 0.30 -> 0.06 ms, the transformer policy
  * 1.0-1.3 -> 0.27, the 1-D U-Net 0.40-0.61 -> 0.11-0.15). So where neither --cpu-threads nor
  * LP_NUM_THREADS says, a model whose weights and declared inputs (symbolic dims as 1) come to
  * less than AUTO_INLINE_BYTES runs so; [563,512] x [512,512] (2.2 MB of inputs) and every image
@@ -702,7 +702,7 @@ enum { AUTO_INLINE_BYTES = 1 << 20 };
 /* And a larger model on a machine of 2 cores runs on 4 pool threads, two per core: one per core
  * there took 1.3-1.6x as long in one run of two or three and no faster in the others (resnet18
  * 37 / 51 / 61 ms a median against 37-38 with four; VQ-BeT 60-88 against 59-60; Diffusion
- * Policy's U-Net step 50 / 74 against 50-51: docs/benchmarks.md, session 25). Other core counts
+ * Policy's U-Net step 50 / 74 against 50-51: docs/history/benchmarks-notebook.md, session 25). Other core counts
  * keep lavapipe's default, one per core, until measured. */
 enum { CPU_CHOSEN_NO, CPU_CHOSEN_INLINE, CPU_CHOSEN_TWO_PER_CORE };
 

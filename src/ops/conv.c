@@ -489,7 +489,7 @@ static bool matmul_path_wanted(const conv_geom *g, bool transposed)
     if (force && *force) return !strcmp(force, "gemm") || !strcmp(force, "gemm_batch");
     /* CPU devices too, for float32 (record_as_matmul declines other storage there): im2col and
      * the texel-buffer MatMul (matmul_cpu.c) took resnet18's 3x3 layers from 31-81 ms
-     * (conv2d_cpu_packed) to 9-58 ms each on lavapipe (docs/benchmarks.md) */
+     * (conv2d_cpu_packed) to 9-58 ms each on lavapipe (docs/history/benchmarks-notebook.md) */
     return true;
 }
 
@@ -829,7 +829,8 @@ typedef struct folded_node {
  * exporters leave as a Mul and an Add where they fold a BatchNormalization into the Conv. Folded
  * into W and the bias at plan time, y * s + t = conv(x, W * s) + (b * s + t), and the Mul and
  * the Add claimed as views of Y: further fusion (a residual Add, a Relu) goes on after them
- * (op_epilogue_value). ACT on lavapipe had 20 such chains, 12% of its time (docs/benchmarks.md). */
+ * (op_epilogue_value). ACT on lavapipe had 20 such chains, 12% of its time
+ * (docs/history/benchmarks-notebook.md). */
 static vki_status fold_channel_affine(op_ctx *c, const conv_geom *g, folded_node *f)
 {
     plan_value *w = op_in(c, 1), *b = op_in(c, 2);

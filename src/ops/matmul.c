@@ -18,7 +18,7 @@
 #include <string.h>
 
 /* Products of at most this many rows take matmul_gemv (VKINFER_MM_GEMV_ROWS overrides, 1..32);
- * measured on the H200: see docs/benchmarks.md */
+ * measured on the H200: see docs/history/benchmarks-notebook.md */
 enum { MM_GEMV_MAX_ROWS = 16, MM_GEMV_ROWS_LIMIT = 32 };
 enum { MM_LOCAL = 128 };    /* invocations per workgroup in the shaders */
 /* Workgroups that keep a large GPU busy (an H200 has 132 multiprocessors): 128-tiles where

@@ -100,7 +100,7 @@ static bool wide_blocks(const op_ctx *c)
  * 16 x 16: over 15 shapes of the CNNs, transformers and TD-MPC with B a constant (least of 4
  * alternating passes, the VM's spread 1.3-2.5x), 32 x 8 won on 4 and lost on 8 (the cube 52.7 against
  * 48.6 ms, 1x1 convolutions of K 16-24 up to 18% slower), and in whole graphs it was mixed
- * (docs/benchmarks.md, session 24), so the columns and narrow rules are the same with and
+ * (docs/history/benchmarks-notebook.md, session 24), so the columns and narrow rules are the same with and
  * without. On Mesa 25.0.7 the cube went 112 -> 82 ms (32 x 32 there). VKINFER_CPU_MM_A_LANES=0
  * keeps a fetch per row (comparisons). */
 static bool a_lanes_ok(const op_ctx *c, uint32_t lx)
@@ -205,7 +205,7 @@ static vki_status pack_on_device(op_ctx *c, const mm_problem *p, int input, cons
     uint32_t gx, gy;
     /* A a row per invocation (matmul_cpu_pack_rows.comp), the lanes on adjacent rows, where
      * its source fits a texel buffer of words: ACT's attention P ([8, 302, 302]) 6.3 ms a layer
-     * on lavapipe an element per invocation (docs/benchmarks.md, session 23).
+     * on lavapipe an element per invocation (docs/history/benchmarks-notebook.md, session 23).
      * VKINFER_CPU_MM_PACK_ROWS=0 keeps the element kernel, for comparisons. */
     const char *rows_env = getenv("VKINFER_CPU_MM_PACK_ROWS");
     if (!is_b && !(rows_env && !strcmp(rows_env, "0")) &&
@@ -258,7 +258,7 @@ static vki_status record_small(op_ctx *c, const mm_problem *p, const int64_t bd[
  * into Y's layout (Y_T) where the kernel reads their A in place, else into a scratch that one
  * strided copy puts back in Y's layout (a fused residual is added after either). Measured on
  * lavapipe (2 cores): Diffusion Policy's U-Net denoising step (LeRobot 0.6.1, 1 GB of weights)
- * 766 -> 190 ms (docs/benchmarks.md).
+ * 766 -> 190 ms (docs/history/benchmarks-notebook.md).
  * *taken false: not such a product, or the transposed one is not taken either. */
 enum { MM_CPU_NARROW = 16 };
 

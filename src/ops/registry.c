@@ -1,5 +1,5 @@
-/* The op table: one line per op. It drives model loading, `vkinfer ops` and the README's
- * op table. */
+/* The op table: one line per op. It drives model loading, `vkinfer ops` and docs/ops.md's
+ * op table (scripts/ops-doc.sh). */
 #include "op.h"
 
 #include <string.h>
