@@ -30,6 +30,7 @@ import torch
 import torch.nn as nn
 
 SEED = 0
+OPTIMIZE = os.environ.get("VLA_OPTIMIZE", "1") != "0"  # 0: skip onnxscript's optimizer (most of a full export's time)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -249,7 +250,7 @@ def export(policy, size, dtype, out):
     t0 = time.time()
     with torch.no_grad():
         prog = torch.onnx.export(module, (), kwargs=inputs, input_names=list(inputs), output_names=["actions"],
-                                 dynamo=True, external_data=True, optimize=True)
+                                 dynamo=True, external_data=True, optimize=OPTIMIZE)
         prog.save(stem + ".onnx", external_data=True)
     t_export = time.time() - t0
     as_np = lambda t: t.float().numpy() if t.dtype == torch.bfloat16 else t.numpy()
@@ -383,6 +384,25 @@ def table_row(vkinfer, policy, size, dtype, out, runs, warmup):
     return row
 
 
+def fixture(stem, dest, rtol):
+    """An exported tiny policy as a tests/models/torch2/ case (inputs, eager's chunk, meta.json)."""
+    import json
+    import shutil
+    import onnx
+    os.makedirs(dest, exist_ok=True)
+    data = np.load(stem + ".npz")
+    names = [k for k in data.files if not k.startswith("expected")]
+    for i, k in enumerate(names):
+        np.save(os.path.join(dest, f"in_{i}.npy"), data[k])
+    np.save(os.path.join(dest, "out_0.npy"), data["expected"])
+    m = onnx.load(stem + ".onnx", load_external_data=True)
+    onnx.save(m, os.path.join(dest, "model.onnx"), save_as_external_data=True, location="model.onnx.data")
+    meta = dict(exporter="dynamo", torch=torch.__version__, opset=[o.version for o in m.opset_import if o.domain in ("", "ai.onnx")],
+                inputs={k: f"in_{i}.npy" for i, k in enumerate(names)}, outputs={"actions": "out_0.npy"}, rtol=rtol)
+    with open(os.path.join(dest, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -406,7 +426,13 @@ def main():
     t.add_argument("--runs", type=int, default=20)
     t.add_argument("--warmup", type=int, default=3)
     t.add_argument("--json", help="append each row to this file as a JSON line")
+    fx = sub.add_parser("fixture", help="write an exported policy as a tests/models/torch2/ case")
+    fx.add_argument("stem")
+    fx.add_argument("dest")
+    fx.add_argument("--rtol", type=float, default=1e-4)
     a = ap.parse_args()
+    if a.cmd == "fixture":
+        fixture(a.stem, a.dest, a.rtol)
     if a.cmd == "table":
         import json
         for policy in a.policies.split(","):

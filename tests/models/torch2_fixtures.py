@@ -4,7 +4,10 @@ outputs: torch 2's TorchScript exporter (nn.MultiheadAttention's packed q/k/v sp
 Unsqueeze, Transpose, Squeeze, three Gathers) and the default dynamo exporter (opset 20, weights
 in model.onnx.data). Debian's torch 1.13 cannot make these, so CI covers both exporters through
 them. vit_mha_b1's q/k/v split must be views (src/ops/gather.c): its profile names no Transpose,
-Squeeze or Gather dispatch inside its attention block.
+Squeeze or Gather dispatch inside its attention block. The LeRobot VLA cases (smolvla, pi0 at tiny
+sizes, bench/vla_policies.py `fixture`) carry their own bound in meta.json's rtol: pi0's 3 Euler
+steps over random weights 1e-3 (lavapipe measured 9.5e-5), smolvla in bf16 2e-2 against eager bf16
+(lavapipe measured 7.1e-3; eager bf16 itself is 6.4e-3 from the same weights in fp32).
 
     python3 tests/models/torch2_fixtures.py VKINFER"""
 import json
@@ -51,7 +54,7 @@ def main():
                     continue
                 got = np.load(got_path)
                 err = float(np.max(np.abs(got.astype(np.float64) - ref))) if got.shape == ref.shape else float("inf")
-                bound = 1e-4 * float(np.max(np.abs(ref))) + 1e-5
+                bound = meta.get("rtol", 1e-4) * float(np.max(np.abs(ref))) + 1e-5
                 ok = err <= bound
                 print(f"{'PASS' if ok else 'FAIL'} {name} ({meta['exporter']} exporter, torch {meta['torch']}, opset "
                       f"{meta['opset']}) {n}: max abs error {err:.3g} (bound {bound:.3g})")
