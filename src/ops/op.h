@@ -50,7 +50,7 @@ typedef struct plan_value {
     bool on_gpu;       /* needs device storage */
     int first_use, last_use; /* dispatch indices */
     int buffer;        /* PLAN_BUF_* */
-    int block;         /* PLAN_BUF_SHARED: the weight cache's block */
+    int block;         /* PLAN_BUF_WEIGHTS: the plan's weight block; PLAN_BUF_SHARED: the weight cache's */
     uint64_t offset, bytes;
 } plan_value;
 

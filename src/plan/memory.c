@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* Memory placement: constants packed into the weights buffer, every other device value
+/* Memory placement: constants packed into weight blocks (weight_block_limit bytes each), every other device value
  * placed in one intermediate arena by liveness (first-fit over lifetimes), so values whose
  * lifetimes do not overlap share bytes. Time 0 is the input upload, dispatch i is time i+1,
  * the output download is time n+1. */
@@ -11,6 +11,24 @@
 #define PLAN_ALIGN 256
 
 static uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+uint64_t weight_block_limit(const vk_context *vk)
+{
+    uint64_t limit = (uint64_t)1 << 30; /* smaller staging buffers, and room between allocations */
+    if (vk->caps.max_allocation_bytes && limit > vk->caps.max_allocation_bytes) limit = vk->caps.max_allocation_bytes;
+    return limit;
+}
+
+uint64_t weight_block_place(uint64_t limit, uint64_t bytes, int *block, uint64_t *used)
+{
+    if (*used && *used + bytes > limit) {
+        ++*block;
+        *used = 0;
+    }
+    uint64_t at = *used;
+    *used = align_up(at + bytes, PLAN_ALIGN);
+    return at;
+}
 
 uint64_t plan_value_bytes(const plan_value *v)
 {
@@ -58,7 +76,9 @@ vki_status plan_memory(plan *p)
         return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
     int n_order = 0;
-    uint64_t wbytes = 0;
+    uint64_t used = 0, limit = weight_block_limit(p->vk);
+    int block = 0;
+    bool any_constant = false;
     p->unshared_bytes = 0;
     for (int v = 0; v < p->n_values; v++) {
         plan_value *pv = &p->values[v];
@@ -69,15 +89,32 @@ vki_status plan_memory(plan *p)
             pv->buffer = PLAN_BUF_SHARED; /* placed by the session's weight cache (record.c) */
         } else if (pv->host) {
             pv->buffer = PLAN_BUF_WEIGHTS;
-            pv->offset = wbytes;
-            wbytes = align_up(wbytes + pv->bytes, PLAN_ALIGN);
+            pv->offset = weight_block_place(limit, pv->bytes, &block, &used);
+            pv->block = block;
+            any_constant = true;
         } else {
             pv->buffer = PLAN_BUF_ARENA;
             order[n_order++] = v;
             p->unshared_bytes += align_up(pv->bytes, PLAN_ALIGN);
         }
     }
-    p->weight_bytes = wbytes;
+    p->n_weight_blocks = any_constant ? block + 1 : 0;
+    p->weight_blocks = calloc((size_t)p->n_weight_blocks + 1, sizeof *p->weight_blocks);
+    p->weight_block_bytes = calloc((size_t)p->n_weight_blocks + 1, sizeof *p->weight_block_bytes);
+    if (!p->weight_blocks || !p->weight_block_bytes) {
+        free(order);
+        free(active);
+        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    for (int v = 0; v < p->n_values; v++) {
+        const plan_value *pv = &p->values[v];
+        if (pv->buffer == PLAN_BUF_WEIGHTS && pv->on_gpu && pv->alias_of < 0) {
+            uint64_t end = align_up(pv->offset + pv->bytes, PLAN_ALIGN);
+            if (end > p->weight_block_bytes[pv->block]) p->weight_block_bytes[pv->block] = end;
+        }
+    }
+    p->weight_bytes = 0;
+    for (int b = 0; b < p->n_weight_blocks; b++) p->weight_bytes += p->weight_block_bytes[b];
     qsort_r(order, (size_t)n_order, sizeof *order, by_first_use, p);
 
     /* first-fit by liveness; `active` is kept sorted by offset */

@@ -582,12 +582,14 @@ void plan_destroy(plan *p)
         if (p->pool) vk->f.vkDestroyDescriptorPool(vk->device, p->pool, NULL);
         for (int i = 0; i < p->n_views; i++) vk->f.vkDestroyBufferView(vk->device, p->views[i], NULL);
         if (p->queries) vk->f.vkDestroyQueryPool(vk->device, p->queries, NULL);
-        vk_buffer_destroy(vk, &p->weights);
+        for (int b = 0; b < p->n_weight_blocks; b++) vk_buffer_destroy(vk, &p->weight_blocks[b]);
         vk_buffer_destroy(vk, &p->intermediates);
         vk_buffer_destroy(vk, &p->upload);
         vk_buffer_destroy(vk, &p->download);
     }
     arena_free(&p->arena);
+    free(p->weight_blocks);
+    free(p->weight_block_bytes);
     free(p->values);
     free(p->temp_owner);
     free(p->converted);

@@ -16,6 +16,12 @@ typedef struct weight_cache {
 } weight_cache;
 
 vki_status weight_cache_init(weight_cache *wc, int n_values);
+
+/* Constants are packed into device buffers of at most weight_block_limit bytes (1 GiB, or the
+ * device's maxMemoryAllocationSize where smaller): a value starts a new block where it would
+ * take the current one past the limit, so a model's weights are not bounded by one allocation. */
+uint64_t weight_block_limit(const vk_context *vk);
+uint64_t weight_block_place(uint64_t limit, uint64_t bytes, int *block, uint64_t *used);
 void weight_cache_free(vk_context *vk, weight_cache *wc);
 
 /* Data-dependent sizes a plan may depend on (see struct plan): NonZero-like outputs, and the
@@ -47,7 +53,12 @@ struct plan {
     vki_arena arena; /* host constants made while planning */
     int current_node;
     /* device memory */
-    vk_buffer weights, intermediates, upload, download;
+    vk_buffer intermediates, upload, download;
+    /* the plan's own constants (PLAN_BUF_WEIGHTS): block b is weight_blocks[b], used
+     * weight_block_bytes[b] bytes; weight_bytes is their sum */
+    vk_buffer *weight_blocks;
+    uint64_t *weight_block_bytes;
+    int n_weight_blocks;
     uint64_t weight_bytes, arena_bytes, unshared_bytes;
     /* graph inputs and outputs as the tensors copied between host and device: a tensor is one,
      * a sequence its elements, an optional none or what it holds. Graph input i is

@@ -10,15 +10,15 @@
 static vk_buffer *buffer_of(plan *p, const plan_value *v)
 {
     switch (v->buffer) {
-    case PLAN_BUF_WEIGHTS: return &p->weights;
+    case PLAN_BUF_WEIGHTS: return &p->weight_blocks[v->block];
     case PLAN_BUF_SHARED: return &p->cache->blocks[v->block];
     default: return &p->intermediates;
     }
 }
 
-/* Converts the constants that `pick` selects into a staging buffer at their offsets and
- * copies them into `dst` (created here, `bytes` long), waiting for the copy. */
-static vki_status upload_constants(plan *p, vk_buffer *dst, uint64_t bytes, bool (*pick)(const plan *, int))
+/* Converts the constants that `pick` selects for block `block` into a staging buffer at their
+ * offsets and copies them into `dst` (created here, `bytes` long), waiting for the copy. */
+static vki_status upload_constants(plan *p, vk_buffer *dst, uint64_t bytes, bool (*pick)(const plan *, int, int), int block)
 {
     vk_context *vk = p->vk;
     VKI_TRY(vk_buffer_create(vk, bytes, VK_BUFFER_DEVICE, dst));
@@ -27,7 +27,7 @@ static vki_status upload_constants(plan *p, vk_buffer *dst, uint64_t bytes, bool
     VKI_TRY(vk_buffer_create(vk, bytes, VK_BUFFER_UPLOAD, &staging));
     for (int v = 0; v < p->n_values; v++) {
         plan_value *pv = &p->values[v];
-        if (!pick(p, v)) continue;
+        if (!pick(p, v, block)) continue;
         size_t count = (size_t)shape_numel(pv->dims, pv->rank), bad = 0;
         if (!host_to_storage(pv->dtype, pv->host, pv->storage, (uint8_t *)staging.mapped + pv->offset, count, &bad)) {
             vk_buffer_destroy(vk, &staging);
@@ -68,46 +68,61 @@ static vki_status upload_constants(plan *p, vk_buffer *dst, uint64_t bytes, bool
     return st;
 }
 
-static bool plan_local_constant(const plan *p, int v)
+static bool plan_local_constant(const plan *p, int v, int block)
 {
-    return p->values[v].buffer == PLAN_BUF_WEIGHTS && p->values[v].alias_of < 0;
+    return p->values[v].buffer == PLAN_BUF_WEIGHTS && p->values[v].alias_of < 0 && p->values[v].block == block;
 }
 
-/* shared initializers that no earlier plan of the session uploaded */
-static bool new_shared_constant(const plan *p, int v)
+/* shared initializers that this plan uploads into the cache's new block `block` */
+static bool new_shared_constant(const plan *p, int v, int block)
 {
-    return p->values[v].buffer == PLAN_BUF_SHARED && p->cache->block_of[v] == p->cache->n_blocks;
+    return p->values[v].buffer == PLAN_BUF_SHARED && p->cache->block_of[v] == block;
 }
 
 /* Places the plan's initializers in the session's weight cache, uploading those it lacks as
- * one new block. */
+ * new blocks (one, unless they pass weight_block_limit). */
 static vki_status use_weight_cache(plan *p)
 {
     weight_cache *wc = p->cache;
-    uint64_t bytes = 0;
+    uint64_t used = 0, limit = weight_block_limit(p->vk);
+    int first = wc->n_blocks, block = first;
+    bool any = false;
     for (int v = 0; v < p->n_values; v++) {
         plan_value *pv = &p->values[v];
         if (pv->buffer != PLAN_BUF_SHARED || wc->block_of[v] >= 0) continue;
-        wc->block_of[v] = wc->n_blocks; /* the block about to be made */
-        wc->offset_of[v] = bytes;
-        pv->offset = bytes;
-        bytes = (bytes + pv->bytes + 255) / 256 * 256;
+        pv->offset = wc->offset_of[v] = weight_block_place(limit, pv->bytes, &block, &used); /* where upload_constants writes */
+        wc->block_of[v] = block;
+        any = true;
     }
-    if (bytes) {
-        vk_buffer *blocks = realloc(wc->blocks, (size_t)(wc->n_blocks + 1) * sizeof *blocks);
+    int n_new = any ? block - first + 1 : 0;
+    if (n_new) {
+        vk_buffer *blocks = realloc(wc->blocks, (size_t)(wc->n_blocks + n_new) * sizeof *blocks);
         if (!blocks) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
         wc->blocks = blocks;
-        vki_status st = upload_constants(p, &wc->blocks[wc->n_blocks], bytes, new_shared_constant);
-        if (st != VKI_OK) { /* forget the half-made block */
+        memset(&wc->blocks[first], 0, (size_t)n_new * sizeof *blocks);
+        uint64_t total = 0;
+        vki_status st = VKI_OK;
+        for (int b = first; b < first + n_new && st == VKI_OK; b++) {
+            uint64_t bytes = 0;
+            for (int v = 0; v < p->n_values; v++)
+                if (new_shared_constant(p, v, b)) {
+                    uint64_t end = (wc->offset_of[v] + p->values[v].bytes + 255) / 256 * 256;
+                    if (end > bytes) bytes = end;
+                }
+            st = upload_constants(p, &wc->blocks[b], bytes, new_shared_constant, b);
             if (st == VKI_ERROR_OUT_OF_MEMORY)
-                st = vki_fail_prefix(st, "the session's shared weights (%llu bytes): ", (unsigned long long)bytes);
+                st = vki_fail_prefix(st, "the session's shared weights (block %d of %d, %llu bytes): ", b - first + 1, n_new,
+                                     (unsigned long long)bytes);
+            total += bytes;
+        }
+        if (st != VKI_OK) { /* forget the half-made blocks */
             for (int v = 0; v < p->n_values && v < p->graph->n_values; v++)
-                if (wc->block_of[v] == wc->n_blocks) wc->block_of[v] = -1;
-            vk_buffer_destroy(p->vk, &wc->blocks[wc->n_blocks]);
+                if (wc->block_of[v] >= first) wc->block_of[v] = -1;
+            for (int b = first; b < first + n_new; b++) vk_buffer_destroy(p->vk, &wc->blocks[b]);
             return st;
         }
-        wc->n_blocks++;
-        wc->bytes += bytes;
+        wc->n_blocks += n_new;
+        wc->bytes += total;
     }
     for (int v = 0; v < p->n_values; v++)
         if (p->values[v].buffer == PLAN_BUF_SHARED) {
@@ -358,12 +373,15 @@ vki_status plan_record_io(plan *p, VkCommandPool pool, const VkBuffer *in_src, c
 vki_status plan_record(plan *p)
 {
     vk_context *vk = p->vk;
-    vki_status st = upload_constants(p, &p->weights, p->weight_bytes, plan_local_constant);
-    if (st == VKI_ERROR_OUT_OF_MEMORY)
-        return vki_fail_prefix(st, "the weights (%llu bytes): ", (unsigned long long)p->weight_bytes);
-    VKI_TRY(st);
+    for (int b = 0; b < p->n_weight_blocks; b++) {
+        vki_status st = upload_constants(p, &p->weight_blocks[b], p->weight_block_bytes[b], plan_local_constant, b);
+        if (st == VKI_ERROR_OUT_OF_MEMORY)
+            return vki_fail_prefix(st, "the weights (block %d of %d, %llu bytes; %llu in all): ", b + 1, p->n_weight_blocks,
+                                   (unsigned long long)p->weight_block_bytes[b], (unsigned long long)p->weight_bytes);
+        VKI_TRY(st);
+    }
     VKI_TRY(use_weight_cache(p));
-    st = vk_buffer_create(vk, p->arena_bytes, VK_BUFFER_DEVICE, &p->intermediates);
+    vki_status st = vk_buffer_create(vk, p->arena_bytes, VK_BUFFER_DEVICE, &p->intermediates);
     if (st != VKI_OK)
         return vki_fail_prefix(st, "the intermediates of a plan (%llu bytes): ", (unsigned long long)p->arena_bytes);
     p->input_offsets = calloc((size_t)p->n_io_in + 1, sizeof(uint64_t));

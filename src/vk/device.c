@@ -545,6 +545,11 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     uint64_t count = 0;
     VKI_TRY(env_count("VKINFER_MAX_MEMORY", 1, UINT64_MAX, "a positive byte count", &count));
     if (count) vk->max_memory = count;
+    /* VKINFER_MAX_ALLOCATION lowers the device's maxMemoryAllocationSize (tests of models whose
+     * weights or intermediates pass one allocation, on any device) */
+    count = 0;
+    VKI_TRY(env_count("VKINFER_MAX_ALLOCATION", 4096, UINT64_MAX, "a byte count of at least 4096", &count));
+    if (count && (!vk->caps.max_allocation_bytes || count < vk->caps.max_allocation_bytes)) vk->caps.max_allocation_bytes = count;
     /* VKINFER_SPIN_US: how long a wait polls its fence first (vk_context.spin_us). GPUs poll
      * 20 ms: a blocking wait there wakes 80-270 us after the GPU is done (H200, alternating
      * runs: vit_b_16 batch 1 2.98 / 3.01 ms polling 1 ms, 2.90 / 2.90 polling 30 ms; BERT-base
