@@ -333,10 +333,25 @@ def torch_peers(module, inputs, runs, warmup):
             return static_out.cpu()
         ms_graph = median_ms(replay, runs, warmup)
     except Exception as e:  # noqa: BLE001 (the reason is a cell of the table)
-        ms_graph = f"capture failed: {type(e).__name__}"
+        ms_graph = f"capture failed: {type(e).__name__}: {str(e).strip().splitlines()[0][:160] if str(e).strip() else ''}"
+    ms_compile = None
+    if os.environ.get("VLA_COMPILE", "0") != "0":  # torch.compile (default mode): minutes of compiling per policy
+        try:
+            torch._dynamo.reset()
+            compiled = torch.compile(module)
+
+            def run_compiled():
+                with torch.no_grad():
+                    return compiled(**{k: v.cuda(non_blocking=True) for k, v in host.items()}).cpu()
+            t0 = time.perf_counter()
+            run_compiled()
+            compile_s = time.perf_counter() - t0
+            ms_compile = dict(ms=median_ms(run_compiled, runs, warmup), compile_s=round(compile_s, 1))
+        except Exception as e:  # noqa: BLE001
+            ms_compile = f"failed: {type(e).__name__}: {str(e).strip().splitlines()[0][:160] if str(e).strip() else ''}"
     module.cpu()
     torch.cuda.empty_cache()
-    return out.float().numpy(), ms_eager, ms_graph
+    return out.float().numpy(), ms_eager, ms_graph, ms_compile
 
 
 def vkinfer_bench(vkinfer, stem, runs, warmup):
@@ -371,7 +386,7 @@ def table_row(vkinfer, policy, size, dtype, out, runs, warmup):
         row["vkinfer"] = str(e)[:400]
         return row
     if torch.cuda.is_available():
-        want, row["eager_ms"], row["graph_ms"] = torch_peers(module, inputs, runs, warmup)
+        want, row["eager_ms"], row["graph_ms"], row["compile_ms"] = torch_peers(module, inputs, runs, warmup)
     else:
         want = want_cpu
     row["max_abs_err"], row["rel_err"] = errors(got, want)

@@ -994,7 +994,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
                 /* each tile's last slice adds the slices and stores Y: one dispatch, no reduce
                  * pass; a counter per tile, zeroed with the weights, put back by that workgroup */
                 int counters;
-                if (!op_temp_const(c, VKI_DTYPE_INT32, gx * gy * z_count, &counters))
+                if (!op_temp_state(c, VKI_DTYPE_INT32, gx * gy * z_count, &counters))
                     return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
                 spec_tiled[7] = 2;
                 int fin_values[7] = {values[0], values[1], values[2], partial, values[4], values[3], counters};

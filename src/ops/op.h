@@ -16,6 +16,7 @@ typedef struct plan_value {
     bool shaped;       /* dtype and shape known */
     const void *host;  /* constant data in the dtype's host layout, or NULL */
     size_t host_bytes;
+    bool kernel_state; /* host data only initialises it: its kernels update it (op_temp_state) */
     int alias_of;      /* the value whose device storage this one views, or -1 */
     /* a permuted view (a Transpose that only a MatMul reads, op_transpose_view): element i of
      * this value's dims lies at sum i_k * view_strides[k] of its root, not in row-major order */
@@ -159,6 +160,9 @@ vki_status op_pack_words(op_ctx *c, const int *ins, const uint32_t *counts, int 
 /* A scratch constant: zeroed host data (returned) that the caller fills; it is uploaded with
  * the weights (folded parameters such as BatchNormalization's scale and shift). */
 void *op_temp_const(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
+/* The same, for state that its kernels update from that start (counters): it keeps bytes of its
+ * own, where equal constants may share theirs (src/plan/memory.c). */
+void *op_temp_state(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
 
 /* Epilogue fusion: a kernel that can apply a following node where it stores its results
  * claims that node, which then becomes a view of the kernel's output with no dispatch. Each

@@ -36,7 +36,7 @@ static vki_status draw(op_ctx *c, uint32_t mode, int input, float a, float b, ui
         seed = (uint64_t)t ^ (uint64_t)(uintptr_t)c->plan ^ ((uint64_t)c->node_index << 40);
     }
     int counter;
-    if (!op_temp_const(c, VKI_DTYPE_INT32, 1, &counter)) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!op_temp_state(c, VKI_DTYPE_INT32, 1, &counter)) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     struct { uint32_t count, seed_lo, seed_hi, classes, samples; float a, b; } push = {
         (uint32_t)count, (uint32_t)seed, (uint32_t)(seed >> 32), classes, samples, a, b};
     uint32_t in_dt = input >= 0 ? op_dtype_code(op_in(c, input)->dtype) : 0;

@@ -30,6 +30,108 @@ uint64_t weight_block_place(uint64_t limit, uint64_t bytes, int *block, uint64_t
     return at;
 }
 
+static size_t host_size(const plan_value *pv)
+{
+    return pv->host_bytes ? pv->host_bytes : (size_t)shape_numel(pv->dims, pv->rank) * vki_dtype_size(pv->dtype);
+}
+
+static uint64_t hash_constant(const plan_value *pv)
+{
+    size_t n = host_size(pv);
+    const unsigned char *d = pv->host;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)pv->dtype << 56) ^ ((uint64_t)pv->storage << 48) ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, d + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    for (; i < n; i++) h = (h ^ d[i]) * 0x100000001b3ull;
+    return h ^ (h >> 29);
+}
+
+static uint64_t hash_pointer(const void *host)
+{
+    uint64_t h = (uint64_t)(uintptr_t)host * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 31) ^ 0x5bd1e995ull;
+}
+
+static bool same_kind(const plan_value *a, const plan_value *b)
+{
+    return a->dtype == b->dtype && a->storage == b->storage && a->bytes == b->bytes && host_size(a) == host_size(b);
+}
+
+/* Constants of the plan with the same dtype, storage and bytes share one copy on the device
+ * (p->same_bytes): an exporter that repeats a folded subgraph per step of an unrolled loop
+ * (a VLA's denoising steps each transposing the expert's weights), the same weight repacked
+ * for each of its products, or an Identity of an initializer (TorchScript's exporter writes one
+ * for each repeated layer) make equal constants that would otherwise each take device memory.
+ * A constant whose host data is a shared initializer's is placed on that initializer's bytes
+ * (record.c); the others are compared by content among themselves. State that kernels update
+ * (op_temp_state) keeps its own. Hash tables keep this linear in the constants' bytes. */
+static vki_status share_equal_constants(plan *p)
+{
+    int n = 0, n_shared = 0;
+    for (int v = 0; v < p->n_values; v++) {
+        p->same_bytes[v] = -1;
+        const plan_value *pv = &p->values[v];
+        if (!pv->on_gpu || pv->alias_of >= 0 || pv->kernel_state) continue;
+        if (pv->buffer == PLAN_BUF_WEIGHTS) n++;
+        if (pv->buffer == PLAN_BUF_SHARED) n_shared++;
+    }
+    if (n == 0 || n + n_shared < 2) return VKI_OK;
+    size_t cap = 4;
+    while (cap < (size_t)(n + n_shared) * 2) cap *= 2;
+    int *table = malloc(cap * sizeof *table);
+    uint64_t *hashes = malloc(cap * sizeof *hashes);
+    if (!table || !hashes) {
+        free(table);
+        free(hashes);
+        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    for (size_t i = 0; i < cap; i++) table[i] = -1;
+    for (int v = 0; v < p->n_values; v++) { /* shared initializers, by where their data lies */
+        const plan_value *pv = &p->values[v];
+        if (!pv->on_gpu || pv->alias_of >= 0 || pv->buffer != PLAN_BUF_SHARED) continue;
+        uint64_t h = hash_pointer(pv->host);
+        size_t at = (size_t)h & (cap - 1);
+        while (table[at] >= 0) at = (at + 1) & (cap - 1);
+        table[at] = v;
+        hashes[at] = h;
+    }
+    for (int v = 0; v < p->n_values; v++) {
+        const plan_value *pv = &p->values[v];
+        if (!pv->on_gpu || pv->alias_of >= 0 || pv->buffer != PLAN_BUF_WEIGHTS || pv->kernel_state) continue;
+        uint64_t h = hash_pointer(pv->host);
+        size_t at = (size_t)h & (cap - 1);
+        for (; table[at] >= 0; at = (at + 1) & (cap - 1)) {
+            const plan_value *o = &p->values[table[at]];
+            if (hashes[at] == h && o->buffer == PLAN_BUF_SHARED && o->host == pv->host && same_kind(o, pv)) break;
+        }
+        if (table[at] >= 0) {
+            p->same_bytes[v] = table[at];
+            continue;
+        }
+        h = hash_constant(pv);
+        at = (size_t)h & (cap - 1);
+        for (; table[at] >= 0; at = (at + 1) & (cap - 1)) {
+            const plan_value *o = &p->values[table[at]];
+            if (hashes[at] == h && o->buffer == PLAN_BUF_WEIGHTS && same_kind(o, pv) && !memcmp(o->host, pv->host, host_size(pv)))
+                break;
+        }
+        if (table[at] >= 0) {
+            p->same_bytes[v] = table[at];
+        } else {
+            table[at] = v;
+            hashes[at] = h;
+        }
+    }
+    free(table);
+    free(hashes);
+    return VKI_OK;
+}
+
 uint64_t plan_value_bytes(const plan_value *v)
 {
     uint64_t n = ((uint64_t)shape_numel(v->dims, v->rank) * storage_size(v->storage) + 3) / 4 * 4;
@@ -76,9 +178,6 @@ vki_status plan_memory(plan *p)
         return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
     int n_order = 0;
-    uint64_t used = 0, limit = weight_block_limit(p->vk);
-    int block = 0;
-    bool any_constant = false;
     p->unshared_bytes = 0;
     for (int v = 0; v < p->n_values; v++) {
         plan_value *pv = &p->values[v];
@@ -89,14 +188,28 @@ vki_status plan_memory(plan *p)
             pv->buffer = PLAN_BUF_SHARED; /* placed by the session's weight cache (record.c) */
         } else if (pv->host) {
             pv->buffer = PLAN_BUF_WEIGHTS;
-            pv->offset = weight_block_place(limit, pv->bytes, &block, &used);
-            pv->block = block;
-            any_constant = true;
         } else {
             pv->buffer = PLAN_BUF_ARENA;
             order[n_order++] = v;
             p->unshared_bytes += align_up(pv->bytes, PLAN_ALIGN);
         }
+    }
+    p->same_bytes = malloc(((size_t)p->n_values + 1) * sizeof *p->same_bytes);
+    vki_status st = p->same_bytes ? share_equal_constants(p) : vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (st != VKI_OK) {
+        free(order);
+        free(active);
+        return st;
+    }
+    uint64_t used = 0, limit = weight_block_limit(p->vk);
+    int block = 0;
+    bool any_constant = false;
+    for (int v = 0; v < p->n_values; v++) {
+        plan_value *pv = &p->values[v];
+        if (!pv->on_gpu || pv->alias_of >= 0 || pv->buffer != PLAN_BUF_WEIGHTS || p->same_bytes[v] >= 0) continue;
+        pv->offset = weight_block_place(limit, pv->bytes, &block, &used);
+        pv->block = block;
+        any_constant = true;
     }
     p->n_weight_blocks = any_constant ? block + 1 : 0;
     p->weight_blocks = calloc((size_t)p->n_weight_blocks + 1, sizeof *p->weight_blocks);
@@ -108,7 +221,7 @@ vki_status plan_memory(plan *p)
     }
     for (int v = 0; v < p->n_values; v++) {
         const plan_value *pv = &p->values[v];
-        if (pv->buffer == PLAN_BUF_WEIGHTS && pv->on_gpu && pv->alias_of < 0) {
+        if (pv->buffer == PLAN_BUF_WEIGHTS && pv->on_gpu && pv->alias_of < 0 && p->same_bytes[v] < 0) {
             uint64_t end = align_up(pv->offset + pv->bytes, PLAN_ALIGN);
             if (end > p->weight_block_bytes[pv->block]) p->weight_block_bytes[pv->block] = end;
         }

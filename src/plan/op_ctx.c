@@ -122,6 +122,13 @@ void *op_output_host(op_ctx *c, int i)
     return data;
 }
 
+void *op_temp_state(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)
+{
+    void *data = op_temp_const(c, dtype, numel, index);
+    if (data) op_value(c, *index)->kernel_state = true;
+    return data;
+}
+
 static vki_status record_convert(op_ctx *c, int src, gpu_storage from, int dst, gpu_storage to, int64_t numel);
 
 vki_status op_output_alias(op_ctx *c, int out, int in)

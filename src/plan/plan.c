@@ -590,6 +590,7 @@ void plan_destroy(plan *p)
     arena_free(&p->arena);
     free(p->weight_blocks);
     free(p->weight_block_bytes);
+    free(p->same_bytes);
     free(p->values);
     free(p->temp_owner);
     free(p->converted);

@@ -59,6 +59,7 @@ struct plan {
     vk_buffer *weight_blocks;
     uint64_t *weight_block_bytes;
     int n_weight_blocks;
+    int *same_bytes; /* per value: the constant whose device bytes it shares (memory.c), or -1 */
     uint64_t weight_bytes, arena_bytes, unshared_bytes;
     /* graph inputs and outputs as the tensors copied between host and device: a tensor is one,
      * a sequence its elements, an optional none or what it holds. Graph input i is

@@ -70,7 +70,8 @@ static vki_status upload_constants(plan *p, vk_buffer *dst, uint64_t bytes, bool
 
 static bool plan_local_constant(const plan *p, int v, int block)
 {
-    return p->values[v].buffer == PLAN_BUF_WEIGHTS && p->values[v].alias_of < 0 && p->values[v].block == block;
+    return p->values[v].buffer == PLAN_BUF_WEIGHTS && p->values[v].alias_of < 0 && p->values[v].block == block &&
+           p->same_bytes[v] < 0;
 }
 
 /* shared initializers that this plan uploads into the cache's new block `block` */
@@ -381,6 +382,13 @@ vki_status plan_record(plan *p)
         VKI_TRY(st);
     }
     VKI_TRY(use_weight_cache(p));
+    for (int v = 0; v < p->n_values; v++) /* on the bytes of an equal constant (memory.c), now placed */
+        if (p->same_bytes[v] >= 0) {
+            const plan_value *o = &p->values[p->same_bytes[v]];
+            p->values[v].buffer = o->buffer;
+            p->values[v].block = o->block;
+            p->values[v].offset = o->offset;
+        }
     vki_status st = vk_buffer_create(vk, p->arena_bytes, VK_BUFFER_DEVICE, &p->intermediates);
     if (st != VKI_OK)
         return vki_fail_prefix(st, "the intermediates of a plan (%llu bytes): ", (unsigned long long)p->arena_bytes);

@@ -163,7 +163,12 @@ def main():
         scale = float(np.max(np.abs(ref)))
         err = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("inf")
         err32 = float(np.max(np.abs(got - ref32))) if got.shape == ref32.shape else float("inf")
-        w32, w16 = weight_bytes(vkinfer, path32, []), weight_bytes(vkinfer, path, half_flags)
+        # against the float32 model's own constants: vkinfer's float32 plan may hold fewer (equal
+        # constants share bytes: TransformerEncoder's cloned layers start equal) or more (repacked)
+        g32 = onnx.load(path32).graph
+        w32 = sum(numpy_helper.to_array(t).nbytes for t in g32.initializer) + sum(
+            numpy_helper.to_array(a.t).nbytes for n in g32.node if n.op_type == "Constant" for a in n.attribute if a.name == "value")
+        w16 = weight_bytes(vkinfer, path, half_flags)
         g = onnx.load(path).graph
         n_init = len(g.initializer) + sum(n.op_type == "Constant" for n in g.node)
     print(f"{kind} {name}: reference {what}")

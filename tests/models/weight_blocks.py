@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Weights larger than one device allocation: with VKINFER_MAX_ALLOCATION set below a model's
+"""Weights larger than one device allocation, and equal constants sharing their bytes: with VKINFER_MAX_ALLOCATION set below a model's
 weight bytes (the way NVIDIA's 4 GiB and lavapipe's 2 GiB maxMemoryAllocationSize are below a
 multi-GB VLA's), the weights must be packed into several buffers and the outputs must not change.
 
@@ -83,6 +83,35 @@ def matmul_chain(tmp):
     check(f"MatMul chain: shared weights ({weights} bytes) pass one allocation", weights > LIMIT)
 
 
+def equal_constants(tmp):
+    """One weight transposed by four Transpose nodes, each feeding its own MatMul (what the dynamo
+    exporter writes for an unrolled denoising loop without its optimizer): the four folded
+    transposes (and, on a CPU device, the four packings of B) are equal constants and must take
+    the device memory of one."""
+    rng = np.random.default_rng(3)
+    w = (rng.standard_normal((256, 256)) / 16).astype(np.float32)
+    nodes, prev = [], "x"
+    for i in range(4):
+        nodes.append(helper.make_node("Transpose", ["w"], [f"wt{i}"], perm=[1, 0]))
+        nodes.append(helper.make_node("MatMul", [prev, f"wt{i}"], [f"h{i}"]))
+        prev = f"h{i}"
+    nodes.append(helper.make_node("Identity", [prev], ["y"]))
+    g = helper.make_graph(nodes, "steps", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 256])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 256])], [numpy_helper.from_array(w, "w")])
+    path = os.path.join(tmp, "steps.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    s = vkinfer.Session(path)
+    x = rng.standard_normal((4, 256)).astype(np.float32)
+    ref = x.astype(np.float64)
+    for _ in range(4):
+        ref = ref @ w.T.astype(np.float64)
+    err = float(np.max(np.abs(s.run({"x": x})["y"] - ref)))
+    check(f"four transposes of one weight: max abs error {err:.3g}", err <= 1e-4 * float(np.max(np.abs(ref))) + 1e-5, "too far")
+    weights = s.stats()["weight_bytes"]
+    check(f"four transposes of one weight take one copy: {weights} bytes for a {w.nbytes}-byte weight",
+          weights < 2 * w.nbytes, "equal constants were not shared")
+
+
 def too_large_tensor(tmp):
     """One weight larger than the allocation: refused with a message naming the limit."""
     w = np.zeros((1024, 512), np.float32)  # 2 MiB
@@ -102,9 +131,10 @@ def too_large_tensor(tmp):
 def main():
     fixture("smolvla_tiny_dynamo", "fp32", 1e-4)
     fixture("smolvla_tiny_dynamo", "fp16", 2e-2, limit=256 << 10)
-    fixture("smolvla_tiny_bf16_dynamo", "fp32", 2e-2)
+    fixture("smolvla_tiny_bf16_dynamo", "fp32", 2e-2, limit=256 << 10)
     with tempfile.TemporaryDirectory() as tmp:
         matmul_chain(tmp)
+        equal_constants(tmp)
         too_large_tensor(tmp)
     print("PASS" if not failed else f"FAIL ({failed})")
     return 1 if failed else 0
