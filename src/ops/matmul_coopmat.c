@@ -77,6 +77,24 @@ static bool choose_aligned(op_ctx *c, int64_t M, int64_t N, int64_t batches, mm_
     return true;
 }
 
+/* Issue 37's candidates, for bench/coopmat2_experiment.sh: VKINFER_COOPMAT2_EXP lists them
+ * (separated by ',' or '+'): dims (M, N, K and the operand strides as specialization
+ * constants), vec4 (aligned operands read through uvec4 views), acc16 (fp16 sums,
+ * matmul_coopmat2_f16acc; fp16 products only), fullsg (the pipelines ask for full 32-wide
+ * subgroups: src/vk/device.c and pipeline.c, nothing here). Unset, the kernels are the
+ * default ones, unchanged. */
+static void coopmat2_candidate(bool bf16, mm_coopmat_kernel *k)
+{
+    const char *exp = getenv("VKINFER_COOPMAT2_EXP");
+    if (!exp || !*exp) return;
+    uint32_t bits = (strstr(exp, "dims") ? 1u : 0u) | (strstr(exp, "vec4") ? 2u : 0u);
+    bool acc16 = !bf16 && strstr(exp, "acc16");
+    if (!bits && !acc16) return;
+    k->shader = acc16 ? "matmul_coopmat2_f16acc" : bf16 ? "matmul_coopmat2_exp_bf16" : "matmul_coopmat2_exp_f16";
+    k->exp = bits;
+    k->n_spec = bits & 1u ? 23 : 16;
+}
+
 /* VK_NV_cooperative_matrix2's workgroup-scope kernel (matmul_coopmat2_f16): any strides, the
  * driver stages the tiles. Blocks of 128 x 256 on the largest workgroup the device offers where
  * they fill the GPU, 128 x 128 next, then 64 x 128 and 64 x 64 on the smallest; each a multiple
@@ -131,7 +149,8 @@ static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t K, int64_t 
     const char *unroll = getenv("VKINFER_COOPMAT2_UNROLL");
     uint32_t steps = unroll && *unroll ? (uint32_t)strtoul(unroll, NULL, 10) : 16;
     *k = (mm_coopmat_kernel){bf16 ? "matmul_coopmat2_bf16" : "matmul_coopmat2_f16", bm, bn, local, 15,
-                             {0, bm, bk, aligned, group_m, steps >= 1 && steps <= 32 ? steps : 16}};
+                             {0, bm, bk, aligned, group_m, steps >= 1 && steps <= 32 ? steps : 16}, 0};
+    coopmat2_candidate(bf16, k);
     return true;
 }
 

@@ -678,6 +678,21 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
         features = &coopmat2;
         extensions[n_extensions++] = VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME;
     }
+    /* VKINFER_COOPMAT2_EXP=fullsg (issue 37's experiment, src/ops/matmul_coopmat.c): the
+     * workgroup-scope kernels' pipelines ask for full 32-wide subgroups */
+    VkPhysicalDeviceSubgroupSizeControlFeatures sg_control = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+    const char *exp = getenv("VKINFER_COOPMAT2_EXP");
+    if (vk->caps.cooperative_matrix2 && exp && strstr(exp, "fullsg") && vk->caps.props.apiVersion >= VK_API_VERSION_1_3) {
+        VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &sg_control};
+        vk->f.vkGetPhysicalDeviceFeatures2(vk->phys, &f2);
+        vk->caps.coopmat2_full_subgroups = sg_control.subgroupSizeControl && sg_control.computeFullSubgroups;
+        if (vk->caps.coopmat2_full_subgroups) {
+            sg_control.pNext = features;
+            features = &sg_control;
+        } else {
+            fprintf(stderr, "vkinfer: VKINFER_COOPMAT2_EXP=fullsg: the device lacks subgroupSizeControl or computeFullSubgroups\n");
+        }
+    }
     if (vk->caps.cooperative_matrix2 && vk->caps.cooperative_matrix2_bf16) {
         bf16.shaderBFloat16Type = bf16.shaderBFloat16CooperativeMatrix = VK_TRUE;
         bf16.pNext = features;
