@@ -394,6 +394,15 @@ def table_row(vkinfer, policy, size, dtype, out, runs, warmup):
         row["rel_err_vkinfer_vs_fp32"] = errors(got, ideal)[1]
         row["rel_err_eager_vs_fp32"] = errors(want, ideal)[1]
     b = vkinfer_bench(vkinfer, stem, runs, warmup)
+    if os.environ.get("VLA_PROFILE_DIR"):  # `vkinfer bench --profile`: GPU time per op and kernel
+        import subprocess
+        data = np.load(stem + ".npz")
+        shapes = sum((["--shape", f"{k}={'x'.join(map(str, data[k].shape))}"] for k in data.files
+                      if not k.startswith("expected")), [])
+        r = subprocess.run([vkinfer, "bench", stem + ".onnx", "--random-inputs", "--runs", "5", "--warmup", "2", "--profile",
+                            *shapes], capture_output=True, text=True)
+        with open(os.path.join(os.environ["VLA_PROFILE_DIR"], f"profile_{policy}_{dtype}.txt"), "w") as f:
+            f.write(r.stdout + r.stderr)
     row.update(vkinfer_ms=b["median_ms"], plan_ms=b["plan_ms"], dispatches=b["dispatches"],
                gpu_mib=round((b["weight_bytes"] + b["intermediate_bytes"]) / 2**20), device=b["device"])
     return row
