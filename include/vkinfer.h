@@ -153,8 +153,8 @@ VKI_API vki_status vki_device_list(vki_device_info *infos, uint32_t capacity, ui
 typedef struct vki_context vki_context;
 
 typedef struct vki_context_options {
-    /* Device index or name substring. NULL: the VKINFER_DEVICE environment variable, else
-     * the first of discrete GPU, integrated GPU, virtual GPU, CPU (lavapipe). */
+    /* Device index or name substring. NULL: the VKINFER_DEVICE option, else the first of
+     * discrete GPU, integrated GPU, virtual GPU, CPU (lavapipe). */
     const char *device;
     /* 1: enable VK_LAYER_KHRONOS_validation; any message it reports makes the next call on
      * a session fail with VKI_ERROR_VALIDATION. 0: off. -1: VKINFER_VALIDATION=1 decides
@@ -166,8 +166,17 @@ typedef struct vki_context_options {
     const char *cache_dir;
 } vki_context_options;
 
-/* Opens a device. opts may be NULL (all defaults). */
+/* Opens a device. opts may be NULL (all defaults). The library's other options come from the
+ * environment (VKINFER_* variables: docs/environment.md, `vkinfer options`), read here once;
+ * a value an option does not take fails with VKI_ERROR_INVALID_ARGUMENT naming the variable. */
 VKI_API vki_status vki_context_create(const vki_context_options *opts, vki_context **out);
+/* vki_context_create with options set by the program: option names[i] (a variable's name,
+ * "VKINFER_NO_FUSION", as vki_option_get lists them) takes values[i] ("1"), over the
+ * environment and over opts' fields; a NULL value (or "", but for a string option) gives the
+ * option its default whatever the environment says. An unknown name or a value the option does not take fails with
+ * VKI_ERROR_INVALID_ARGUMENT naming it. names and values may be NULL when count is 0. */
+VKI_API vki_status vki_context_create_with_options(const vki_context_options *opts, const char *const *names,
+                                                   const char *const *values, size_t count, vki_context **out);
 VKI_API void vki_context_destroy(vki_context *ctx);
 VKI_API vki_status vki_context_device_info(const vki_context *ctx, vki_device_info *out);
 
@@ -408,6 +417,23 @@ typedef struct vki_op_info {
 
 VKI_API uint32_t vki_op_count(void);
 VKI_API vki_status vki_op_get(uint32_t index, vki_op_info *out);
+
+/* ---- Options: the library's settings (the VKINFER_* variables) ------------------------- */
+
+/* One option, as docs/environment.md lists it. All strings are static. */
+typedef struct vki_option_info {
+    const char *name;          /* the variable, "VKINFER_NO_FUSION" */
+    const char *type;          /* "bool", "int", "enum", "string", "list" (names separated by ',' or '+') or
+                                  "dims" (numbers joined by 'x', "64x128") */
+    const char *values;        /* what it takes: "0|1", "gpu|cpu", "0-1000000", ">=1", "BMxBN[xTMxTN]" */
+    const char *default_value; /* "" where the device decides or a string option is unset (doc says) */
+    const char *category;      /* "user", "test" (another device's behaviour, kernels forced,
+                                  faults) or "tuning" (tiles, thresholds, A/B checks) */
+    const char *doc;
+} vki_option_info;
+
+VKI_API uint32_t vki_option_count(void);
+VKI_API vki_status vki_option_get(uint32_t index, vki_option_info *out);
 
 #ifdef __cplusplus
 }

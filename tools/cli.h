@@ -19,6 +19,10 @@ bool cli_wants_help(int argc, char **argv);
 /* A JSON string literal with quotes and escapes. */
 void cli_fprint_json_string(FILE *f, const char *s);
 
+/* s as one Markdown table cell: '|' escaped, line breaks as spaces. */
+void cli_print_md_cell(const char *s);
+
 int cmd_info(int argc, char **argv);
+int cmd_options(int argc, char **argv);
 
 #endif

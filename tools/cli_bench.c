@@ -148,6 +148,8 @@ int cli_plot(const char *json_path, const char *png_path)
         dup2(fds[0], STDIN_FILENO);
         close(fds[0]);
         close(fds[1]);
+        /* the interpreter this program starts, not a setting of the library: like PATH, which
+         * execlp searches, it belongs to the program's environment */
         const char *python = getenv("VKINFER_PYTHON");
         if (!python || !*python) python = "python3";
         execlp(python, python, "-", json_path, png_path, (char *)NULL);

@@ -11,13 +11,15 @@ const char cli_overview[] =
     "commands:\n"
     "  devices              list the Vulkan devices ('*' marks the default)\n"
     "  ops [--markdown]     list the ops vkinfer runs\n"
+    "  options [--markdown] list the library's options (the VKINFER_* variables)\n"
     "  info MODEL.onnx      inputs, outputs, opset, ops used and whether each runs, weights (alias: inspect)\n"
     "  run MODEL.onnx       run the model once, print and save its outputs\n"
     "  bench MODEL.onnx     time whole runs (upload + GPU + download)\n"
     "  help COMMAND         the options of COMMAND, with an example (also: vkinfer COMMAND --help)\n"
     "  --version            the version\n"
     "\n"
-    "environment: VKINFER_DEVICE (default device), VKINFER_VALIDATION=1, VKINFER_CACHE_DIR (docs/environment.md)\n";
+    "environment: VKINFER_DEVICE (default device), VKINFER_VALIDATION=1, VKINFER_CACHE_DIR and the other\n"
+    "options `vkinfer options` lists (docs/environment.md)\n";
 
 static const struct {
     const char *name, *text;
@@ -38,6 +40,15 @@ static const struct {
      "\n"
      "example:\n"
      "  vkinfer ops | grep Conv\n"},
+    {"options",
+     "usage: vkinfer options [--markdown]\n"
+     "\n"
+     "Lists the library's options: each VKINFER_* environment variable it reads when a context is\n"
+     "created, with its type, values, default and effect. run and bench take them as --option too.\n"
+     "  --markdown    as the Markdown tables of docs/environment.md\n"
+     "\n"
+     "example:\n"
+     "  vkinfer options | grep -A1 KERNELS\n"},
     {"info",
      "usage: vkinfer info MODEL.onnx [--json]     (alias: inspect)\n"
      "\n"
@@ -66,6 +77,8 @@ static const struct {
      "  --device SPEC             device index or name substring (see `vkinfer devices`)\n"
      "  --precision fp32|fp16     fp16: the fp16 execution mode (float32 weights and activations held\n"
      "                            as float16 on the GPU, fp32 accumulation; inputs, outputs float32)\n"
+     "  --option NAME=VALUE       a library option (repeatable; `vkinfer options` lists them), over\n"
+     "                            the environment variable of that name\n"
      "  --cpu-threads N           on lavapipe (the CPU device): its compute threads (LP_NUM_THREADS;\n"
      "                            default one per core). 0 runs each dispatch on lavapipe's submit\n"
      "                            thread, without waking others: 2.5-4.5x faster for small networks\n"
@@ -99,6 +112,7 @@ static const struct {
      "  --device SPEC             device index or name substring\n"
      "  --precision fp32|fp16     as for run\n"
      "  --cpu-threads N           as for run\n"
+     "  --option NAME=VALUE       as for run\n"
      "\n"
      "example:\n"
      "  vkinfer bench resnet18.onnx --random-inputs --shape input=8x3x224x224 --duration 10 --json\n"},

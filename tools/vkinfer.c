@@ -70,16 +70,6 @@ static int cmd_devices(void)
     return 0;
 }
 
-/* Markdown table cells must not contain '|' or line breaks. */
-static void print_md_cell(const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '|') fputs("\\|", stdout);
-        else if (*s == '\n') putchar(' ');
-        else putchar(*s);
-    }
-}
-
 static int cmd_ops(int argc, char **argv)
 {
     bool markdown = false;
@@ -96,11 +86,11 @@ static int cmd_ops(int argc, char **argv)
         snprintf(name, sizeof name, "%s%s%s", op.domain ? op.domain : "", op.domain && *op.domain ? "." : "", op.name);
         if (markdown) {
             printf("| ");
-            print_md_cell(name);
+            cli_print_md_cell(name);
             printf(" | ");
-            print_md_cell(op.dtypes ? op.dtypes : "");
+            cli_print_md_cell(op.dtypes ? op.dtypes : "");
             printf(" | ");
-            print_md_cell(op.notes ? op.notes : "");
+            cli_print_md_cell(op.notes ? op.notes : "");
             printf(" |\n");
         } else {
             if (op.notes && *op.notes) printf("%-22s %-44s %s\n", name, op.dtypes ? op.dtypes : "", op.notes);
@@ -136,6 +126,8 @@ typedef struct run_options {
     long warmup, runs;
     double duration_s; /* > 0: time runs for this long instead of `runs` */
     long cpu_threads;  /* >= 0: LP_NUM_THREADS for lavapipe; -1: as the environment says */
+    const char *option_names[MAX_INPUT_ARGS], *option_values[MAX_INPUT_ARGS]; /* --option NAME=VALUE */
+    int n_options;
 } run_options;
 
 /* "1x3x224x224" (a scalar: "" is not accepted, use a rank-0 .npy input instead) */
@@ -188,7 +180,7 @@ static int parse_run_options(const char *cmd, int argc, char **argv, bool bench,
         }
         bool takes_value = !strcmp(opt, "--input") || !strcmp(opt, "--output-dir") || !strcmp(opt, "--device") ||
                            !strcmp(opt, "--seed") || !strcmp(opt, "--shape") || !strcmp(opt, "--precision") ||
-                           !strcmp(opt, "--cpu-threads") ||
+                           !strcmp(opt, "--cpu-threads") || !strcmp(opt, "--option") ||
                            (bench && (!strcmp(opt, "--warmup") || !strcmp(opt, "--runs") || !strcmp(opt, "--duration") ||
                                       !strcmp(opt, "--plot")));
         if (takes_value && !value) {
@@ -203,6 +195,15 @@ static int parse_run_options(const char *cmd, int argc, char **argv, bool bench,
             if (o->n_inputs == MAX_INPUT_ARGS) return cli_usage_error(cmd, "more than %d --input options", MAX_INPUT_ARGS);
             *eq = 0;
             o->inputs[o->n_inputs++] = (input_arg){value, eq + 1};
+        } else if (!strcmp(opt, "--option")) {
+            char *eq = strchr(value, '=');
+            if (!eq || eq == value)
+                return cli_usage_error(cmd, "--option takes NAME=VALUE (see `vkinfer options`), got '%s'", value);
+            if (o->n_options == MAX_INPUT_ARGS)
+                return cli_usage_error(cmd, "more than %d --option options", MAX_INPUT_ARGS);
+            *eq = 0;
+            o->option_names[o->n_options] = value;
+            o->option_values[o->n_options++] = eq + 1;
         } else if (!strcmp(opt, "--shape")) {
             char *eq = strchr(value, '=');
             if (!eq || eq == value) return cli_usage_error(cmd, "--shape takes NAME=DIMS (e.g. x=1x3x224x224), got '%s'", value);
@@ -740,6 +741,8 @@ static void unload(loaded *l)
 static const char *cpu_threads_note(const loaded *l, const vki_device_info *dev, char *buf, size_t size)
 {
     if (!dev->type || strcmp(dev->type, "cpu")) return "";
+    /* lavapipe takes its thread count only from the process's environment, so that is where
+     * the count a user set is found (the library's options cannot carry it) */
     const char *env = getenv("LP_NUM_THREADS");
     if (l->cpu_auto == CPU_CHOSEN_INLINE)
         snprintf(buf, size, "0 (each dispatch on lavapipe's submit thread: chosen for a model of under 1 MiB of weights "
@@ -759,7 +762,8 @@ static const char *cpu_threads_note(const loaded *l, const vki_device_info *dev,
 static int load(const run_options *o, loaded *l)
 {
     memset(l, 0, sizeof *l);
-    /* lavapipe reads LP_NUM_THREADS when the context's Vulkan instance finds it; this program
+    /* lavapipe reads LP_NUM_THREADS from the environment when the context's Vulkan instance
+     * finds it, so the program reads and sets it there, not through the library's options; it
      * has one thread here, so setting the environment is safe (the library never does) */
     l->cpu_threads = o->cpu_threads;
     if (l->cpu_threads < 0 && !getenv("LP_NUM_THREADS")) {
@@ -772,7 +776,9 @@ static int load(const run_options *o, loaded *l)
         if (setenv("LP_NUM_THREADS", n, 1)) return lib_error("setting LP_NUM_THREADS");
     }
     vki_context_options opts = {.device = o->device, .validation = -1, .cache_dir = NULL};
-    if (vki_context_create(&opts, &l->ctx) != VKI_OK) return lib_error("opening the Vulkan device");
+    size_t n_options = (size_t)o->n_options;
+    if (vki_context_create_with_options(&opts, o->option_names, o->option_values, n_options, &l->ctx) != VKI_OK)
+        return lib_error("opening the Vulkan device");
     double t0 = now_ms();
     if (vki_model_load(l->ctx, o->model, &l->model) != VKI_OK) return lib_error("loading the model");
     l->load_ms = now_ms() - t0;
@@ -1068,6 +1074,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "devices")) return argc == 2 ? cmd_devices() : cli_usage_error("devices", "takes no arguments");
     if (!strcmp(cmd, "ops")) return cmd_ops(argc - 2, argv + 2);
+    if (!strcmp(cmd, "options")) return cmd_options(argc - 2, argv + 2);
     if (!strcmp(cmd, "info") || !strcmp(cmd, "inspect")) return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);

@@ -9,13 +9,13 @@ VkinferError carrying the library's message. See docs/python.md.
 """
 from ._lib import LibraryNotFound, VkinferError
 from ._session import (Context, Session, Tensor, TensorSpec, devices, dtype_name, dtype_size, inspect, is_available,
-                       library_version, ops)
+                       library_version, ops, options)
 from ._torch import TorchSession, from_torch
 
 __version__ = "0.1.0"
 
 __all__ = ["Context", "Session", "Tensor", "TensorSpec", "TorchSession", "VkinferError", "LibraryNotFound", "devices", "dtype_name",
-           "dtype_size", "from_torch", "inspect", "is_available", "library_version", "ops", "__version__"]
+           "dtype_size", "from_torch", "inspect", "is_available", "library_version", "ops", "options", "__version__"]
 
 # The Python counterpart of every C function (tests/python/test_python.py checks that each
 # function of include/vkinfer.h is here and that each counterpart exists). Names the header
@@ -28,6 +28,7 @@ COUNTERPARTS = {
     "vki_vulkan_available": "is_available",
     "vki_device_list": "devices",
     "vki_context_create": "Context.__init__",
+    "vki_context_create_with_options": "Context.__init__",
     "vki_context_destroy": "Context.close",
     "vki_context_device_info": "Context.device",
     "vki_model_load": "Session.__init__",
@@ -66,4 +67,6 @@ COUNTERPARTS = {
     "vki_session_bind_output": "Session.run",
     "vki_op_count": "ops",
     "vki_op_get": "ops",
+    "vki_option_count": "options",
+    "vki_option_get": "options",
 }

@@ -96,6 +96,11 @@ class ModelOpUse(ctypes.Structure):
                 ("supported", ctypes.c_int)]
 
 
+class OptionInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("type", ctypes.c_char_p), ("values", ctypes.c_char_p),
+                ("default_value", ctypes.c_char_p), ("category", ctypes.c_char_p), ("doc", ctypes.c_char_p)]
+
+
 class SessionOptions(ctypes.Structure):
     _fields_ = [("precision", ctypes.c_int)]  # vki_precision
 
@@ -122,6 +127,8 @@ PROTOTYPES = {
     "vki_vulkan_available": (ctypes.c_int, []),
     "vki_device_list": (_st, [ctypes.POINTER(DeviceInfo), _u32, ctypes.POINTER(_u32)]),
     "vki_context_create": (_st, [ctypes.POINTER(ContextOptions), _pp]),
+    "vki_context_create_with_options": (_st, [ctypes.POINTER(ContextOptions), ctypes.POINTER(ctypes.c_char_p),
+                                              ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, _pp]),
     "vki_context_destroy": (None, [_p]),
     "vki_context_device_info": (_st, [_p, ctypes.POINTER(DeviceInfo)]),
     "vki_model_load": (_st, [_p, ctypes.c_char_p, _pp]),
@@ -163,6 +170,8 @@ PROTOTYPES = {
     "vki_session_bind_output": (_st, [_p, _u32, _p]),
     "vki_op_count": (_u32, []),
     "vki_op_get": (_st, [_u32, ctypes.POINTER(OpInfo)]),
+    "vki_option_count": (_u32, []),
+    "vki_option_get": (_st, [_u32, ctypes.POINTER(OptionInfo)]),
 }
 
 STATUS_NAMES = {

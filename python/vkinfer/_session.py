@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _dtypes
 from ._lib import (MAX_RANK, ContextOptions, DeviceInfo, DispatchProfile, ModelOpUse, ModelSummary, OpInfo,
-                   PRECISION_DEFAULT, PRECISION_FP16, SessionOptions, SessionStats, TensorInfo,
+                   OptionInfo, PRECISION_DEFAULT, PRECISION_FP16, SessionOptions, SessionStats, TensorInfo,
                    VALUE_KINDS, VkinferError, check, lib, text)
 
 
@@ -102,6 +102,38 @@ def ops():
     return out
 
 
+def options():
+    """The library's options, the VKINFER_* variables (vki_option_count, vki_option_get): dicts of
+    name, type, values, default, category and doc, as docs/environment.md lists them."""
+    out = []
+    for i in range(lib().vki_option_count()):
+        info = OptionInfo()
+        check(lib().vki_option_get(i, ctypes.byref(info)))
+        out.append({"name": text(info.name), "type": text(info.type), "values": text(info.values),
+                    "default": text(info.default_value), "category": text(info.category), "doc": text(info.doc)})
+    return out
+
+
+def _option_arrays(options):
+    """names and values (char * arrays) of an options dict: True/False as 1/0, None as NULL (the
+    option's default whatever the environment says), anything else as str()."""
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict of option name to value, not {type(options).__name__}")
+    names = (ctypes.c_char_p * max(len(options), 1))()
+    values = (ctypes.c_char_p * max(len(options), 1))()
+    for i, (name, value) in enumerate(options.items()):
+        if not isinstance(name, str):
+            raise TypeError(f"option names are strings ('VKINFER_NO_FUSION'), not {name!r}")
+        names[i] = name.encode()
+        if value is None:
+            values[i] = None
+        elif isinstance(value, bool):
+            values[i] = b"1" if value else b"0"
+        else:
+            values[i] = str(value).encode()
+    return names, values
+
+
 def library_version():
     """vki_version: the loaded library's version (vkinfer.__version__ is this package's)."""
     return text(lib().vki_version())
@@ -167,7 +199,7 @@ class Context:
     """A Vulkan device opened for running models (vki_context). Sessions made with the same
     Context share the device, and device tensors (Tensor) move between them without copies.
 
-    Context(device=None, validation=None, cache_dir=None, cpu_threads=None)
+    Context(device=None, validation=None, cache_dir=None, cpu_threads=None, options=None)
       device: index or name substring as `vkinfer devices` lists (None: VKINFER_DEVICE, else the
         best device); validation: True/False for the Khronos validation layer (None:
         VKINFER_VALIDATION decides); cache_dir: the pipeline cache folder ("" for none);
@@ -177,10 +209,14 @@ class Context:
         (docs/troubleshooting.md). lavapipe reads LP_NUM_THREADS when the context is created,
         so it is set for that call and restored after: do not create contexts on other threads
         meanwhile.
+        options: the library's options by name over the environment's, {"VKINFER_NO_FUSION": "1"}
+        (vkinfer.options() and docs/environment.md list them; values as str, True/False as 1/0,
+        None for the default whatever the environment says); an unknown name or an invalid
+        value raises VkinferError naming it (so does an invalid VKINFER_* variable).
     It stays open while a Session or Tensor made on it is alive.
     """
 
-    def __init__(self, device=None, validation=None, cache_dir=None, cpu_threads=None):
+    def __init__(self, device=None, validation=None, cache_dir=None, cpu_threads=None, options=None):
         self._ctx = ctypes.c_void_p()
         opts = ContextOptions(device=None if device is None else str(device).encode(),
                               validation=-1 if validation is None else int(bool(validation)),
@@ -188,11 +224,20 @@ class Context:
         if cpu_threads is not None and (isinstance(cpu_threads, bool) or not isinstance(cpu_threads, int)
                                         or not 0 <= cpu_threads <= 64):
             raise ValueError(f"cpu_threads must be an integer from 0 to 64 or None, not {cpu_threads!r}")
+        L = lib()
+        if options and not hasattr(L, "vki_context_create_with_options"):
+            raise VkinferError(f"options= needs vki_context_create_with_options, which the library at {L.vkinfer_path} "
+                               f"(version {library_version()}) does not have", 5)
+        names, values = _option_arrays(options) if options else (None, None)
         saved = os.environ.get("LP_NUM_THREADS")
         if cpu_threads is not None:
             os.environ["LP_NUM_THREADS"] = str(cpu_threads)
         try:
-            check(lib().vki_context_create(ctypes.byref(opts), ctypes.byref(self._ctx)))
+            if options:
+                check(L.vki_context_create_with_options(ctypes.byref(opts), names, values, len(options),
+                                                        ctypes.byref(self._ctx)))
+            else:
+                check(L.vki_context_create(ctypes.byref(opts), ctypes.byref(self._ctx)))
         finally:
             if cpu_threads is not None:
                 if saved is None:
@@ -279,8 +324,9 @@ class Session:
     """A model loaded on a Vulkan device, ready to run.
 
     Session(path, device=None, precision="fp32", validation=None, cache_dir=None, context=None,
-            cpu_threads=None)
-      device, validation, cache_dir, cpu_threads: as for Context (used when no context is given;
+            cpu_threads=None, options=None)
+      device, validation, cache_dir, cpu_threads, options: as for Context (used when no context is
+      given; options={"VKINFER_NO_FUSION": "1"} sets the library's options by name;
       cpu_threads None with LP_NUM_THREADS unset: 0 for a model of under 1 MiB of weights and
       inputs, whose dispatches on lavapipe cost more in thread wake-ups than in work, else 4 on a
       machine of 2 cores (two per core: steadier there, as tools/vkinfer.c chooses), else one
@@ -292,7 +338,7 @@ class Session:
     """
 
     def __init__(self, path, device=None, precision="fp32", validation=None, cache_dir=None, context=None,
-                 cpu_threads=None):
+                 cpu_threads=None, options=None):
         self._model = ctypes.c_void_p()
         self._session = ctypes.c_void_p()
         self.context = None
@@ -305,18 +351,22 @@ class Session:
                                f"{L.vkinfer_path} (version {library_version()}) does not have", 5)
         if context is not None and cpu_threads is not None:
             raise ValueError("cpu_threads applies when a context is created: give it to the Context instead")
+        if context is not None and options:
+            raise ValueError("options apply when a context is created: give them to the Context instead")
         if context is None and cpu_threads is None and "LP_NUM_THREADS" not in os.environ:
             cpu_threads = 0 if _auto_inline(path) else 4 if os.cpu_count() == 2 else None
         self.cpu_threads = cpu_threads if context is None else None
         try:
-            self.context = context if context is not None else Context(device, validation, cache_dir, cpu_threads)
+            if context is None:
+                context = Context(device, validation, cache_dir, cpu_threads, options)
+            self.context = context
             self._ctx = self.context._ctx
             check(L.vki_model_load(self._ctx, os.fsencode(path), ctypes.byref(self._model)))
             if precision == "fp32":
                 check(L.vki_session_create(self._model, ctypes.byref(self._session)))
             else:
-                options = SessionOptions(precision=PRECISION_FP16)
-                check(L.vki_session_create_with_options(self._model, ctypes.byref(options), ctypes.byref(self._session)))
+                sopts = SessionOptions(precision=PRECISION_FP16)
+                check(L.vki_session_create_with_options(self._model, ctypes.byref(sopts), ctypes.byref(self._session)))
         except BaseException:
             self.close()
             raise

@@ -75,10 +75,10 @@ class TorchSession:
             pass
 
 
-def from_torch(module, example_inputs, device=None, precision="fp32", cpu_threads=None, **export_kwargs):
+def from_torch(module, example_inputs, device=None, precision="fp32", cpu_threads=None, options=None, **export_kwargs):
     """Exports `module` with torch.onnx.export(module, example_inputs, path, **export_kwargs) to a
     temporary file and returns a TorchSession. example_inputs: a tensor or a tuple of tensors.
-    device, precision, cpu_threads: as for Session.
+    device, precision, cpu_threads, options: as for Session.
     input_names default to input_0, input_1...; every other keyword (output_names, opset_version,
     dynamic_axes, dynamo...) goes to torch.onnx.export unchanged, so both exporters work: the
     TorchScript one (dynamo=False, the only one before torch 2.5) and the dynamo one (the default
@@ -99,7 +99,8 @@ def from_torch(module, example_inputs, device=None, precision="fp32", cpu_thread
                 torch.onnx.export(module, example_inputs, path, **export_kwargs)
         finally:
             module.train(was_training)
-        return TorchSession(Session(path, device=device, precision=precision, cpu_threads=cpu_threads), folder)
+        session = Session(path, device=device, precision=precision, cpu_threads=cpu_threads, options=options)
+        return TorchSession(session, folder)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise

@@ -415,7 +415,7 @@ static vki_status dispatch_where(op_ctx *c, const elementwise *e, const shape *s
  * inputs within the device's texel buffers. */
 static bool chain_cpu_ok(op_ctx *c, const int values[4], uint32_t count, const broadcast_push *push, int rank)
 {
-    if (!op_cpu_kernels(c, "VKINFER_ELEMENTWISE_KERNELS") || op_out(c, 0)->dtype != VKI_DTYPE_FLOAT || count % 4 ||
+    if (!op_cpu_kernels(c, c->vk->opts.elementwise_kernels) || op_out(c, 0)->dtype != VKI_DTYPE_FLOAT || count % 4 ||
         (rank > 0 && push->dims[rank - 1] % 4))
         return false;
     for (int k = 0; k < 4; k++)

@@ -95,10 +95,9 @@ static gemm_choice choose_gemm(op_ctx *c, const conv_geom *g, int64_t batch, uin
 }
 
 /* The implicit GEMM and depthwise kernels take 1-D and 2-D Conv. */
-static bool fast_paths(const conv_geom *g, bool transposed)
+static bool fast_paths(const op_ctx *c, const conv_geom *g, bool transposed)
 {
-    const char *force = getenv("VKINFER_CONV_REFERENCE"); /* A/B checks of the fast paths */
-    return !transposed && g->nsp <= 2 && !(force && *force && strcmp(force, "0"));
+    return !transposed && g->nsp <= 2 && !c->vk->opts.conv_reference; /* A/B checks of the fast paths */
 }
 
 /* A Relu, Clip, GELU, SiLU or Sigmoid that follows the conv and that the conv's kernels apply
@@ -113,14 +112,14 @@ typedef struct fused_act {
  * there. */
 /* The CPU-device kernels run on CPU devices; VKINFER_CONV_KERNELS=gpu|cpu overrides, so that
  * CI (on lavapipe) also tests the GPU kernels. */
-static bool cpu_device(const op_ctx *c) { return op_cpu_kernels(c, "VKINFER_CONV_KERNELS"); }
+static bool cpu_device(const op_ctx *c) { return op_cpu_kernels(c, c->vk->opts.conv_kernels); }
 
 /* The CPU kernels' blocking: OCB output channels x PXB pixels per invocation, LX lanes. */
 typedef struct cpu_tiling {
     uint32_t lx, ocb, pxb, ohb; /* ohb: output rows an invocation (depthwise) */
 } cpu_tiling;
 
-static cpu_tiling choose_cpu_tiling(const conv_geom *g)
+static cpu_tiling choose_cpu_tiling(const op_ctx *c, const conv_geom *g)
 {
     /* measured on llvmpipe (2 cores, AVX2): an invocation's accumulators live in vector
      * registers or spill to the stack, cheaply next to a per-lane load, so the blocks are large;
@@ -138,16 +137,16 @@ static cpu_tiling choose_cpu_tiling(const conv_geom *g)
      * VKINFER_CPU_DW_ROWS (1-4) and VKINFER_CPU_DW_PXB (4, 8, 16) override, for tuning. */
     if (g->cin == g->groups && g->stride[g->nsp - 1] == 1) t.pxb = 16;
     if (g->cin == g->groups && g->nsp == 2) t.ohb = 2, t.pxb = 8;
-    const char *rows = getenv("VKINFER_CPU_DW_ROWS"), *px = getenv("VKINFER_CPU_DW_PXB");
-    if (g->cin == g->groups && g->nsp == 2 && rows && atoi(rows) >= 1 && atoi(rows) <= 4) t.ohb = (uint32_t)atoi(rows);
-    if (g->cin == g->groups && px && (atoi(px) == 4 || atoi(px) == 8 || atoi(px) == 16)) t.pxb = (uint32_t)atoi(px);
+    const vki_options *o = &c->vk->opts;
+    if (g->cin == g->groups && g->nsp == 2 && o->cpu_dw_rows != OPT_AUTO) t.ohb = (uint32_t)o->cpu_dw_rows;
+    if (g->cin == g->groups && o->cpu_dw_pxb != OPT_AUTO) t.pxb = (uint32_t)o->cpu_dw_pxb;
     return t;
 }
 
 /* Whether the CPU kernels' grids for `batch` images fit the device's workgroup counts. */
-static bool cpu_grid_fits(const conv_geom *g, int64_t batch)
+static bool cpu_grid_fits(const op_ctx *c, const conv_geom *g, int64_t batch)
 {
-    cpu_tiling t = choose_cpu_tiling(g);
+    cpu_tiling t = choose_cpu_tiling(c, g);
     uint64_t oh = g->nsp == 2 ? (uint64_t)g->out[0] : 1, ow = (uint64_t)g->out[g->nsp - 1];
     uint64_t columns = (uint64_t)batch * ((oh + t.ohb - 1) / t.ohb) * ((ow + t.pxb - 1) / t.pxb);
     uint64_t cout_g = (uint64_t)(g->cout / g->groups);
@@ -206,7 +205,7 @@ typedef struct dw_planes_tiling {
     uint32_t lx, pxb, rb;
 } dw_planes_tiling;
 
-static dw_planes_tiling dw_planes_choose(const conv_geom *g)
+static dw_planes_tiling dw_planes_choose(const op_ctx *c, const conv_geom *g)
 {
     /* 16 columns of 16 rows a lane: the input row spans (PXB + 2 for 3x3) are fetched once for
      * more outputs; rows narrower than 16 take 8 or 4 columns, so that lanes do not compute
@@ -219,10 +218,9 @@ static dw_planes_tiling dw_planes_choose(const conv_geom *g)
      * of one another past 8. VKINFER_CPU_DW_PXB (4, 8, 16) and VKINFER_CPU_DW_RB (1-4096)
      * override, for tests and tuning. */
     const conv2d_view v = view_2d(g);
-    dw_planes_tiling t = {8, v.ow > 8 ? 16 : v.ow > 4 ? 8 : 4, 16};
-    const char *px = getenv("VKINFER_CPU_DW_PXB"), *rb = getenv("VKINFER_CPU_DW_RB");
-    if (px && (atoi(px) == 4 || atoi(px) == 8 || atoi(px) == 16)) t.pxb = (uint32_t)atoi(px);
-    if (rb && atoi(rb) >= 1 && atoi(rb) <= 4096) t.rb = (uint32_t)atoi(rb);
+    const vki_options *o = &c->vk->opts;
+    dw_planes_tiling t = {8, v.ow > 8 ? 16 : v.ow > 4 ? 8 : 4, (uint32_t)o->cpu_dw_rb};
+    if (o->cpu_dw_pxb != OPT_AUTO) t.pxb = (uint32_t)o->cpu_dw_pxb;
     return t;
 }
 
@@ -230,7 +228,7 @@ static dw_planes_tiling dw_planes_choose(const conv_geom *g)
 static bool cpu_dw_planes_fits(op_ctx *c, const conv_geom *g, int64_t batch, const op_window *win)
 {
     const conv2d_view v = view_2d(g);
-    dw_planes_tiling t = dw_planes_choose(g);
+    dw_planes_tiling t = dw_planes_choose(c, g);
     uint64_t planes = (uint64_t)batch * (uint64_t)g->cout;
     uint64_t blocks = ((uint64_t)v.ow + t.pxb - 1) / t.pxb * (((uint64_t)v.oh + t.rb - 1) / t.rb);
     uint64_t x_words = win ? win[0].size / 4 : (uint64_t)shape_numel(op_in(c, 0)->dims, op_in(c, 0)->rank);
@@ -245,7 +243,7 @@ static vki_status record_cpu_dw_planes(op_ctx *c, const conv_geom *g, int64_t ba
 {
     const gpu_storage stores[4] = {GPU_W32, GPU_W32, GPU_W32, GPU_W32};
     const conv2d_view v = view_2d(g);
-    dw_planes_tiling t = dw_planes_choose(g);
+    dw_planes_tiling t = dw_planes_choose(c, g);
     uint32_t col_blocks = (uint32_t)(((int64_t)v.ow + t.pxb - 1) / t.pxb);
     uint32_t row_chunks = (uint32_t)(((int64_t)v.oh + t.rb - 1) / t.rb);
     /* windows that never leave the input skip the bounds checks; column blocks reach past OW
@@ -256,8 +254,7 @@ static vki_status record_cpu_dw_planes(op_ctx *c, const conv_geom *g, int64_t ba
     bool vec4_y = v.ow % 4 == 0 && t.pxb % 4 == 0 && !win;
     /* rows of whole texels: X read 4 columns a fetch (every window row then starts at the same
      * place in its texel, MIS); VKINFER_CPU_DW_X4=0 reads words, for tests and comparisons */
-    const char *x4_env = getenv("VKINFER_CPU_DW_X4");
-    bool x_vec4 = v.iw % 4 == 0 && t.pxb % 4 == 0 && !(x4_env && !strcmp(x4_env, "0"));
+    bool x_vec4 = v.iw % 4 == 0 && t.pxb % 4 == 0 && c->vk->opts.cpu_dw_x4;
     uint32_t spec[13] = {t.lx, t.pxb, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, op_act_code(act->on, act->lo, act->hi),
                          padded, vec4_y, t.rb, (uint32_t)((4 - v.pw % 4) % 4)};
     struct {
@@ -279,7 +276,7 @@ static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const
     const gpu_storage stores[4] = {st, st, st, st};
     int64_t cin_g = g->cin / g->groups, cout_g = g->cout / g->groups;
     const conv2d_view v = view_2d(g);
-    cpu_tiling t = choose_cpu_tiling(g);
+    cpu_tiling t = choose_cpu_tiling(c, g);
     /* windows that never leave the input skip the bounds checks; the packed kernel loads
      * whole row spans, which reach past OW to a multiple of pxb */
     int64_t ow_span = packed >= 0 || cin_g == 1 ? ((int64_t)v.ow + t.pxb - 1) / t.pxb * t.pxb : v.ow;
@@ -296,8 +293,8 @@ static vki_status record_cpu(op_ctx *c, const conv_geom *g, int64_t batch, const
         float lo, hi;
     } push = {0, (uint32_t)g->cin, (uint32_t)cin_g, (uint32_t)g->cout, (uint32_t)cout_g,
               op_has_input(c, 2), v.ih, v.iw, v.oh, v.ow, v.ph, v.pw, act->lo, act->hi};
-    const char *dw_env = getenv("VKINFER_CPU_DW"); /* rows: conv2d_cpu_depthwise for float32 too */
-    if (cin_g == 1 && st == GPU_W32 && !(dw_env && !strcmp(dw_env, "rows")) && cpu_dw_planes_fits(c, g, batch, win))
+    /* VKINFER_CPU_DW=rows: conv2d_cpu_depthwise for float32 too */
+    if (cin_g == 1 && st == GPU_W32 && c->vk->opts.cpu_dw != OPT_CPU_DW_ROWS && cpu_dw_planes_fits(c, g, batch, win))
         return record_cpu_dw_planes(c, g, batch, win, values, act);
     if (cin_g == 1) {
         /* depthwise: W as it is, one channel per workgroup row */
@@ -361,7 +358,7 @@ static vki_status record_images_kernels(op_ctx *c, const conv_geom *g, bool tran
     uint32_t dt = op_dtype_code(x->dtype);
     int64_t cin_g = g->cin / g->groups, cout_g = g->cout / g->groups;
     uint32_t gx, gy;
-    bool fast = fast_paths(g, transposed);
+    bool fast = fast_paths(c, g, transposed);
 
     const conv2d_view v = view_2d(g);
 
@@ -482,11 +479,11 @@ static gpu_storage kernel_storage(op_ctx *c)
  * matmul_tiled reaches 27. The column buffer costs kh*kw times X's memory (liveness-shared);
  * where it does not fit one binding, the convolution kernels run instead.
  * VKINFER_CONV_KERNELS=gemm forces this path (CI on lavapipe), =gpu or =cpu the others. */
-static bool matmul_path_wanted(const conv_geom *g, bool transposed)
+static bool matmul_path_wanted(const op_ctx *c, const conv_geom *g, bool transposed)
 {
-    if (transposed || g->groups != 1 || g->nsp > 2 || !fast_paths(g, transposed)) return false;
-    const char *force = getenv("VKINFER_CONV_KERNELS");
-    if (force && *force) return !strcmp(force, "gemm") || !strcmp(force, "gemm_batch");
+    if (transposed || g->groups != 1 || g->nsp > 2 || !fast_paths(c, g, transposed)) return false;
+    int force = c->vk->opts.conv_kernels;
+    if (force != OPT_AUTO) return force == OPT_KERNELS_GEMM || force == OPT_KERNELS_GEMM_BATCH;
     /* CPU devices too, for float32 (record_as_matmul declines other storage there): im2col and
      * the texel-buffer MatMul (matmul_cpu.c) took resnet18's 3x3 layers from 31-81 ms
      * (conv2d_cpu_packed) to 9-58 ms each on lavapipe (docs/history/benchmarks-notebook.md) */
@@ -549,14 +546,14 @@ static void bias_as_c(op_ctx *c, mm_problem *p, bool per_column)
 static vki_status record_cpu_transposed(op_ctx *c, const conv_geom *g, gpu_storage st, bool *taken)
 {
     *taken = false;
-    const char *env = getenv("VKINFER_CPU_CONV_TRANSPOSE");
+    int always_opt = c->vk->opts.cpu_conv_transpose;
     plan_value *x = op_in(c, 0), *w = op_in(c, 1);
     int two = g->nsp == 2, last = g->nsp - 1;
     int64_t h = two ? g->in[0] : 1, wd = g->in[last], oh = two ? g->out[0] : 1, ow = g->out[last];
     int64_t kh = two ? g->kernel[0] : 1, kw = g->kernel[last];
     int64_t K = g->cin * kh * kw, ohw = oh * ow, k_pad = (K + 3) / 4 * 4;
-    if ((env && !strcmp(env, "0")) || !w->host || st != GPU_W32 || shape_numel(w->dims, w->rank) != g->cout * K) return VKI_OK;
-    bool always = env && !strcmp(env, "1");
+    if (always_opt == 0 || !w->host || st != GPU_W32 || shape_numel(w->dims, w->rank) != g->cout * K) return VKI_OK;
+    bool always = always_opt == 1;
     if (!always && ohw > 16 && mm_cpu_cost(c, ohw, g->cout, k_pad) >= 0.9 * mm_cpu_cost(c, g->cout, ohw, k_pad))
         return VKI_OK;
     int64_t col_numel = g->batch * ohw * k_pad;
@@ -576,9 +573,7 @@ static vki_status record_cpu_transposed(op_ctx *c, const conv_geom *g, gpu_stora
                      (!two || g->pad_begin[0] == 0) && g->pad_begin[last] == 0 && !x->permuted && k_pad == K;
     mm_problem q = p;
     q.sam = 1, q.sak = ohw, q.sa[0] = g->cin * ohw;
-    const char *at_env = getenv("VKINFER_CPU_MM_A_T"); /* 0: im2col as before, for comparisons */
-    bool in_place = pointwise && !(at_env && !strcmp(at_env, "0")) && mm_cpu_a_t(&q) &&
-                    mm_cpu_fits(c, &q, shape_numel(x->dims, x->rank));
+    bool in_place = pointwise && mm_cpu_a_t(&q) && mm_cpu_fits(c, &q, shape_numel(x->dims, x->rank));
     if (in_place) {
         p = q;
         p.a_value = op_in_index(c, 0);
@@ -629,8 +624,8 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
     /* the columns are held as the product will read them (X stands in for them: same dtype),
      * so that no scratch value needs converting */
     gpu_storage st = mm_storage(c, &p);
-    const char *force = getenv("VKINFER_CONV_KERNELS");
-    bool forced = force && (!strcmp(force, "gemm") || !strcmp(force, "gemm_batch"));
+    int force = c->vk->opts.conv_kernels;
+    bool forced = force == OPT_KERNELS_GEMM || force == OPT_KERNELS_GEMM_BATCH;
     /* on CPU devices only float32 products take the CPU MatMul (matmul_cpu.c); the others keep
      * the conv kernels made for CPUs */
     bool cpu = mm_cpu_kernels(c) && st == GPU_W32;
@@ -649,19 +644,18 @@ static vki_status record_as_matmul(op_ctx *c, const conv_geom *g, bool *taken)
      * Y' [Cout, N*OH*OW] = W x col [K, N*OH*OW], then a copy into Y [N, Cout, OH*OW]: per image
      * the products were too small to fill the H200 (layer4's 512 x 49 x 4608: 45 TFLOP/s).
      * VKINFER_CONV_KERNELS=gemm_batch forces it (CI on lavapipe). */
-    bool batched = g->batch > 1 && !cpu && ((force && !strcmp(force, "gemm_batch")) || (coopmat2 && ohw <= 1024));
+    bool batched = g->batch > 1 && !cpu && (force == OPT_KERNELS_GEMM_BATCH || (coopmat2 && ohw <= 1024));
     /* halves on a device with VK_NV_cooperative_matrix2: the column rows padded to a multiple
      * of 8 (16 bytes), which its kernel loads 16 bytes at a time (the same product read 3-4x
      * faster aligned on the H200). A 1x1 convolution whose maps are not (ResNet's and
      * MobileNet's 14x14 and 7x7) reads X in place all the same: a padded copy of X cost more
-     * than the unaligned loads. H200, fp16 mode at batch 1, bench/env_sweep.sh
-     * VKINFER_CONV_PAD_ROWS "1 -" (1 forces the copy, as before), two passes: mobilenet_v2
+     * than the unaligned loads. H200, fp16 mode at batch 1, the padded copy against reading in
+     * place (bench/env_sweep.sh, two passes): mobilenet_v2
      * 0.619 / 0.608 -> 0.498 / 0.520 ms (115 -> 93 dispatches), efficientnet_b0 0.973 / 0.968
      * -> 0.794 / 0.748 (206 -> 152), resnet50 1.098 / 1.074 -> 1.016 / 1.003 (159 -> 142; its
      * products 0.579 -> 0.602 ms of GPU time, its copies 0.234 -> 0.125). */
     int64_t n_cols = batched ? g->batch * ohw : ohw; /* columns of one product */
-    const char *pad_env = getenv("VKINFER_CONV_PAD_ROWS");
-    bool pad_rows = coopmat2 && n_cols % 8 && (!direct || (pad_env && !strcmp(pad_env, "1")));
+    bool pad_rows = coopmat2 && n_cols % 8 && !direct;
     if (pad_rows || batched) direct = false;
     /* on CPU devices a 1x1 convolution whose maps are not whole texels (MobileNet's 7x7) reads
      * X through im2col_cpu's padded copy: the CPU MatMul would otherwise pack X into blocks of
@@ -767,10 +761,9 @@ typedef struct col2im_push {
 static vki_status record_transposed(op_ctx *c, const conv_geom *g, bool *taken)
 {
     *taken = false;
-    const char *ref = getenv("VKINFER_CONV_REFERENCE");
     plan_value *x = op_in(c, 0), *w = op_in(c, 1);
     bool cpu = cpu_device(c);
-    if ((cpu && !mm_cpu_kernels(c)) || (ref && *ref && strcmp(ref, "0")) || g->groups != 1 || g->nsp > 2 ||
+    if ((cpu && !mm_cpu_kernels(c)) || c->vk->opts.conv_reference || g->groups != 1 || g->nsp > 2 ||
         x->dtype != VKI_DTYPE_FLOAT || kernel_storage(c) != GPU_W32)
         return VKI_OK;
     int two = g->nsp == 2, last = g->nsp - 1;
@@ -917,7 +910,7 @@ static vki_status record_kernels(op_ctx *c, const conv_geom *g, bool transposed,
         VKI_TRY(conv_winograd_record(c, g, &taken));
         if (taken) return VKI_OK;
     }
-    if (matmul_path_wanted(g, transposed)) {
+    if (matmul_path_wanted(c, g, transposed)) {
         bool taken;
         VKI_TRY(record_as_matmul(c, g, &taken));
         if (taken) return VKI_OK;
@@ -944,12 +937,12 @@ static vki_status record_kernels(op_ctx *c, const conv_geom *g, bool transposed,
     fused_act act = {false, -INFINITY, INFINITY};
     act.on = op_fuse_activation(c, 0, &act.lo, &act.hi);
     int partial = -1;
-    bool cpu = fast_paths(g, transposed) && cpu_device(c) && cpu_grid_fits(g, chunk);
-    bool gemm_path = fast_paths(g, transposed) && g->cin != g->groups && gemm.usable && !cpu;
+    bool cpu = fast_paths(c, g, transposed) && cpu_device(c) && cpu_grid_fits(c, g, chunk);
+    bool gemm_path = fast_paths(c, g, transposed) && g->cin != g->groups && gemm.usable && !cpu;
     if (gemm_path && gemm.splits > 1) VKI_TRY(op_temp(c, VKI_DTYPE_FLOAT, chunk * (count / g->batch) * (int64_t)gemm.splits, &partial));
     int cpu_packed = -1;
     if (cpu && g->cin != g->groups) {
-        cpu_packed = pack_cpu_weights(c, g, choose_cpu_tiling(g).ocb, st);
+        cpu_packed = pack_cpu_weights(c, g, choose_cpu_tiling(c, g).ocb, st);
         if (cpu_packed == -2) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory repacking W");
     }
     if (chunk == g->batch) return record_images(c, g, transposed, g->batch, NULL, &gemm, partial, cpu, cpu_packed, &act, st);

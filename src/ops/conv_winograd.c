@@ -31,13 +31,12 @@ enum { WINO_LOCAL = 8, WINO_LOCAL_GPU = 64, WINO_MIN_TILES = 32, WINO_MIN_CHANNE
  * channels, and GPUs on large products (WINO_MIN_GPU_MACS). */
 static bool winograd_wanted(const op_ctx *c, bool *forced)
 {
-    const char *env = getenv("VKINFER_CONV_WINOGRAD");
-    *forced = env && !strcmp(env, "1");
-    if (env && !strcmp(env, "0")) return false;
+    const vki_options *o = &c->vk->opts;
+    *forced = o->conv_winograd == 1;
+    if (o->conv_winograd == 0) return false;
     if (*forced) return true;
     /* a kernel family asked for by name (VKINFER_CONV_KERNELS, VKINFER_CONV_REFERENCE) runs as asked */
-    const char *kernels = getenv("VKINFER_CONV_KERNELS"), *ref = getenv("VKINFER_CONV_REFERENCE");
-    if ((kernels && *kernels) || (ref && *ref && strcmp(ref, "0"))) return false;
+    if (o->conv_kernels != OPT_AUTO || o->conv_reference) return false;
     return c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU || mm_cpu_kernels(c);
 }
 
@@ -55,10 +54,10 @@ static bool winograd_wanted(const op_ctx *c, bool *forced)
 enum { WINO_F2, WINO_F4, WINO_F4T };
 static int winograd_mode(const op_ctx *c, int64_t tiles4, int64_t cout)
 {
-    const char *env = getenv("VKINFER_CONV_WINOGRAD_TILE");
-    if (env && !strcmp(env, "2")) return WINO_F2;
-    if (env && !strcmp(env, "4")) return WINO_F4;
-    if (env && !strcmp(env, "4t") && cout % 4 == 0) return WINO_F4T;
+    int tile = c->vk->opts.conv_winograd_tile;
+    if (tile == OPT_WINOGRAD_F2) return WINO_F2;
+    if (tile == OPT_WINOGRAD_F4) return WINO_F4;
+    if (tile == OPT_WINOGRAD_F4T && cout % 4 == 0) return WINO_F4T;
     if (c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return tiles4 >= WINO4_MIN_TILES ? WINO_F4 : WINO_F2;
     return tiles4 >= WINO4_MIN_TILES ? WINO_F4 : cout % 4 == 0 ? WINO_F4T : WINO_F2;
 }

@@ -17,14 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Products of at most this many rows take matmul_gemv (VKINFER_MM_GEMV_ROWS overrides, 1..32);
- * measured on the H200: see docs/history/benchmarks-notebook.md */
-enum { MM_GEMV_MAX_ROWS = 16, MM_GEMV_ROWS_LIMIT = 32 };
 enum { MM_LOCAL = 128 };    /* invocations per workgroup in the shaders */
-/* Workgroups that keep a large GPU busy (an H200 has 132 multiprocessors): 128-tiles where
- * there are this many of them (discrete GPUs), and fewer tiles than MM_SPLIT_BELOW split K
- * (MM_SPLIT_BELOW_SCALAR for the scalar kernels: measured on the H200, bench/tile_sweep.py
- * --dtype float32 --env VKINFER_MM_SPLIT_BELOW, 128 -> 200 took ViT-B's [197,768]x[768,2304]
+/* Workgroups that keep a large GPU busy (an H200 has 132 multiprocessors, VKINFER_MM_BUSY_GROUPS
+ * 256 by default): 128-tiles where there are that many of them (discrete GPUs), and fewer tiles
+ * than MM_SPLIT_BELOW split K (MM_SPLIT_BELOW_SCALAR for the scalar kernels: measured on the
+ * H200, bench/tile_sweep.py --dtype float32 --env VKINFER_MM_SPLIT_BELOW, 128 -> 200 took ViT-B's [197,768]x[768,2304]
  * from 0.071 to 0.058 ms, [197,768]x[768,3072] 0.072 -> 0.059 and BERT's [1024,768]x[768,768]
  * 0.073 -> 0.062; the tensor-core kernels lost on the last, 0.019 -> 0.025). Slices of K are at
  * least MM_MIN_K_SLICE long on GPUs: batch-1 CNNs' products are small (mobilenet_v2's
@@ -33,7 +30,7 @@ enum { MM_LOCAL = 128 };    /* invocations per workgroup in the shaders */
  * ms): mobilenet_v2 0.747 -> 0.513, efficientnet_b0 1.97 -> 1.31, convnext_tiny 2.03 -> 1.66,
  * resnet18 0.80 -> 0.60, vit_b_16 3.59 -> 3.46, the BERT-base encoder 2.54 -> 2.31. CPU
  * devices keep MM_MIN_K_SLICE_CPU (each slice is one more pass over Y there). */
-enum { MM_BUSY_GROUPS = 256, MM_SPLIT_BELOW = 128, MM_SPLIT_BELOW_SCALAR = 200, MM_MIN_K_SLICE = 32,
+enum { MM_SPLIT_BELOW = 128, MM_SPLIT_BELOW_SCALAR = 200, MM_MIN_K_SLICE = 32,
        MM_MIN_K_SLICE_CPU = 256, MM_MIN_SPLIT_K_SCALAR = 128 };
 /* Column blocks of a constant B larger than one binding, at most (each takes 3 plan values). */
 #define MM_MAX_COLUMN_BLOCKS 16
@@ -78,8 +75,7 @@ static vki_status splitk_layer_norm(op_ctx *c, const mm_problem *p, int partial,
                                     uint32_t act, bool *taken)
 {
     *taken = false;
-    const char *env = getenv("VKINFER_SPLITK_LN");
-    if ((env && !strcmp(env, "0")) || p->readers_value <= 0 || act != 0 || c->plan->fp16_mode) return VKI_OK;
+    if (!c->vk->opts.splitk_ln || p->readers_value <= 0 || act != 0 || c->plan->fp16_mode) return VKI_OK;
     plan_value *y = op_value(c, p->y_value);
     const vk_caps *caps = &c->vk->caps;
     if (y->dtype != VKI_DTYPE_FLOAT || p->N < 1 || p->N > MM_SPLITK_LN_MAX || !caps->subgroup_arithmetic ||
@@ -136,8 +132,7 @@ static vki_status splitk_layer_scale(op_ctx *c, const mm_problem *p, int partial
                                      const int *values, uint32_t act, bool *taken)
 {
     *taken = false;
-    const char *env = getenv("VKINFER_SPLITK_CHAIN");
-    if ((env && !strcmp(env, "0")) || !op_fusion_on(c) || p->readers_value <= 0 || act != 0 || p->has_r) return VKI_OK;
+    if (!c->vk->opts.splitk_chain || !op_fusion_on(c) || p->readers_value <= 0 || act != 0 || p->has_r) return VKI_OK;
     /* the value Y's readers read: Y's shape (a claimed bias Add is shaped only when planned) */
     int v = p->readers_value - 1;
     plan_value *y = op_value(c, p->y_value);
@@ -335,14 +330,9 @@ static uint32_t sgemm_local(const mm_sgemm_tiles *t)
 }
 
 /* How many workgroups fill the GPU for the scalar kernels' tile choice and split K's slice
- * count: MM_BUSY_GROUPS, or VKINFER_MM_BUSY_GROUPS (tuning on a new device: a GPU's SM or
+ * count: VKINFER_MM_BUSY_GROUPS, 256 by default (tuning on a new device: a GPU's SM or
  * compute-unit count times the workgroups each holds). */
-static int64_t mm_busy_groups(void)
-{
-    const char *env = getenv("VKINFER_MM_BUSY_GROUPS");
-    long long v = env && *env ? strtoll(env, NULL, 10) : 0;
-    return v >= 1 && v <= 1 << 20 ? (int64_t)v : MM_BUSY_GROUPS;
-}
+static int64_t mm_busy_groups(const op_ctx *c) { return c->vk->opts.mm_busy_groups; }
 
 /* Whether float32 p runs matmul_sgemm, and on which tiles. By default on GPUs, for products
  * of one batch (z_count 1): measured on the H200 (bench/gpu_sgemm_check.sh), against
@@ -357,24 +347,25 @@ static int64_t mm_busy_groups(void)
  * VKINFER_MM_SGEMM=0 keeps matmul_tiled, =1 takes sgemm for every batched product;
  * VKINFER_MATMUL_KERNELS=sgemm takes it on any device
  * (CI on lavapipe checks it so). Products of at least 64 rows and columns; the largest tiles
- * that still give MM_BUSY_GROUPS workgroups (64 x 64 otherwise, where split K may follow),
+ * that still give the busy-groups count of workgroups (64 x 64 otherwise, where split K may
+ * follow),
  * never taller or wider than the product rounded up to 64 (half a 128 tile would idle), with
  * any epilogue (its activation is compiled in). VKINFER_SGEMM_TILE=BMxBN[xTMxTN] (TM x TN sums
  * an invocation, 4 or 8 each; 16 x 16 invocations where not given) and VKINFER_SGEMM_BK (8 or
  * 16) override, for tuning. */
 static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, mm_sgemm_tiles *t)
 {
-    const char *force = getenv("VKINFER_MATMUL_KERNELS"), *on = getenv("VKINFER_MM_SGEMM");
-    bool forced = force && !strcmp(force, "sgemm");
-    bool gpu = c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && !(force && !strcmp(force, "tiled"));
-    bool on_all = on && !strcmp(on, "1"), off = on && !strcmp(on, "0");
+    const vki_options *o = &c->vk->opts;
+    bool forced = o->matmul_kernels == OPT_KERNELS_SGEMM;
+    bool gpu = c->vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && o->matmul_kernels != OPT_KERNELS_TILED;
+    bool on_all = o->mm_sgemm == 1, off = o->mm_sgemm == 0;
     bool asked = gpu && !off && (on_all || z_count == 1 || p->M >= 128);
     if (!forced && !asked) return false;
     if (p->M < 64 || p->N < 64) return false;
     static const uint32_t shapes[4][2] = {{128, 128}, {64, 128}, {128, 64}, {64, 64}};
     *t = (mm_sgemm_tiles){64, 64, 8, 4, 4};
     bool busy = false;
-    int64_t busy_groups = mm_busy_groups();
+    int64_t busy_groups = mm_busy_groups(c);
     for (int i = 0; i < 4 && !busy; i++) {
         if (shapes[i][0] > (p->M + 63) / 64 * 64 || shapes[i][1] > (p->N + 63) / 64 * 64) continue;
         int64_t groups = (p->M + shapes[i][0] - 1) / shapes[i][0] * ((p->N + shapes[i][1] - 1) / shapes[i][1]) * z_count;
@@ -394,7 +385,7 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
     /* Larger register blocks on fewer invocations where the product keeps the GPU busy anyway:
      * 64 x 128 and 128 x 64 tiles with 8 x 8 sums on 128 invocations (not 4 x 8 on 256), and a
      * product of 512+ rows too small for them with 4 x 8 sums on 64 x 64 tiles (128
-     * invocations, split K after) while it still has half MM_BUSY_GROUPS of them. Measured on
+     * invocations, split K after) while it still has half the busy-groups count. Measured on
      * the H200 (bench/gpu_sgemm_blocks.sh, GPU ms, 16 x 16 invocations -> these): BERT-base at
      * batch 8's 1024x3072x768 0.157 -> 0.145, 1024x2304x768 0.154 -> 0.142, 1024x768x3072 0.191
      * -> 0.180, 1024x768x768 0.057 -> 0.053; ViT's 197-row products stay on 256 invocations,
@@ -407,21 +398,16 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
      * ms: 1024 rows on 64 x 128 tiles, 4 x 8 inline 0.171, 8 x 8 inline 2.39, 8 x 8 through
      * shared memory 0.150 (a Relu 0.146); 4096 rows on 128 x 128 tiles 8.45 -> 0.616, on 64 x
      * 128 tiles of 8 x 8 0.578. VKINFER_SGEMM_BLOCKS=0 keeps 16 x 16 invocations everywhere. */
-    const char *blocks = getenv("VKINFER_SGEMM_BLOCKS");
-    if (!(blocks && !strcmp(blocks, "0"))) {
+    if (o->sgemm_blocks) {
         int64_t small_groups = (p->M + 63) / 64 * ((p->N + 63) / 64);
         if (busy && z_count == 1 && t->bm != t->bn) t->tm = 8, t->tn = 8;
         else if (!busy && z_count == 1 && t->bm == 64 && t->bn == 64 && p->M >= 512 && small_groups >= busy_groups / 2)
             t->tn = 8;
     }
-    const char *tile = getenv("VKINFER_SGEMM_TILE"), *bk = getenv("VKINFER_SGEMM_BK");
-    unsigned bm, bn, tm, tn;
-    int got = tile ? sscanf(tile, "%ux%ux%ux%u", &bm, &bn, &tm, &tn) : 0;
-    if (got >= 2 && (bm == 64 || bm == 128) && (bn == 64 || bn == 128))
-        t->bm = bm, t->bn = bn, t->tm = bm / 16, t->tn = bn / 16;
-    if (got == 4 && (tm == 4 || tm == 8) && (tn == 4 || tn == 8) && (bm / tm) * (bn / tn) <= MM_SGEMM_LOCAL)
-        t->tm = tm, t->tn = tn;
-    if (bk && (!strcmp(bk, "8") || !strcmp(bk, "16"))) t->bk = (uint32_t)atoi(bk);
+    const opt_dims *tile = &o->sgemm_tile; /* its values checked when the context was created */
+    if (tile->n >= 2) t->bm = tile->v[0], t->bn = tile->v[1], t->tm = tile->v[0] / 16, t->tn = tile->v[1] / 16;
+    if (tile->n == 4) t->tm = tile->v[2], t->tn = tile->v[3];
+    t->bk = (uint32_t)o->sgemm_bk;
     /* two shared buffers of BK x (BM + BN) floats; a device with smaller workgroups or less
      * shared memory (the Android Baseline) keeps matmul_tiled */
     const VkPhysicalDeviceLimits *lim = &c->vk->caps.props.limits;
@@ -469,8 +455,7 @@ double mm_flops(const mm_problem *p, int64_t batches)
  * saves. */
 static bool sgemm_finish_ok(const op_ctx *c, const mm_problem *p, const mm_sgemm_tiles *t, uint32_t act)
 {
-    const char *env = getenv("VKINFER_SPLITK_FINISH");
-    if (!env || strcmp(env, "1")) return false;
+    if (!c->vk->opts.splitk_finish) return false;
     if (c->vk->caps.props.limits.maxPerStageDescriptorStorageBuffers < (p->has_r ? 7u : 6u)) return false;
     return !(act >= 2 && t->tm * t->tn >= 64);
 }
@@ -552,8 +537,7 @@ mm_store_layout mm_dense_layout(int64_t Z, int64_t M, int64_t N)
 static int transposed_store(op_ctx *c, int v, const int64_t *vd, int vr, int64_t Z, int64_t M, int64_t N, bool any_n,
                             mm_store_layout *l, int64_t *tdims, int *trank)
 {
-    const char *env = getenv("VKINFER_TRANSPOSED_STORES");
-    if ((env && !strcmp(env, "0")) || !op_fusion_on(c)) return -1;
+    if (!c->vk->opts.transposed_stores || !op_fusion_on(c)) return -1;
     int64_t dims[VKI_MAX_RANK];
     int rank = vr, reshape;
     memcpy(dims, vd, (size_t)vr * sizeof *dims);
@@ -685,13 +669,9 @@ static int residual_through_views(op_ctx *c, int v, int *other, int *operand)
     return add;
 }
 
-/* Products of at most this many rows run on GEMV (GPU kernels) */
-static int64_t gemv_max_rows(void)
-{
-    const char *rows_env = getenv("VKINFER_MM_GEMV_ROWS"); /* tuning on a new device */
-    if (rows_env && *rows_env && atoi(rows_env) >= 1 && atoi(rows_env) <= MM_GEMV_ROWS_LIMIT) return atoi(rows_env);
-    return MM_GEMV_MAX_ROWS;
-}
+/* Products of at most this many rows take matmul_gemv on GPUs (VKINFER_MM_GEMV_ROWS, 16 by
+ * default; measured on the H200: see docs/history/benchmarks-notebook.md) */
+static int64_t gemv_max_rows(const op_ctx *c) { return c->vk->opts.mm_gemv_rows; }
 
 int mm_fuse_residual(op_ctx *c, mm_problem *p, int last)
 {
@@ -726,7 +706,7 @@ int mm_fuse_residual(op_ctx *c, mm_problem *p, int last)
     int ln_scale, ln_bias;
     float ln_eps;
     int64_t ln_axis;
-    if (!mm_cpu_kernels(c) && shape_numel(y->dims, y->rank) <= gemv_max_rows() * p->N &&
+    if (!mm_cpu_kernels(c) && shape_numel(y->dims, y->rank) <= gemv_max_rows(c) * p->N &&
         op_layer_norm_reader(c, op_fused_output(c, add), &ln_scale, &ln_bias, &ln_eps, &ln_axis) >= 0)
         return last;
     p->has_r = true;
@@ -813,7 +793,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     bool blocks;
     VKI_TRY(record_column_blocks(c, p, &blocks));
     if (blocks) return VKI_OK;
-    int64_t gemv_rows = gemv_max_rows();
+    int64_t gemv_rows = gemv_max_rows(c);
     /* one column ([M,K] x [K,1]: a squeeze-excitation's 1x1 convolutions, a matrix times a
      * vector): Y^T = B^T A^T is one row, and its elements lie as Y's do */
     mm_problem transposed;
@@ -849,10 +829,9 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
      * same product in 59 ms decoded and 3.73 compiled in) but this kernel's epilogue with 128
      * sums an invocation. GPUs run such products on sgemm anyway (sgemm_choose). */
     int64_t tile = batches == 1 && !p->has_c && !p->clamp && p->M >= 1024 && p->N >= 1024 &&
-                   (p->M + 127) / 128 * ((p->N + 127) / 128) >= mm_busy_groups() && mm_storage(c, p) == GPU_W32 &&
+                   (p->M + 127) / 128 * ((p->N + 127) / 128) >= mm_busy_groups(c) && mm_storage(c, p) == GPU_W32 &&
                    c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? 128 : 64;
-    const char *tile_env = getenv("VKINFER_TILED_TILE"); /* 32, 64 or 128: tuning on a new device */
-    if (tile_env && (!strcmp(tile_env, "32") || !strcmp(tile_env, "64") || !strcmp(tile_env, "128"))) tile = atoi(tile_env);
+    if (c->vk->opts.tiled_tile != OPT_AUTO) tile = c->vk->opts.tiled_tile; /* tuning on a new device */
     int64_t gx = gemv ? (p->N + gemv_cols - 1) / gemv_cols : (p->N + tile - 1) / tile;
     int64_t gy = gemv ? 1 : (p->M + tile - 1) / tile;
     if (gx > 65535 || gy > 65535)
@@ -952,9 +931,8 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         spec_tiled[13] = sg.tn;
         /* whole blocks and vec4 operands: loads without bounds (split K's slices are whole 16s);
          * VKINFER_SGEMM_EXACT=0 keeps the bounds, for measuring */
-        const char *exact = getenv("VKINFER_SGEMM_EXACT");
         spec_tiled[14] = p->M % sg.bm == 0 && p->N % sg.bn == 0 && p->K % sg.bk == 0 && (spec_tiled[11] & 3) == 3 &&
-                         !(exact && !strcmp(exact, "0"));
+                         c->vk->opts.sgemm_exact;
         gx = (p->N + sg.bn - 1) / sg.bn;
         gy = (p->M + sg.bm - 1) / sg.bm;
     }
@@ -967,11 +945,9 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     int n_bind = p->has_r ? 5 : 4;
     int64_t groups = gx * gy * z_count;
     int64_t split_below = on_coopmat ? MM_SPLIT_BELOW : MM_SPLIT_BELOW_SCALAR;
-    const char *split_env = getenv("VKINFER_MM_SPLIT_BELOW"); /* tuning on a new device */
-    if (split_env && *split_env) split_below = strtoll(split_env, NULL, 10);
+    if (c->vk->opts.mm_split_below != OPT_AUTO) split_below = c->vk->opts.mm_split_below; /* tuning on a new device */
     int64_t min_k_slice = c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? MM_MIN_K_SLICE_CPU : MM_MIN_K_SLICE;
-    const char *slice_env = getenv("VKINFER_MM_MIN_K_SLICE"); /* tuning on a new device */
-    if (slice_env && *slice_env && strtoll(slice_env, NULL, 10) >= 16) min_k_slice = strtoll(slice_env, NULL, 10);
+    if (c->vk->opts.mm_min_k_slice != OPT_AUTO) min_k_slice = c->vk->opts.mm_min_k_slice;
     /* The scalar kernels split no K under MM_MIN_SPLIT_K_SCALAR: a K of 64 walked whole takes
      * less than the reduce pass's dispatch costs. Measured on the H200 (bench/env_sweep.sh,
      * VKINFER_MM_MIN_SPLIT_K unset (64) / 128 / 256, median ms of two passes, session 19):
@@ -982,11 +958,9 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
      * the bfloat16 policy at batch 8 0.141 / 0.166 (its K = 64 products unsplit). */
     int64_t min_split_k = 2 * min_k_slice;
     if (!on_coopmat && min_split_k < MM_MIN_SPLIT_K_SCALAR) min_split_k = MM_MIN_SPLIT_K_SCALAR;
-    const char *split_k_env = getenv("VKINFER_MM_MIN_SPLIT_K"); /* tuning on a new device */
-    if (split_k_env && *split_k_env && strtoll(split_k_env, NULL, 10) >= 2 * min_k_slice)
-        min_split_k = strtoll(split_k_env, NULL, 10);
+    if (c->vk->opts.mm_min_split_k >= 2 * min_k_slice) min_split_k = c->vk->opts.mm_min_split_k; /* tuning */
     if (fits && !gemv && outer_count == 1 && groups < split_below && p->K >= min_split_k) {
-        int64_t slices = (mm_busy_groups() + groups - 1) / groups, max_slices = p->K / min_k_slice;
+        int64_t slices = (mm_busy_groups(c) + groups - 1) / groups, max_slices = p->K / min_k_slice;
         if (slices > max_slices) slices = max_slices;
         int64_t k_slice = ((p->K + slices - 1) / slices + 15) / 16 * 16;
         slices = (p->K + k_slice - 1) / k_slice;
@@ -1208,9 +1182,9 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
                                      const int64_t *sb, bool *taken)
 {
     *taken = false;
-    const char *env = getenv("VKINFER_ATTENTION_ROWS");
-    if (env && !strcmp(env, "0")) return VKI_OK;
-    bool forced = env && !strcmp(env, "1"), forced_tile = env && !strcmp(env, "tile");
+    int mode = c->vk->opts.attention_rows;
+    if (mode == OPT_ATTENTION_OFF) return VKI_OK;
+    bool forced = mode == OPT_ATTENTION_ON, forced_tile = mode == OPT_ATTENTION_TILE;
     plan_value *a = op_in(c, 0), *b = op_in(c, 1);
     int y1 = op_out_index(c, 0);
     if (!dtype_is_float(a->dtype) || a->rank < 2 || b->rank < 2 || p->K < 1 || p->N < 1) return VKI_OK;
@@ -1304,8 +1278,8 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
          * at batch 1 1.658 / 1.658 against 1.688 / 1.691, at batch 8 7.685 / 7.665 against
          * 7.636 / 7.637 */
         uint32_t qb = shared_bytes >= 31744 && z_count * ((p->M + 31) / 32) >= ATTN_TILE_BLOCKS ? 32 : 16;
-        const char *qb_env = getenv("VKINFER_ATTENTION_TILE_ROWS"); /* 16 or 32: tests and measuring */
-        if (qb_env && (!strcmp(qb_env, "16") || (!strcmp(qb_env, "32") && shared_bytes >= 31744))) qb = (uint32_t)atoi(qb_env);
+        int64_t qb_opt = c->vk->opts.attention_tile_rows; /* 16 or 32: tests and measuring */
+        if (qb_opt == 16 || (qb_opt == 32 && shared_bytes >= 31744)) qb = (uint32_t)qb_opt;
         uint32_t spec_tile[2] = {qb / 2 * 16, qb};
         VKI_TRY(op_dispatch(c, "attention_tile", spec_tile, 2, &push, sizeof push, values, 4, (uint32_t)((p->M + qb - 1) / qb),
                             (uint32_t)z_count, 1));

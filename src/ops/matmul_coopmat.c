@@ -59,10 +59,10 @@ static bool choose_aligned(op_ctx *c, int64_t M, int64_t N, int64_t batches, mm_
     coopmat_tile t = {128, 256, 64, 64, 32};
     if ((M + 127) / 128 * ((N + 255) / 256) * batches < COOPMAT_BUSY_GROUPS) t = (coopmat_tile){64, 64, 32, 32, 32};
     /* VKINFER_COOPMAT_TILE=BMxBNxWMxWNxBK overrides (tuning on a new device) */
-    const char *env = getenv("VKINFER_COOPMAT_TILE");
-    if (env && *env) {
-        coopmat_tile e;
-        if (sscanf(env, "%ux%ux%ux%ux%u", &e.bm, &e.bn, &e.wm, &e.wn, &e.bk) == 5 && tile_valid(e)) t = e;
+    const opt_dims *forced = &c->vk->opts.coopmat_tile;
+    if (forced->n == 5) {
+        coopmat_tile e = {forced->v[0], forced->v[1], forced->v[2], forced->v[3], forced->v[4]};
+        if (tile_valid(e)) t = e;
     }
     uint32_t limit = c->vk->caps.props.limits.maxComputeSharedMemorySize;
     bool double_buf = shared_bytes(t, true) <= limit;
@@ -83,12 +83,11 @@ static bool choose_aligned(op_ctx *c, int64_t M, int64_t N, int64_t batches, mm_
  * matmul_coopmat2_f16acc; fp16 products only), fullsg (the pipelines ask for full 32-wide
  * subgroups: src/vk/device.c and pipeline.c, nothing here). Unset, the kernels are the
  * default ones, unchanged. */
-static void coopmat2_candidate(bool bf16, mm_coopmat_kernel *k)
+static void coopmat2_candidate(const op_ctx *c, bool bf16, mm_coopmat_kernel *k)
 {
-    const char *exp = getenv("VKINFER_COOPMAT2_EXP");
-    if (!exp || !*exp) return;
-    uint32_t bits = (strstr(exp, "dims") ? 1u : 0u) | (strstr(exp, "vec4") ? 2u : 0u);
-    bool acc16 = !bf16 && strstr(exp, "acc16");
+    unsigned exp = c->vk->opts.coopmat2_exp;
+    uint32_t bits = (exp & OPT_CM2_EXP_DIMS ? 1u : 0u) | (exp & OPT_CM2_EXP_VEC4 ? 2u : 0u);
+    bool acc16 = !bf16 && (exp & OPT_CM2_EXP_ACC16);
     if (!bits && !acc16) return;
     k->shader = acc16 ? "matmul_coopmat2_f16acc" : bf16 ? "matmul_coopmat2_exp_bf16" : "matmul_coopmat2_exp_f16";
     k->exp = bits;
@@ -125,32 +124,25 @@ static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t K, int64_t 
         if (bn == 64 && K >= COOPMAT2_LONG_K && (M + 63) / 64 * ((N + 63) / 64) * batches < COOPMAT_BUSY_GROUPS) bk = 64;
         local = caps->coopmat2_local[small] >= 128 ? caps->coopmat2_local[small] : 128;
     }
-    const char *env = getenv("VKINFER_COOPMAT2_TILE");
-    if (env && *env) {
-        uint32_t e[4];
-        if (sscanf(env, "%ux%ux%ux%u", &e[0], &e[1], &e[2], &e[3]) == 4 && e[0] && e[1] && e[2] && e[3]) {
-            bm = e[0], bn = e[1], bk = e[2], local = e[3];
-        }
-    }
+    const opt_dims *forced = &c->vk->opts.coopmat2_tile;
+    if (forced->n == 4) bm = forced->v[0], bn = forced->v[1], bk = forced->v[2], local = forced->v[3];
     bool offered = false;
     for (int i = 0; i < 4 && caps->coopmat2_local[i]; i++)
         offered |= caps->coopmat2_local[i] == local && bm % caps->coopmat2_gran_m[i] == 0 &&
                    bn % caps->coopmat2_gran_n[i] == 0 && bk % 16 == 0;
     if (!offered) return false;
     /* VKINFER_COOPMAT2_GROUP_M=G takes the blocks in columns G tall (the shader's GROUP_M) */
-    const char *group = getenv("VKINFER_COOPMAT2_GROUP_M");
-    uint32_t group_m = group && *group ? (uint32_t)strtoul(group, NULL, 10) : 0;
+    uint32_t group_m = (uint32_t)c->vk->opts.coopmat2_group_m;
     /* K steps unrolled 16 at a time (the shader's UNROLL): measured on the H200 (bench/tile_sweep.py,
      * 4096^3 on 128 x 256 x 32 blocks, GPU ms of the product, alternating rounds): 2 steps 217.8 /
      * 218.9 TFLOP/s, 4 (until session 18) 245.4 / 245.0, 8 259.3 / 260.8 / 260.3 / 259.8, 12 256.9,
      * 16 268.4 / 267.9 / 267.4; BERT's [1024,768]x[768,3072] 0.043 ms with 4, 0.042 with 8 or 16,
      * resnet50's [256,2304]x[2304,6272] 0.077-0.081 with any. VKINFER_COOPMAT2_UNROLL=S (1 to 32)
      * overrides, for tuning. */
-    const char *unroll = getenv("VKINFER_COOPMAT2_UNROLL");
-    uint32_t steps = unroll && *unroll ? (uint32_t)strtoul(unroll, NULL, 10) : 16;
+    uint32_t steps = (uint32_t)c->vk->opts.coopmat2_unroll;
     *k = (mm_coopmat_kernel){bf16 ? "matmul_coopmat2_bf16" : "matmul_coopmat2_f16", bm, bn, local, 15,
-                             {0, bm, bk, aligned, group_m, steps >= 1 && steps <= 32 ? steps : 16}, 0};
-    coopmat2_candidate(bf16, k);
+                             {0, bm, bk, aligned, group_m, steps}, 0};
+    coopmat2_candidate(c, bf16, k);
     return true;
 }
 
@@ -161,16 +153,14 @@ bool mm_coopmat_choose(op_ctx *c, const int values[4], int64_t M, int64_t N, int
     if (!caps->cooperative_matrix && !caps->cooperative_matrix_khr && !caps->cooperative_matrix2) return false;
     /* VKINFER_MATMUL_KERNELS=tiled keeps the scalar kernels, =coopmat_general the element-wise
      * loading coopmat kernel (comparisons on one device) */
-    const char *force = getenv("VKINFER_MATMUL_KERNELS");
-    if (force && !strcmp(force, "tiled")) return false;
-    bool general = force && !strcmp(force, "coopmat_general");
+    int force = c->vk->opts.matmul_kernels;
+    if (force == OPT_KERNELS_TILED) return false;
+    bool general = force == OPT_KERNELS_COOPMAT_GENERAL;
     /* the workgroup-scope kernel clamps its edge blocks itself: products from 32 up (ResNet's
      * 7x7 maps, N = 49, ran on matmul_tiled_f16 at 0.48 ms each) */
     int64_t min_dim = caps->cooperative_matrix2 && !general ? 32 : COOPMAT_MIN_DIM;
     if (M < min_dim || N < min_dim || K < min_dim) return false;
-    const char *min_flops = getenv("VKINFER_COOPMAT_MIN_FLOPS");
-    if (min_flops && *min_flops && 2.0 * (double)M * (double)N * (double)K * (double)batches < strtod(min_flops, NULL))
-        return false;
+    if (2.0 * (double)M * (double)N * (double)K * (double)batches < (double)c->vk->opts.coopmat_min_flops) return false;
     gpu_storage half = op_half_storage(c, values, 3), ys = op_storage(c, values[3]);
     /* bfloat16 operands: only the workgroup-scope kernel, where the device offers them */
     if (half == GPU_BF16 && caps->cooperative_matrix2 && caps->cooperative_matrix2_bf16 && !general && ys == GPU_BF16 &&

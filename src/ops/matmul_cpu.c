@@ -41,9 +41,9 @@ enum { MM_PACK_LOCAL = 64 };
 
 bool mm_cpu_kernels(const op_ctx *c)
 {
-    const char *force = getenv("VKINFER_MATMUL_KERNELS");
-    if (force && (!strcmp(force, "gpu") || !strcmp(force, "sgemm"))) return false;
-    if (force && !strcmp(force, "cpu")) return true;
+    int force = c->vk->opts.matmul_kernels;
+    if (force == OPT_KERNELS_GPU || force == OPT_KERNELS_SGEMM) return false;
+    if (force == OPT_KERNELS_CPU) return true;
     return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
@@ -85,8 +85,7 @@ enum { MM_CPU_SMALL_K = 1024 };
  * VKINFER_CPU_MM_WIDE=1|0 forces the choice (tests on Debian 12's Mesa run the wide blocks). */
 static bool wide_blocks(const op_ctx *c)
 {
-    const char *env = getenv("VKINFER_CPU_MM_WIDE");
-    if (env && (!strcmp(env, "0") || !strcmp(env, "1"))) return env[0] == '1';
+    if (c->vk->opts.cpu_mm_wide != OPT_AUTO) return c->vk->opts.cpu_mm_wide;
     return c->vk->caps.llvmpipe_mesa_major >= 25;
 }
 
@@ -105,8 +104,7 @@ static bool wide_blocks(const op_ctx *c)
  * keeps a fetch per row (comparisons). */
 static bool a_lanes_ok(const op_ctx *c, uint32_t lx)
 {
-    const char *env = getenv("VKINFER_CPU_MM_A_LANES");
-    if (env && !strcmp(env, "0")) return false;
+    if (!c->vk->opts.cpu_mm_a_lanes) return false;
     return c->vk->caps.subgroup_shuffle && c->vk->caps.subgroup_size == lx;
 }
 
@@ -134,10 +132,8 @@ static mm_cpu_tiling choose_tiling(const op_ctx *c, const mm_problem *p)
     if (p->N < (small ? 2 * t.lx * 16 : t.lx * 8 + 1)) t.rn = p->N > 4 * t.lx ? 8 : 4;
     /* A read along m (A_T) comes in texels of 4 rows */
     if (p->sak != 1 && mm_cpu_a_t(p)) t.rm = (t.rm + 3) / 4 * 4;
-    const char *env = getenv("VKINFER_CPU_MM_BLOCK"); /* RMxRN: tuning */
-    unsigned em, en;
-    if (env && sscanf(env, "%ux%u", &em, &en) == 2 && em >= 1 && em <= 64 && (en == 4 || en == 8 || en == 16 || en == 32))
-        t.rm = em, t.rn = en, t.a_lanes = lanes && em >= lx;
+    const opt_dims *block = &c->vk->opts.cpu_mm_block; /* RMxRN: tuning */
+    if (block->n == 2) t.rm = block->v[0], t.rn = block->v[1], t.a_lanes = lanes && block->v[0] >= lx;
     return t;
 }
 
@@ -207,8 +203,7 @@ static vki_status pack_on_device(op_ctx *c, const mm_problem *p, int input, cons
      * its source fits a texel buffer of words: ACT's attention P ([8, 302, 302]) 6.3 ms a layer
      * on lavapipe an element per invocation (docs/history/benchmarks-notebook.md, session 23).
      * VKINFER_CPU_MM_PACK_ROWS=0 keeps the element kernel, for comparisons. */
-    const char *rows_env = getenv("VKINFER_CPU_MM_PACK_ROWS");
-    if (!is_b && !(rows_env && !strcmp(rows_env, "0")) &&
+    if (!is_b && c->vk->opts.cpu_mm_pack_rows &&
         (uint64_t)op_bound_numel(c, p->a_value) <= c->vk->caps.props.limits.maxTexelBufferElements) {
         push.count = (uint32_t)(count / (K4 * 4));
         uint32_t spec_rows[1] = {t->lx};
@@ -265,10 +260,9 @@ enum { MM_CPU_NARROW = 16 };
 static vki_status record_transposed(op_ctx *c, const mm_problem *p, bool *taken)
 {
     *taken = false;
-    const char *env = getenv("VKINFER_CPU_MM_TRANSPOSE"); /* 0: never (comparisons) */
     /* Y held in 32-bit words: the scratch is what the kernel writes, and the copy back moves
      * words without converting them */
-    if ((env && !strcmp(env, "0")) || p->y_t || p->N > MM_CPU_NARROW || p->M < 64 || p->M < 4 * p->N ||
+    if (!c->vk->opts.cpu_mm_transpose || p->y_t || p->N > MM_CPU_NARROW || p->M < 64 || p->M < 4 * p->N ||
         op_storage(c, p->y_value) != GPU_W32)
         return VKI_OK;
     if (p->has_r) { /* R lies as Y does, not as Y^T: the product (transposed), then an Add */
@@ -288,8 +282,7 @@ static vki_status record_transposed(op_ctx *c, const mm_problem *p, bool *taken)
      * reads its A (X, or p's B) in place: no scratch and no copy back (the 1-D U-Net policy's
      * ConvTranspose: its copy took 34 of the network's 164 us on lavapipe, --cpu-threads 0).
      * VKINFER_CPU_MM_Y_T=0 keeps the scratch and the copy, for comparisons. */
-    const char *yt_env = getenv("VKINFER_CPU_MM_Y_T");
-    if (!(yt_env && !strcmp(yt_env, "0"))) {
+    if (c->vk->opts.cpu_mm_y_t) {
         mm_problem r = q;
         r.y_t = true;
         r.y_value = p->y_value;
@@ -346,8 +339,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     /* B whose columns are whole texels along k (attention's K^T, a view of K: sbk 1) is read in
      * place too, a texel per column and 4 k (B_KT), instead of packed by a copy dispatch first
      * (VKINFER_CPU_MM_KT=0: packed, for comparisons) */
-    const char *kt_env = getenv("VKINFER_CPU_MM_KT");
-    bool b_kt = !b_host && !b_direct && !(kt_env && !strcmp(kt_env, "0")) && p->sbk == 1 && p->K % 4 == 0 &&
+    bool b_kt = !b_host && !b_direct && c->vk->opts.cpu_mm_kt && p->sbk == 1 && p->K % 4 == 0 &&
                 p->sbn % 4 == 0 && sb[0] % 4 == 0 && sb[1] % 4 == 0 && sb[2] % 4 == 0 && p->b0 % 4 == 0;
     /* Small products whose A or B the register-blocked kernel would first copy on the device
      * (attention's Q K^T and P V at short sequences, through transposed views): read in place
@@ -436,8 +428,7 @@ vki_status mm_record_cpu(op_ctx *c, const mm_problem *p, bool *taken)
     }
     /* C constant along N (a convolution's bias) or along M (a Linear's): loaded once per row or
      * column (C_ALONG); VKINFER_CPU_MM_C_ALONG=0 loads it per element, for comparisons */
-    const char *along_env = getenv("VKINFER_CPU_MM_C_ALONG");
-    uint32_t c_along = !p->has_c || (along_env && !strcmp(along_env, "0")) ? 0 : p->scn == 0 ? 1 : p->scm == 0 ? 2 : 0;
+    uint32_t c_along = !p->has_c || !c->vk->opts.cpu_mm_c_along ? 0 : p->scn == 0 ? 1 : p->scm == 0 ? 2 : 0;
     uint32_t spec[14] = {t.lx, op_dtype_code(y->dtype), t.rm, t.rn, p->has_c, op_act_code(p->clamp, p->lo, p->hi), b_direct,
                          y_vec4, p->has_r, p->y_t, b_kt, c_along, a_t, y_layout};
     const char *kernel = t.a_lanes ? "matmul_cpu_lanes" : "matmul_cpu";

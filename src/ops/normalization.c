@@ -41,9 +41,9 @@ enum { NORM_CPU_LOCAL = 8, NORM_CPU_MAX_LEN = 4096 };
 
 static bool cpu_rows_kernel(const op_ctx *c, int64_t len)
 {
-    const char *force = getenv("VKINFER_NORM_KERNELS");
-    if (force && !strcmp(force, "gpu")) return false;
-    if (force && !strcmp(force, "cpu")) return true;
+    int force = c->vk->opts.norm_kernels;
+    if (force == OPT_KERNELS_GPU) return false;
+    if (force == OPT_KERNELS_CPU) return true;
     return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && len <= NORM_CPU_MAX_LEN;
 }
 
@@ -552,8 +552,7 @@ static vki_status check_suffix(op_ctx *c, int i, const plan_value *x, int axis)
 
 int norm_channels_between(op_ctx *c, int v, const int64_t *perm, int rank)
 {
-    const char *env = getenv("VKINFER_CHANNEL_LN");
-    if ((env && !strcmp(env, "0")) || !op_fusion_on(c) || rank < 2) return -1;
+    if (!c->vk->opts.channel_ln || !op_fusion_on(c) || rank < 2) return -1;
     int ln = op_only_reader(c, v, "LayerNormalization");
     if (ln < 0) return -1;
     const ir_node *n = op_graph_node(c, ln);

@@ -205,9 +205,10 @@ int op_fuse_add_find(op_ctx *c, int v, int *other);
 bool op_read_only_by(op_ctx *c, int v, const char *op_type);
 /* The same node's index, or -1. */
 int op_only_reader(op_ctx *c, int v, const char *op_type);
-/* Whether an op family takes its CPU-device kernels: on CPU devices (lavapipe), unless the
- * environment variable `force_var` says gpu or cpu (CI on lavapipe runs both families). */
-bool op_cpu_kernels(const op_ctx *c, const char *force_var);
+/* Whether an op family takes its CPU-device kernels: on CPU devices (lavapipe), unless its
+ * option (`force`, c->vk->opts.*_kernels) says OPT_KERNELS_GPU or OPT_KERNELS_CPU (CI on
+ * lavapipe runs both families). */
+bool op_cpu_kernels(const op_ctx *c, int force);
 /* Whether o, broadcast numpy-wise against dims[0..rank), leaves that shape as it is (every dim
  * of o, aligned right, equal or 1; no more dims than rank). */
 bool op_broadcasts_within(const plan_value *o, const int64_t *dims, int rank);

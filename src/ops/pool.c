@@ -118,7 +118,7 @@ static vki_status lp_order(op_ctx *c, int64_t *p)
 
 /* The CPU-device pooling kernels run on CPU devices; VKINFER_POOL_KERNELS=gpu|cpu says otherwise
  * (CI on lavapipe runs the pooling tests both ways). */
-static bool cpu_pool_kernels(const op_ctx *c) { return op_cpu_kernels(c, "VKINFER_POOL_KERNELS"); }
+static bool cpu_pool_kernels(const op_ctx *c) { return op_cpu_kernels(c, c->vk->opts.pool_kernels); }
 
 /* 1-D and 2-D MaxPool and AveragePool of float32 on CPU devices (lavapipe), without MaxPool's
  * indices, windows of up to 64 positions, X in one texel buffer: shaders/pool2d_cpu.comp, PXB

@@ -66,9 +66,9 @@ static vki_status plan_rms_norm(op_ctx *c)
     int64_t period = 1;
     VKI_TRY(scale_operand(c, x, &scale, &period));
     /* as Softmax: a workgroup per row for long rows, an invocation per row on CPU devices */
-    const char *force = getenv("VKINFER_NORM_KERNELS");
-    bool cpu = force && (!strcmp(force, "gpu") || !strcmp(force, "cpu"))
-                   ? !strcmp(force, "cpu")
+    int force = c->vk->opts.norm_kernels;
+    bool cpu = force == OPT_KERNELS_GPU || force == OPT_KERNELS_CPU
+                   ? force == OPT_KERNELS_CPU
                    : c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && len <= 4096;
     bool by_workgroup = !cpu && (len >= 256 || (len >= 32 && rows < 2048));
     uint32_t spec[3] = {by_workgroup ? RMS_GROUP : 64, op_dtype_code(s->dtype), by_workgroup};

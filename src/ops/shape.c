@@ -233,9 +233,8 @@ static vki_status reshape_view(op_ctx *c)
     int64_t ns[VKI_MAX_RANK], inner = 0, inner_stride = 0;
     int split = -1;
     bool viewable = op_storage(c, op_in_index(c, 0)) == y->storage && !x->split_inner;
-    const char *split_env = getenv("VKINFER_SPLIT_VIEWS"); /* 0: copy as before, for comparisons */
     bool viewed = viewable && restride(x->dims, x->view_strides, x->rank, y->dims, y->rank, ns);
-    if (!viewed && viewable && !(split_env && !strcmp(split_env, "0")) && op_fusion_on(c))
+    if (!viewed && viewable && c->vk->opts.split_views && op_fusion_on(c))
         viewed = restride_split(x->dims, x->view_strides, x->rank, y->dims, y->rank, ns, &split, &inner, &inner_stride) &&
                  split >= 0 && split_view_ok(c, split, inner);
     if (viewed) {

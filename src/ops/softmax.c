@@ -76,9 +76,9 @@ static vki_status plan_softmax(op_ctx *c)
     /* a workgroup per row when rows are long; else an invocation per row. On CPU devices
      * (lavapipe) the workgroup mode's barrier trees cost more than rows of up to 4096 (as for
      * norm_rows_cpu.comp; VKINFER_NORM_KERNELS=gpu|cpu overrides) */
-    const char *force = getenv("VKINFER_NORM_KERNELS");
-    bool cpu = force && (!strcmp(force, "gpu") || !strcmp(force, "cpu"))
-                   ? !strcmp(force, "cpu")
+    int force = c->vk->opts.norm_kernels;
+    bool cpu = force == OPT_KERNELS_GPU || force == OPT_KERNELS_CPU
+                   ? force == OPT_KERNELS_CPU
                    : c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && n <= 4096;
     bool by_workgroup = !cpu && (n >= 256 || (n >= 32 && rows < 2048));
     /* contiguous rows of up to 1024 on a GPU with subgroup arithmetic: a subgroup per row,

@@ -295,7 +295,7 @@ vki_status plan_fuse_patterns(plan *p, const bool *live)
 {
     count_uses(p, live);
     mark_from_dims(p, live);
-    p->no_fusion = getenv("VKINFER_NO_FUSION") != NULL; /* measure against the graph as it is */
+    p->no_fusion = p->vk->opts.no_fusion; /* measure against the graph as it is */
     /* a Gradient reads forward values by name (not as inputs), which claims would remove */
     for (int n = 0; n < p->graph->n_nodes && !p->no_fusion; n++)
         p->no_fusion = live[n] && !strcmp(p->graph->nodes[n].op_type, "Gradient") &&

@@ -374,8 +374,7 @@ bool op_gather_split_readers(op_ctx *c, int v)
 {
     plan *p = c->plan;
     const ir_graph *g = p->graph;
-    const char *env = getenv("VKINFER_SPLIT_VIEWS"); /* 0: copy as before, for comparisons */
-    if (!op_fusion_on(c) || (env && !strcmp(env, "0"))) return false;
+    if (!op_fusion_on(c) || !c->vk->opts.split_views) return false;
     for (int depth = 0; depth < 4; depth++) {
         int n = sole_reader(p, v, 1);
         if (n < 0) break;
@@ -429,11 +428,10 @@ int op_only_reader(op_ctx *c, int v, const char *op_type)
 
 bool op_read_only_by(op_ctx *c, int v, const char *op_type) { return op_only_reader(c, v, op_type) >= 0; }
 
-bool op_cpu_kernels(const op_ctx *c, const char *force_var)
+bool op_cpu_kernels(const op_ctx *c, int force)
 {
-    const char *force = getenv(force_var);
-    if (force && !strcmp(force, "gpu")) return false;
-    if (force && !strcmp(force, "cpu")) return true;
+    if (force == OPT_KERNELS_GPU) return false;
+    if (force == OPT_KERNELS_CPU) return true;
     return c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
@@ -708,8 +706,8 @@ void op_grid_1d(uint64_t count, uint32_t local, uint32_t *gx, uint32_t *gy)
 uint32_t op_grid_elementwise(op_ctx *c, uint64_t count, uint32_t local, uint32_t *gx, uint32_t *gy)
 {
     /* VKINFER_ELEMENTWISE_GROUPS=N: tuning, and the tests of the loop on lavapipe (0: none) */
-    const char *env = getenv("VKINFER_ELEMENTWISE_GROUPS");
-    uint64_t cap = env && *env ? strtoull(env, NULL, 10)
+    int64_t groups_opt = c->vk->opts.elementwise_groups;
+    uint64_t cap = groups_opt != OPT_AUTO ? (uint64_t)groups_opt
                  : c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0 : OP_ELEMENTWISE_GROUPS;
     if (!cap) {
         op_grid_1d(count, local, gx, gy);

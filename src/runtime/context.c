@@ -5,18 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool env_flag(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
 int vki_vulkan_available(void)
 {
     vk_context vk = {0};
     VkPhysicalDevice *devs = NULL;
     uint32_t n = 0, best;
-    bool ok = vk_instance_create(&vk, false) == VKI_OK && vk_list_devices(&vk, &devs, &n, &best) == VKI_OK && n > 0;
+    options_defaults(&vk.opts);
+    (void)options_from_env(&vk.opts, NULL, 0); /* an invalid option leaves the others read */
+    vk.opts.validation = OPT_VALIDATION_OFF;
+    bool ok = vk_instance_create(&vk) == VKI_OK && vk_list_devices(&vk, &devs, &n, &best) == VKI_OK && n > 0;
     free(devs);
     vk_context_destroy(&vk);
     return ok;
@@ -28,13 +25,16 @@ vki_status vki_device_list(vki_device_info *infos, uint32_t capacity, uint32_t *
     vk_context vk = {0};
     VkPhysicalDevice *devs = NULL;
     uint32_t n = 0, best = 0;
-    vki_status st = vk_instance_create(&vk, false);
+    options_defaults(&vk.opts);
+    VKI_TRY(options_from_env(&vk.opts, NULL, 0));
+    vk.opts.validation = OPT_VALIDATION_OFF;
+    vki_status st = vk_instance_create(&vk);
     if (st == VKI_OK) st = vk_list_devices(&vk, &devs, &n, &best);
     if (st == VKI_OK) {
         /* VKINFER_DEVICE changes which one is the default */
-        const char *spec = getenv("VKINFER_DEVICE");
+        const char *spec = vk.opts.device.s;
         uint32_t def = best;
-        if (spec && *spec) {
+        if (*spec) {
             char *end;
             unsigned long idx = strtoul(spec, &end, 10);
             if (!*end && idx < n) def = (uint32_t)idx;
@@ -56,22 +56,42 @@ vki_status vki_device_list(vki_device_info *infos, uint32_t capacity, uint32_t *
     return st;
 }
 
-vki_status vki_context_create(const vki_context_options *opts, vki_context **out)
+/* The context's options: the defaults, the environment's (but those names/values set), opts'
+ * fields, then names/values. */
+static vki_status context_options(const vki_context_options *opts, const char *const *names, const char *const *values,
+                                  size_t count, vki_options *o)
+{
+    if (count && (!names || !values))
+        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_context_create_with_options: NULL names or values");
+    options_defaults(o);
+    VKI_TRY(options_from_env(o, names, count));
+    if (opts && opts->device) VKI_TRY(options_set(o, "VKINFER_DEVICE", opts->device));
+    if (opts && opts->validation == 0) o->validation = OPT_VALIDATION_OFF;
+    if (opts && opts->validation > 0 && o->validation != OPT_VALIDATION_SYNC) o->validation = OPT_VALIDATION_ON;
+    if (opts && opts->cache_dir) VKI_TRY(options_set(o, "VKINFER_CACHE_DIR", opts->cache_dir));
+    for (size_t i = 0; i < count; i++) VKI_TRY(options_set(o, names[i], values[i]));
+    return VKI_OK;
+}
+
+vki_status vki_context_create_with_options(const vki_context_options *opts, const char *const *names,
+                                           const char *const *values, size_t count, vki_context **out)
 {
     if (!out) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "vki_context_create: NULL out");
     *out = NULL;
     vki_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
-    int validation = opts ? opts->validation : -1;
-    bool val = validation < 0 ? env_flag("VKINFER_VALIDATION") : validation > 0;
-    const char *spec = opts && opts->device ? opts->device : getenv("VKINFER_DEVICE");
-    vki_status st = vk_context_init_locks(&ctx->vk);
+    vki_status st = context_options(opts, names, values, count, &ctx->vk.opts);
     if (st != VKI_OK) {
         free(ctx);
         return st;
     }
-    st = vk_instance_create(&ctx->vk, val);
-    if (st == VKI_OK) st = vk_device_open(&ctx->vk, spec, opts ? opts->cache_dir : NULL);
+    st = vk_context_init_locks(&ctx->vk);
+    if (st != VKI_OK) {
+        free(ctx);
+        return st;
+    }
+    st = vk_instance_create(&ctx->vk);
+    if (st == VKI_OK) st = vk_device_open(&ctx->vk);
     if (st == VKI_OK) st = vk_check_validation(&ctx->vk);
     if (st != VKI_OK) {
         vk_context_destroy(&ctx->vk);
@@ -80,6 +100,11 @@ vki_status vki_context_create(const vki_context_options *opts, vki_context **out
     }
     *out = ctx;
     return VKI_OK;
+}
+
+vki_status vki_context_create(const vki_context_options *opts, vki_context **out)
+{
+    return vki_context_create_with_options(opts, NULL, NULL, 0, out);
 }
 
 void vki_context_destroy(vki_context *ctx)

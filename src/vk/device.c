@@ -78,11 +78,12 @@ static bool has_layer(vk_context *vk, const char *name)
     return found;
 }
 
-vki_status vk_instance_create(vk_context *vk, bool validation)
+vki_status vk_instance_create(vk_context *vk)
 {
     /* VKINFER_VULKAN_LIBRARY names another loader (and lets tests simulate a machine without one) */
-    const char *lib = getenv("VKINFER_VULKAN_LIBRARY");
-    if (!lib || !*lib) lib = "libvulkan.so.1";
+    const char *lib = vk->opts.vulkan_library.s;
+    if (!*lib) lib = "libvulkan.so.1";
+    bool validation = vk->opts.validation != OPT_VALIDATION_OFF;
     vk->lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!vk->lib) return vki_fail(VKI_ERROR_NO_VULKAN, "no Vulkan: cannot open %s (%s)", lib, dlerror());
     vk->f.vkGetInstanceProcAddr = (PFN_vkGetInstanceProcAddr)dlsym(vk->lib, "vkGetInstanceProcAddr");
@@ -109,7 +110,6 @@ vki_status vk_instance_create(vk_context *vk, bool validation)
     ci.pApplicationInfo = &app;
     /* VKINFER_VALIDATION=sync adds the layer's synchronization validation (hazards between
      * dispatches, copies and the host that barriers do not order): slower, for tests */
-    const char *mode = getenv("VKINFER_VALIDATION");
     VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
     VkValidationFeaturesEXT features = {VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
     features.enabledValidationFeatureCount = 1;
@@ -119,7 +119,7 @@ vki_status vk_instance_create(vk_context *vk, bool validation)
         ci.ppEnabledLayerNames = layers;
         ci.enabledExtensionCount = 1;
         ci.ppEnabledExtensionNames = exts;
-        if (mode && !strcmp(mode, "sync")) { /* the extension comes with the layer */
+        if (vk->opts.validation == OPT_VALIDATION_SYNC) { /* the extension comes with the layer */
             ci.pNext = &features;
             ci.enabledExtensionCount = 2;
         }
@@ -227,20 +227,6 @@ static bool has_device_ext(vk_context *vk, VkPhysicalDevice phys, const char *na
 /* Whether any of the three cooperative-matrix paths is on, and all of them off (a feature
  * masked, a profile without them, a memory model that cannot hold them). */
 static bool any_coopmat(const vk_caps *c) { return c->cooperative_matrix || c->cooperative_matrix_khr || c->cooperative_matrix2; }
-/* Whether a comma-separated list holds name as one of its items. */
-static bool has_token(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == n && !strncmp(p, name, n)) return true;
-        if (!end) break;
-        p = end + 1;
-    }
-    return false;
-}
-
 static void coopmat_off(vk_caps *c)
 {
     c->cooperative_matrix = c->cooperative_matrix_khr = c->cooperative_matrix2 = c->cooperative_matrix2_bf16 = false;
@@ -432,10 +418,9 @@ static void read_caps(vk_context *vk, VkPhysicalDevice phys, vk_caps *caps)
 /* VKINFER_LIMITS=android-baseline-2022: behave as a device with only the Vulkan Android
  * Baseline 2022 profile's limits and features, so that a desktop (or lavapipe) shows what a
  * small phone GPU would refuse. Limits are lowered, never raised; the alignment is raised. */
-static bool apply_limits_profile(vk_caps *caps, const char *profile)
+static void apply_limits_profile(vk_caps *caps, int profile)
 {
-    if (!profile || !*profile) return true;
-    if (strcmp(profile, "android-baseline-2022")) return false;
+    if (profile != OPT_LIMITS_ANDROID_BASELINE_2022) return;
     VkPhysicalDeviceLimits *l = &caps->props.limits;
 #define CLAMP(field, value) \
     if (field > (value)) field = (value)
@@ -460,14 +445,13 @@ static bool apply_limits_profile(vk_caps *caps, const char *profile)
     caps->subgroup_arithmetic = false;
     caps->subgroup_shuffle = false;
     coopmat_off(caps);
-    return true;
 }
 
 vki_status vk_describe_device(vk_context *vk, VkPhysicalDevice phys, uint32_t index, vki_device_info *out)
 {
     vk_caps caps;
     read_caps(vk, phys, &caps);
-    apply_limits_profile(&caps, getenv("VKINFER_LIMITS")); /* an unknown profile fails at open */
+    apply_limits_profile(&caps, vk->opts.limits);
     memset(out, 0, sizeof *out);
     out->index = index;
     snprintf(out->name, sizeof out->name, "%s", caps.props.deviceName);
@@ -490,28 +474,17 @@ vki_status vk_describe_device(vk_context *vk, VkPhysicalDevice phys, uint32_t in
     return VKI_OK;
 }
 
-vki_status vk_pipeline_cache_open(vk_context *vk, const char *cache_dir);
+vki_status vk_pipeline_cache_open(vk_context *vk);
 
-/* Environment variable `name` as a whole number in [lo, hi] into *out, left as it is when the
- * variable is unset or empty; anything else fails, saying it is not `what`. */
-static vki_status env_count(const char *name, uint64_t lo, uint64_t hi, const char *what, uint64_t *out)
+vki_status vk_device_open(vk_context *vk)
 {
-    const char *s = getenv(name);
-    if (!s || !*s) return VKI_OK;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end || v < lo || v > hi) return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "%s=%s is not %s", name, s, what);
-    *out = v;
-    return VKI_OK;
-}
-
-vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_dir)
-{
+    const vki_options *o = &vk->opts;
+    const char *spec = o->device.s;
     VkPhysicalDevice *devs;
     uint32_t n, best;
     VKI_TRY(vk_list_devices(vk, &devs, &n, &best));
     uint32_t chosen = best;
-    if (spec && *spec) {
+    if (*spec) {
         char *end;
         unsigned long idx = strtoul(spec, &end, 10);
         if (*end == 0) {
@@ -537,19 +510,14 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     vk->device_index = chosen;
     free(devs);
     read_caps(vk, vk->phys, &vk->caps);
-    const char *limits = getenv("VKINFER_LIMITS");
-    if (!apply_limits_profile(&vk->caps, limits))
-        return vki_fail(VKI_ERROR_INVALID_ARGUMENT, "VKINFER_LIMITS=%s is not a known profile (known: android-baseline-2022)", limits);
+    apply_limits_profile(&vk->caps, o->limits);
     /* VKINFER_MAX_MEMORY caps the bytes of device buffers this context holds (tests of
      * memory exhaustion; a budget on a shared GPU) */
-    uint64_t count = 0;
-    VKI_TRY(env_count("VKINFER_MAX_MEMORY", 1, UINT64_MAX, "a positive byte count", &count));
-    if (count) vk->max_memory = count;
+    vk->max_memory = (uint64_t)o->max_memory;
     /* VKINFER_MAX_ALLOCATION lowers the device's maxMemoryAllocationSize (tests of models whose
      * weights or intermediates pass one allocation, on any device) */
-    count = 0;
-    VKI_TRY(env_count("VKINFER_MAX_ALLOCATION", 4096, UINT64_MAX, "a byte count of at least 4096", &count));
-    if (count && (!vk->caps.max_allocation_bytes || count < vk->caps.max_allocation_bytes)) vk->caps.max_allocation_bytes = count;
+    if (o->max_allocation && (!vk->caps.max_allocation_bytes || (uint64_t)o->max_allocation < vk->caps.max_allocation_bytes))
+        vk->caps.max_allocation_bytes = (uint64_t)o->max_allocation;
     /* VKINFER_SPIN_US: how long a wait polls its fence first (vk_context.spin_us). GPUs poll
      * 20 ms: a blocking wait there wakes 80-270 us after the GPU is done (H200, alternating
      * runs: vit_b_16 batch 1 2.98 / 3.01 ms polling 1 ms, 2.90 / 2.90 polling 30 ms; BERT-base
@@ -565,11 +533,11 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
      * transformer policy 0.435 / 0.544 and 0.558 / 0.797 ms polling 200 us, 0.331 / 0.394 and
      * 0.443 / 0.475 polling 2 ms; the 1-D U-Net policy 0.271 / 0.316, 0.246 / 0.298 against
      * 0.241 / 0.270, 0.213 / 0.285; the MLP policy 0.114 / 0.078 against 0.120 / 0.060). */
-    const char *lp_threads = getenv("LP_NUM_THREADS");
-    bool inline_cpu = vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && lp_threads && !strcmp(lp_threads, "0");
-    count = vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? 20000 : inline_cpu ? 2000 : 0;
-    VKI_TRY(env_count("VKINFER_SPIN_US", 0, 1000000, "a count of microseconds up to 1000000", &count));
-    vk->spin_us = (uint32_t)count;
+    bool inline_cpu = vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && o->lavapipe_inline;
+    vk->spin_us = o->spin_us != OPT_AUTO                                         ? (uint32_t)o->spin_us
+                  : vk->caps.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU ? 20000
+                  : inline_cpu                                               ? 2000
+                                                                             : 0;
     /* Measured on the 2-core VM with --cpu-threads 0 (percentiles of 300 runs): 16 chained
      * Softmax dispatches, polling 200 us without yielding, took 0.09 or 0.30 ms (bimodal: the
      * queue thread woken by the submit sat on the polling core until the spin ended), blocking
@@ -578,39 +546,32 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     vk->spin_yield = vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     /* VKINFER_FAULT_DEVICE_LOST=N: the context's Nth queue submission reports
      * VK_ERROR_DEVICE_LOST instead of running (tests of device loss) */
-    count = 0;
-    VKI_TRY(env_count("VKINFER_FAULT_DEVICE_LOST", 1, UINT64_MAX, "a positive submission count", &count));
-    if (count) vk->fault_lost_at = count;
+    vk->fault_lost_at = (uint64_t)o->fault_device_lost;
     /* VKINFER_MAX_BINDING_BYTES lowers the per-binding limit (tests of windowed dispatches) */
-    const char *max_binding = getenv("VKINFER_MAX_BINDING_BYTES");
-    if (max_binding && strtoull(max_binding, NULL, 10) >= 256 && strtoull(max_binding, NULL, 10) < vk->caps.max_storage_buffer_range)
-        vk->caps.max_storage_buffer_range = strtoull(max_binding, NULL, 10);
+    if (o->max_binding_bytes != OPT_AUTO && (uint64_t)o->max_binding_bytes < vk->caps.max_storage_buffer_range)
+        vk->caps.max_storage_buffer_range = (uint64_t)o->max_binding_bytes;
     /* VKINFER_DISABLE_FEATURES=storage16,storage8,fp16,float64,coopmat,coopmat2 masks features
      * off, so that tests run the paths of devices without them (packed storage through
      * conversions; coopmat2 leaves VK_NV_cooperative_matrix2 alone off, so that a device with it
      * runs the tensor-core kernels of devices without) */
-    const char *disable = getenv("VKINFER_DISABLE_FEATURES");
-    if (disable) {
-        if (has_token(disable, "storage16")) vk->caps.storage_16bit = false;
-        if (has_token(disable, "storage8")) vk->caps.storage_8bit = false;
-        if (has_token(disable, "fp16")) vk->caps.fp16_arithmetic = false;
-        if (has_token(disable, "float64")) vk->caps.shader_float64 = false;
-        if (has_token(disable, "coopmat"))
-            coopmat_off(&vk->caps);
-        if (has_token(disable, "coopmat2")) vk->caps.cooperative_matrix2 = vk->caps.cooperative_matrix2_bf16 = false;
-    }
+    unsigned disable = o->disable_features;
+    if (disable & OPT_DISABLE_STORAGE16) vk->caps.storage_16bit = false;
+    if (disable & OPT_DISABLE_STORAGE8) vk->caps.storage_8bit = false;
+    if (disable & OPT_DISABLE_FP16) vk->caps.fp16_arithmetic = false;
+    if (disable & OPT_DISABLE_FLOAT64) vk->caps.shader_float64 = false;
+    if (disable & OPT_DISABLE_COOPMAT) coopmat_off(&vk->caps);
+    if (disable & OPT_DISABLE_COOPMAT2) vk->caps.cooperative_matrix2 = vk->caps.cooperative_matrix2_bf16 = false;
     /* the cooperative-matrix kernels declare fp16 buffers and shared arrays */
     if (!vk->caps.storage_16bit || !vk->caps.fp16_arithmetic)
         coopmat_off(&vk->caps);
     /* Where the device has both, the KHR extension stays off unless VKINFER_COOPMAT=khr asks for
      * it: on the H200 (driver 580) the KHR kernel runs no faster than the NV one, and Debian 12's
      * validation layer (1.3.239) predates the KHR extension and rejects its feature struct. */
-    const char *coopmat_pick = getenv("VKINFER_COOPMAT");
-    if (vk->caps.cooperative_matrix && !(coopmat_pick && !strcmp(coopmat_pick, "khr"))) vk->caps.cooperative_matrix_khr = false;
+    if (vk->caps.cooperative_matrix && o->coopmat != OPT_COOPMAT_KHR) vk->caps.cooperative_matrix_khr = false;
     /* VK_NV_cooperative_matrix2 where the device has it, unless VKINFER_COOPMAT=nv or =khr asks
      * for the subgroup-scope kernels; also off under validation, whose Debian 12 layer
      * (1.3.239) predates it and the KHR extension it needs */
-    if (coopmat_pick && (!strcmp(coopmat_pick, "nv") || !strcmp(coopmat_pick, "khr"))) vk->caps.cooperative_matrix2 = false;
+    if (o->coopmat != OPT_AUTO) vk->caps.cooperative_matrix2 = false;
     if (vk->messenger != VK_NULL_HANDLE) vk->caps.cooperative_matrix2 = false;
     vk->f.vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem_props);
     if (!has_compute_queue(vk, vk->phys, &vk->queue_family))
@@ -681,8 +642,8 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     /* VKINFER_COOPMAT2_EXP=fullsg (issue 37's experiment, src/ops/matmul_coopmat.c): the
      * workgroup-scope kernels' pipelines ask for full 32-wide subgroups */
     VkPhysicalDeviceSubgroupSizeControlFeatures sg_control = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
-    const char *exp = getenv("VKINFER_COOPMAT2_EXP");
-    if (vk->caps.cooperative_matrix2 && exp && strstr(exp, "fullsg") && vk->caps.props.apiVersion >= VK_API_VERSION_1_3) {
+    if (vk->caps.cooperative_matrix2 && (vk->opts.coopmat2_exp & OPT_CM2_EXP_FULLSG) &&
+        vk->caps.props.apiVersion >= VK_API_VERSION_1_3) {
         VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &sg_control};
         vk->f.vkGetPhysicalDeviceFeatures2(vk->phys, &f2);
         vk->caps.coopmat2_full_subgroups = sg_control.subgroupSizeControl && sg_control.computeFullSubgroups;
@@ -731,7 +692,7 @@ vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_di
     pci.queueFamilyIndex = vk->queue_family;
     r = vk->f.vkCreateCommandPool(vk->device, &pci, NULL, &vk->command_pool);
     if (r != VK_SUCCESS) return vki_fail(VKI_ERROR_VULKAN, "vkCreateCommandPool failed (%s)", vk_result_str(r));
-    return vk_pipeline_cache_open(vk, cache_dir);
+    return vk_pipeline_cache_open(vk);
 }
 
 void vk_pipelines_destroy(vk_context *vk);

@@ -20,14 +20,11 @@ static void mkdirs(char *path)
     mkdir(path, 0755);
 }
 
-vki_status vk_pipeline_cache_open(vk_context *vk, const char *cache_dir)
+vki_status vk_pipeline_cache_open(vk_context *vk)
 {
     char dir[900] = "";
-    const char *env = getenv("VKINFER_CACHE_DIR");
-    if (cache_dir) snprintf(dir, sizeof dir, "%s", cache_dir);
-    else if (env) snprintf(dir, sizeof dir, "%s", env);
-    else if (getenv("XDG_CACHE_HOME") && *getenv("XDG_CACHE_HOME")) snprintf(dir, sizeof dir, "%s/vkinfer", getenv("XDG_CACHE_HOME"));
-    else if (getenv("HOME")) snprintf(dir, sizeof dir, "%s/.cache/vkinfer", getenv("HOME"));
+    const vki_options *o = &vk->opts;
+    snprintf(dir, sizeof dir, "%s", o->cache_dir.set ? o->cache_dir.s : o->home_cache_dir);
     void *data = NULL;
     size_t size = 0;
     vk->cache_path[0] = 0;

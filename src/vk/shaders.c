@@ -223,9 +223,9 @@ static bool spv_footprint_read(const vk_shader *s, const uint32_t *spec, uint32_
 vki_status vk_shader_check_limits(const vk_context *vk, const vk_shader *s, const uint32_t *spec, uint32_t n_spec)
 {
     const VkPhysicalDeviceLimits *l = &vk->caps.props.limits;
-    const char *profile = getenv("VKINFER_LIMITS");
     char where[96] = "";
-    if (profile && *profile) snprintf(where, sizeof where, " under VKINFER_LIMITS=%s", profile);
+    if (vk->opts.limits != OPT_AUTO)
+        snprintf(where, sizeof where, " under VKINFER_LIMITS=%s", options_enum_name("VKINFER_LIMITS", vk->opts.limits));
     uint32_t texels = (uint32_t)__builtin_popcount(s->texel_bindings), storage = s->bindings - texels;
     if (storage > l->maxPerStageDescriptorStorageBuffers)
         return vki_fail(VKI_ERROR_UNSUPPORTED, "kernel %s binds %u storage buffers; this device allows %u per stage%s "

@@ -86,6 +86,7 @@ typedef struct VkPhysicalDeviceShaderBfloat16FeaturesKHR {
 } VkPhysicalDeviceShaderBfloat16FeaturesKHR;
 #endif
 
+#include "../util/options.h"
 #include "../util/util.h"
 
 #include <pthread.h>
@@ -175,6 +176,7 @@ typedef struct vk_caps {
 typedef struct vk_pipeline vk_pipeline;
 
 typedef struct vk_context {
+    vki_options opts; /* read once, when the context is created */
     vk_funcs f;
     void *lib;
     VkInstance instance;
@@ -218,7 +220,7 @@ typedef struct vk_context {
     uint64_t submit_count, fault_lost_at;
     /* How long a submission's wait polls its fence before it blocks, in microseconds: a
      * blocking wait returns tens of microseconds after the GPU is done (a wake-up), which
-     * at batch 1 is a share of the run. VKINFER_SPIN_US=N; default 1000 on a GPU, 200 on a
+     * at batch 1 is a share of the run. VKINFER_SPIN_US=N; default 20000 on a GPU, 2000 on a
      * CPU device running the work on its queue thread (lavapipe with LP_NUM_THREADS=0), else 0
      * (its own threads need the cores). spin_yield: each poll yields the core (CPU devices). */
     uint32_t spin_us;
@@ -228,10 +230,12 @@ typedef struct vk_context {
 /* Initialises the context's locks (before any other use of it). */
 vki_status vk_context_init_locks(vk_context *vk);
 
-/* Opens libvulkan.so.1 and creates an instance (validation optional). */
-vki_status vk_instance_create(vk_context *vk, bool validation);
-/* Picks the device: spec = index or name substring, NULL = best by type. */
-vki_status vk_device_open(vk_context *vk, const char *spec, const char *cache_dir);
+/* Opens the Vulkan loader (opts.vulkan_library) and creates an instance, with the validation
+ * layer as opts.validation asks. */
+vki_status vk_instance_create(vk_context *vk);
+/* Opens the device opts.device names (index or name substring; "" = best by type), with the
+ * limits, features and pipeline cache the options give. */
+vki_status vk_device_open(vk_context *vk);
 void vk_context_destroy(vk_context *vk);
 /* Fills a public device info record for physical device `index`. */
 vki_status vk_describe_device(vk_context *vk, VkPhysicalDevice phys, uint32_t index, vki_device_info *out);

@@ -132,6 +132,12 @@ def run_all():
     lines = out.splitlines()
     check("ops --markdown", rc == 0 and lines[0].startswith("| Op") and any(l.startswith("| Relu |") for l in lines),
           out[:500] + err)
+    rc, out, err = vk("options")
+    check("options lists the library's options", rc == 0 and "VKINFER_NO_FUSION (test, bool)" in out
+          and out.rstrip().endswith("options"), out[-300:] + err)
+    rc, out, err = vk("options", "--markdown")
+    check("options --markdown: docs/environment.md's tables", rc == 0 and out.startswith("### For users")
+          and "| `VKINFER_SPIN_US` | int | `0-1000000` |" in out, out[:300] + err)
 
     # ---- run with an input file ----
     od = path("out1")
@@ -142,6 +148,16 @@ def run_all():
           and np.array_equal(got, want), f"rc={rc}\n{out}\n{err}\n{got}")
     check("run prints name, shape, dtype, times",
           "output y" in out and "[2,3]" in out and "float32" in out and "plan" in out and "ms" in out, out)
+    rc, out, err = vk("run", relu, "--input", "x=" + path("x.npy"), "--option", "VKINFER_NO_FUSION=1",
+                      "--option=VKINFER_SPIN_US=0")
+    check("run --option NAME=VALUE", rc == 0 and "output y" in out, f"rc={rc}\n{err}")
+    rc, out, err = vk("run", relu, "--input", "x=" + path("x.npy"), "--option", "VKINFER_SPIN_US=soon")
+    check("run --option with an invalid value fails naming the option", rc == 1 and "VKINFER_SPIN_US=soon" in err,
+          f"rc={rc}\n{err}")
+    rc, out, err = vk("run", relu, "--input", "x=" + path("x.npy"), "--option", "VKINFER_NO_SUCH=1")
+    check("run --option with an unknown name fails naming it", rc == 1 and "VKINFER_NO_SUCH" in err, f"rc={rc}\n{err}")
+    rc, out, err = vk("run", relu, "--option", "VKINFER_NO_FUSION")
+    check("--option without '=' is a usage error (exit 2)", rc == 2 and "--option" in err, f"rc={rc} {err}")
     os.mkdir(path("cwd"))
     rc, out, err = vk("run", relu, "--input=x=" + path("x.npy"), cwd=path("cwd"))
     check("--opt=value form; no files written without --output-dir", rc == 0 and os.listdir(path("cwd")) == [],

@@ -97,7 +97,7 @@ def test_api(vkinfer, libpath):
 
 
 STRUCTS = ["vki_device_info", "vki_context_options", "vki_tensor_info", "vki_session_stats", "vki_dispatch_profile",
-           "vki_op_info", "vki_model_summary", "vki_model_op_use", "vki_session_options"]
+           "vki_op_info", "vki_model_summary", "vki_model_op_use", "vki_session_options", "vki_option_info"]
 
 
 def test_struct_layout(vkinfer):
@@ -106,7 +106,7 @@ def test_struct_layout(vkinfer):
                "vki_tensor_info": _lib.TensorInfo, "vki_session_stats": _lib.SessionStats,
                "vki_dispatch_profile": _lib.DispatchProfile, "vki_op_info": _lib.OpInfo,
                "vki_model_summary": _lib.ModelSummary, "vki_model_op_use": _lib.ModelOpUse,
-               "vki_session_options": _lib.SessionOptions}
+               "vki_session_options": _lib.SessionOptions, "vki_option_info": _lib.OptionInfo}
     lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "vkinfer.h"', "int main(void) {"]
     for s in STRUCTS:
         lines.append(f'printf("{s} size %zu\\n", sizeof({s}));')
@@ -328,6 +328,70 @@ def test_sessions(vkinfer):
               isinstance(e, vkinfer.VkinferError) and "vki_session_create_with_options" in str(e), e)
 
 
+def test_options(vkinfer):
+    """The library's options set through Context/Session(options=...) over the environment's."""
+    table = vkinfer.options()
+    by_name = {o["name"]: o for o in table}
+    check("options(): the table, VKINFER_NO_FUSION a bool for tests, VKINFER_MATMUL_KERNELS's values",
+          len(table) >= 50 and by_name.get("VKINFER_NO_FUSION", {}).get("type") == "bool"
+          and by_name["VKINFER_NO_FUSION"]["category"] == "test"
+          and by_name.get("VKINFER_MATMUL_KERNELS", {}).get("values", "").startswith("gpu|cpu"), table[:3])
+    # MatMul + Relu: one dispatch with the Relu fused, two without fusion
+    g = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["p"]), helper.make_node("Relu", ["p"], ["y"])], "mm",
+                          [helper.make_tensor_value_info("a", TensorProto.FLOAT, [4, 8]),
+                           helper.make_tensor_value_info("b", TensorProto.FLOAT, [8, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4])])
+    path = save(g, "mm_relu.onnx")
+    rng = np.random.default_rng(3)
+    feeds = {"a": rng.uniform(-1, 1, (4, 8)).astype(np.float32), "b": rng.uniform(-1, 1, (8, 4)).astype(np.float32)}
+    want = np.maximum(feeds["a"] @ feeds["b"], 0)
+
+    def dispatches(**kw):
+        with vkinfer.Session(path, **kw) as s:
+            y = s.run(feeds)["y"]
+            return s.stats()["dispatch_count"], np.allclose(y, want, rtol=1e-5, atol=1e-6)
+
+    saved = os.environ.pop("VKINFER_NO_FUSION", None)
+    try:
+        fused, ok1 = dispatches()
+        unfused, ok2 = dispatches(options={"VKINFER_NO_FUSION": "1"})
+        as_bool, _ = dispatches(options={"VKINFER_NO_FUSION": True})
+        check("Session(options={'VKINFER_NO_FUSION': '1'}) plans more dispatches (True as 1), same results",
+              unfused > fused >= 1 and as_bool == unfused and ok1 and ok2, (fused, unfused, as_bool, ok1, ok2))
+        os.environ["VKINFER_NO_FUSION"] = "1"
+        from_env, _ = dispatches()
+        program, _ = dispatches(options={"VKINFER_NO_FUSION": "0"})
+        default, _ = dispatches(options={"VKINFER_NO_FUSION": None})
+        check("the environment's VKINFER_NO_FUSION=1 takes effect; options= wins over it; None is the default",
+              (from_env, program, default) == (unfused, fused, fused), (from_env, program, default))
+        os.environ["VKINFER_NO_FUSION"] = "perhaps"
+        e = raises(lambda: vkinfer.Session(path), vkinfer.VkinferError)
+        check("an invalid VKINFER_NO_FUSION in the environment raises VkinferError naming it",
+              isinstance(e, vkinfer.VkinferError) and e.status_name == "VKI_ERROR_INVALID_ARGUMENT"
+              and "VKINFER_NO_FUSION=perhaps" in str(e), e)
+    finally:
+        os.environ.pop("VKINFER_NO_FUSION", None)
+        if saved is not None:
+            os.environ["VKINFER_NO_FUSION"] = saved
+    for opts, name in [({"VKINFER_SPIN_US": "soon"}, "VKINFER_SPIN_US"), ({"VKINFER_NOPE": "1"}, "VKINFER_NOPE"),
+                       ({"VKINFER_MATMUL_KERNELS": "fast"}, "VKINFER_MATMUL_KERNELS")]:
+        e = raises(lambda: vkinfer.Context(options=opts), vkinfer.VkinferError)
+        check(f"Context(options={opts}) raises VkinferError naming {name}",
+              isinstance(e, vkinfer.VkinferError) and e.status_name == "VKI_ERROR_INVALID_ARGUMENT" and name in str(e), e)
+    e = raises(lambda: vkinfer.Context(options=[("VKINFER_NO_FUSION", "1")]), TypeError)
+    check("options must be a dict", isinstance(e, TypeError), e)
+    ctx = vkinfer.Context(options={"VKINFER_NO_FUSION": 1})
+    try:
+        with vkinfer.Session(path, context=ctx) as s:
+            s.run(feeds)
+            shared = s.stats()["dispatch_count"]
+        check("a Context's options apply to its sessions", shared == unfused, (shared, unfused))
+        e = raises(lambda: vkinfer.Session(path, context=ctx, options={"VKINFER_NO_FUSION": "1"}), ValueError)
+        check("Session(context=..., options=...) is a ValueError (options belong to the Context)", isinstance(e, ValueError), e)
+    finally:
+        ctx.close()
+
+
 def test_sequences(vkinfer):
     # a sequence input through SequenceAt and ConcatFromSequence, an optional one, a sequence output
     seq_t = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, ["n"])
@@ -458,6 +522,7 @@ def main():
         test_api(vkinfer, libpath)
         test_struct_layout(vkinfer)
         test_sessions(vkinfer)
+        test_options(vkinfer)
         test_sequences(vkinfer)
         test_torch(vkinfer)
         test_pip_install(libpath)
