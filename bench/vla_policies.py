@@ -122,10 +122,12 @@ def smolvla_bf16(chunk):
 # which keeps the vision tower, the projector and the norms in fp32.
 
 @contextlib.contextmanager
-def tiny_paligemma():
+def tiny_paligemma(module="lerobot.policies.pi0.modeling_pi0"):
     """pi0's configs shrunk: Gemma widths and depths, and a SigLIP of 2 layers at 32 px whose
-    intermediate size and projection LeRobot's constructor cannot overwrite."""
-    import lerobot.policies.pi0.modeling_pi0 as m
+    intermediate size and projection LeRobot's constructor cannot overwrite. `module` is the
+    modeling file whose get_gemma_config/CONFIG_MAPPING are replaced (pi0's, pi05's, pi0_fast's)."""
+    import importlib
+    m = importlib.import_module(module)
     from transformers import AutoModel, PaliGemmaConfig, SiglipVisionConfig, SiglipVisionModel
 
     class FrozenVision(SiglipVisionConfig):
@@ -203,7 +205,51 @@ def build_pi0(size, dtype="fp32"):
     return Pi0Chunk(model), inputs
 
 
+# ----------------------------------------------------------------------------------------------
+# pi05: pi0's PaliGemma 3B + Gemma-300M expert, but the state enters as discretized tokens of the
+# 200-token prompt (no state projection) and the flow time conditions the expert through adaptive
+# RMSNorm (adaRMS: scale, shift and gate per layer from the time embedding). Same sizes as pi0
+# (LeRobot's get_gemma_config: gemma_2b width 2048 x 18, mlp 16384, 8 heads / 1 KV head of 256;
+# gemma_300m width 1024 x 18, mlp 4096), 10 Euler steps, chunk 50, 3 cameras at 224 px.
+
+class Pi05Chunk(nn.Module):
+    """(images (B, cameras, 3, H, W), tokens, token_mask, noise) -> the action chunk."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, images, tokens, token_mask, noise):
+        cams = [images[:, i] for i in range(images.shape[1])]
+        masks = [torch.ones(images.shape[0], dtype=torch.bool, device=images.device)] * len(cams)
+        return self.model.sample_actions(cams, masks, tokens, token_mask, noise=noise)
+
+
+def build_pi05(size, dtype="fp32"):
+    from lerobot.policies.pi05.configuration_pi05 import PI05Config
+    from lerobot.policies.pi05.modeling_pi05 import PI05Pytorch
+    kw = dict(device="cpu", dtype="bfloat16" if dtype == "bf16" else "float32")
+    cams, n_tok = 3, 200  # tokenizer_max_length: the prompt with the discretized state
+    if size == "tiny":
+        kw.update(chunk_size=8, n_action_steps=8, num_inference_steps=3, max_state_dim=8, max_action_dim=6,
+                  image_resolution=(32, 32), tokenizer_max_length=10)
+        cams, n_tok = 2, 10
+    cfg = PI05Config(**kw)
+    with tiny_paligemma("lerobot.policies.pi05.modeling_pi05") if size == "tiny" else contextlib.nullcontext():
+        model = PI05Pytorch(cfg)
+    res = cfg.image_resolution[0]
+    g = torch.Generator().manual_seed(SEED + 1)
+    inputs = dict(
+        images=torch.rand(1, cams, 3, res, res, generator=g) * 2 - 1,
+        tokens=torch.randint(0, 250000 if size == "full" else 200, (1, n_tok), generator=g),
+        token_mask=torch.ones(1, n_tok, dtype=torch.bool),
+        noise=torch.randn(1, cfg.chunk_size, cfg.max_action_dim, generator=g),
+    )
+    return Pi05Chunk(model), inputs
+
+
 BUILDERS = {"smolvla": (build_smolvla, smolvla_bf16), "pi0": (build_pi0, None)}
+BUILDERS.update(pi05=(build_pi05, None))
 
 
 # ----------------------------------------------------------------------------------------------
