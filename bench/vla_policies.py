@@ -248,8 +248,81 @@ def build_pi05(size, dtype="fp32"):
     return Pi05Chunk(model), inputs
 
 
+# ----------------------------------------------------------------------------------------------
+# pi0_fast: PaliGemma 3B alone (no action expert), decoding FAST action tokens greedily with a KV
+# cache: a prefill over [3 cameras, 200 prompt tokens, BOS], then max_decoding_steps (256) single
+# token steps, each an lm_head over the 257152-token vocabulary and an argmax fed back through the
+# embedding. The graph's output is the (B, 256) token ids; turning them into the (50, 32) chunk is
+# the FAST tokenizer's BPE decode and an inverse DCT on the host (scipy, as LeRobot does it), which
+# needs the hub's tokenizer and has no tensor form. No noise: greedy decoding is deterministic.
+
+class Pi0FastChunk(nn.Module):
+    """(images (B, cameras, 3, H, W), tokens, token_mask) -> the (B, max_decoding_steps) greedy token
+    ids. LeRobot's sample_actions_fast_kv_cache with temperature 0, minus its early stop (`if
+    bool(finished.all()): break` once every row has emitted the end-of-action "|", a data-dependent
+    branch torch.export cannot trace): all max_decoding_steps are decoded. The ids up to the first
+    "|" are the same; detokenize_actions cuts there anyway."""
+
+    def __init__(self, model, steps):
+        super().__init__()
+        self.model = model
+        self.steps = steps
+
+    def forward(self, images, tokens, token_mask):
+        from lerobot.policies.common.vla_utils import prepare_attention_masks_4d
+        m, pg = self.model, self.model.paligemma_with_expert
+        b = tokens.shape[0]
+        cams = [images[:, i] for i in range(images.shape[1])]
+        img_masks = [torch.ones(b, dtype=torch.bool, device=images.device)] * len(cams)
+        bos = torch.full((b, 1), m._paligemma_tokenizer.bos_token_id, dtype=torch.long, device=tokens.device)
+        tokens = torch.cat([tokens, bos], dim=1)
+        token_mask = torch.cat([token_mask, torch.ones(b, 1, dtype=torch.bool, device=tokens.device)], dim=1)
+        embs, pad, att, _, _ = m.embed_prefix_fast(cams, img_masks, tokens, token_mask)
+        wdtype = pg.paligemma.model.language_model.layers[0].self_attn.q_proj.weight.dtype
+        embs = embs.to(wdtype)
+        (out, _), cache = pg.forward(attention_mask=prepare_attention_masks_4d(att, dtype=embs.dtype),
+                                     position_ids=torch.cumsum(pad, dim=1) - 1, past_key_values=None,
+                                     inputs_embeds=[embs, None], use_cache=True, adarms_cond=[None, None])
+        lm_head = pg.paligemma.lm_head
+        nxt = torch.argmax(lm_head(out[:, -1:, :])[:, -1], dim=-1, keepdim=True)
+        ids = [nxt]
+        for _ in range(1, self.steps):
+            emb = pg.embed_language_tokens(nxt).to(wdtype)
+            pad = torch.cat([pad, torch.ones(b, 1, dtype=torch.bool, device=pad.device)], dim=1)
+            pos = (torch.sum(pad, dim=1, keepdim=True) - 1).long()
+            (out, _), cache = pg.forward(attention_mask=prepare_attention_masks_4d(pad.unsqueeze(1), dtype=emb.dtype),
+                                         position_ids=pos, past_key_values=cache, inputs_embeds=[emb, None],
+                                         use_cache=True, adarms_cond=[None, None])
+            nxt = torch.argmax(lm_head(out[:, -1:, :])[:, -1], dim=-1, keepdim=True)
+            ids.append(nxt)
+        return torch.cat(ids, dim=1)
+
+
+def build_pi0_fast(size, dtype="fp32"):
+    from lerobot.policies.pi0_fast.configuration_pi0_fast import PI0FastConfig
+    from lerobot.policies.pi0_fast.modeling_pi0_fast import PI0FastPytorch
+    kw = dict(device="cpu", dtype="bfloat16" if dtype == "bf16" else "float32")
+    cams, n_tok = 3, 200
+    if size == "tiny":
+        kw.update(chunk_size=8, n_action_steps=8, max_state_dim=8, max_action_dim=6, image_resolution=(32, 32),
+                  tokenizer_max_length=10, max_action_tokens=4, max_decoding_steps=4)
+        cams, n_tok = 2, 10
+    cfg = PI0FastConfig(**kw)
+    tok = types.SimpleNamespace(bos_token_id=2)  # Gemma's <bos> (pad 0, eos 1, bos 2)
+    with tiny_paligemma("lerobot.policies.pi0_fast.modeling_pi0_fast") if size == "tiny" else contextlib.nullcontext():
+        model = PI0FastPytorch(cfg, paligemma_tokenizer=tok)
+    res = cfg.image_resolution[0]
+    g = torch.Generator().manual_seed(SEED + 1)
+    inputs = dict(
+        images=torch.rand(1, cams, 3, res, res, generator=g) * 2 - 1,
+        tokens=torch.randint(0, 250000 if size == "full" else 200, (1, n_tok), generator=g),
+        token_mask=torch.ones(1, n_tok, dtype=torch.bool),
+    )
+    return Pi0FastChunk(model, cfg.max_decoding_steps), inputs
+
+
 BUILDERS = {"smolvla": (build_smolvla, smolvla_bf16), "pi0": (build_pi0, None)}
-BUILDERS.update(pi05=(build_pi05, None))
+BUILDERS.update(pi05=(build_pi05, None), pi0_fast=(build_pi0_fast, None))
 
 
 # ----------------------------------------------------------------------------------------------
