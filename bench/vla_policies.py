@@ -321,8 +321,92 @@ def build_pi0_fast(size, dtype="fp32"):
     return Pi0FastChunk(model, cfg.max_decoding_steps), inputs
 
 
+# ----------------------------------------------------------------------------------------------
+# xvla: X-VLA-0.9B (lerobot/xvla-base): Florence-2-large's DaViT (4 stages, dims 256-2048, depths
+# 1/1/9/1, window 12) on each of 3 views at 224 px, its BART-large encoder (12 layers, d 1024,
+# 16 heads, ffn 4096, vocab 51289) over [primary view's tokens, 64 text tokens], then a 24-layer,
+# 1024-wide soft-prompted transformer (32 prompts per domain, 30 domains) over [30 action tokens,
+# encoder output, the other views' tokens], 10 flow steps, ee6d actions (20-D). Sizes from the
+# florence_config of 2toINF/X-VLA-WidowX's config.json (the same as lerobot/xvla-base's, as far as
+# known), chunk 30 as in lerobot/xvla-base fine-tunes' configs; the 224 px input is their
+# resize_imgs_with_padding (empty cameras are 3x224x224 there), so 224 is likely but not certain.
+
+def florence_config(size):
+    from transformers import Florence2Config
+    if size == "full":
+        vision = dict(depths=[1, 1, 9, 1], patch_size=[7, 3, 3, 3], patch_stride=[4, 2, 2, 2], patch_padding=[3, 1, 1, 1],
+                      patch_prenorm=[False, True, True, True], embed_dim=[256, 512, 1024, 2048],
+                      num_heads=[8, 16, 32, 64], num_groups=[8, 16, 32, 64], window_size=12, projection_dim=1024,
+                      max_position_embeddings=50, max_temporal_embeddings=100)
+        text = dict(model_type="bart", vocab_size=51289, d_model=1024, encoder_layers=12, decoder_layers=12,
+                    encoder_attention_heads=16, decoder_attention_heads=16, encoder_ffn_dim=4096, decoder_ffn_dim=4096,
+                    max_position_embeddings=4096, activation_function="gelu")
+    else:
+        vision = dict(depths=[1, 1, 1, 1], patch_size=[7, 3, 3, 3], patch_stride=[4, 2, 2, 2], patch_padding=[3, 1, 1, 1],
+                      patch_prenorm=[False, True, True, True], embed_dim=[8, 16, 16, 32], num_heads=[1, 2, 2, 4],
+                      num_groups=[1, 2, 2, 4], window_size=3, projection_dim=32, max_position_embeddings=50,
+                      max_temporal_embeddings=100)
+        text = dict(model_type="bart", vocab_size=300, d_model=32, encoder_layers=2, decoder_layers=1,
+                    encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
+                    max_position_embeddings=128, activation_function="gelu")
+    return Florence2Config(vision_config=vision, text_config=text, pad_token_id=1, bos_token_id=0, eos_token_id=2)
+
+
+class XVLAChunk(nn.Module):
+    """(input_ids, images (B, views, 3, H, W), domain_id, proprio, noise) -> the (B, chunk, 20) chunk.
+    LeRobot's XVLAModel.generate_actions with two changes: the noise x1 is an input instead of
+    torch.randn inside, and every view is taken as valid (forward_vlm selects the valid views with
+    `int(mask.sum().item())` and boolean indexing, data-dependent shapes torch.export cannot trace;
+    with all views present that selection is the identity)."""
+
+    def __init__(self, model, steps):
+        super().__init__()
+        self.model = model
+        self.steps = steps
+
+    def forward(self, input_ids, images, domain_id, proprio, noise):
+        m = self.model
+        b, views = images.shape[:2]
+        feats = m.vlm.get_image_features(images.flatten(0, 1)).pooler_output
+        feats = feats.view(b, views, *feats.shape[1:])
+        merged = torch.cat([feats[:, 0], m.vlm.get_input_embeddings()(input_ids)], dim=1)
+        enc = m.vlm.language_model.encoder(attention_mask=torch.ones(merged.shape[:2], dtype=torch.long, device=merged.device),
+                                           inputs_embeds=merged)[0]
+        aux = feats[:, 1:].reshape(b, -1, feats.shape[-1])
+        action = torch.zeros_like(noise)
+        for i in range(self.steps, 0, -1):
+            t = torch.full((b,), i / self.steps, device=noise.device, dtype=noise.dtype)
+            x_t = noise * t.view(-1, 1, 1) + action * (1 - t).view(-1, 1, 1)
+            proprio_m, x_t_m = m.action_space.preprocess(proprio, x_t)
+            action = m.transformer(domain_id=domain_id, action_with_noise=x_t_m, proprio=proprio_m, t=t,
+                                   vlm_features=enc, aux_visual_inputs=aux)
+        return m.action_space.postprocess(action)
+
+
+def build_xvla(size, dtype="fp32"):
+    from lerobot.policies.xvla.configuration_xvla import XVLAConfig
+    from lerobot.policies.xvla.modeling_xvla import XVLAModel
+    kw = dict(device="cpu", dtype="bfloat16" if dtype == "bf16" else "float32", chunk_size=30, n_action_steps=30)
+    views, res, n_tok = 3, 224, 64
+    if size == "tiny":
+        kw.update(chunk_size=8, n_action_steps=8, hidden_size=32, depth=2, num_heads=2, num_domains=3,
+                  len_soft_prompts=4, dim_time=8, max_len_seq=128, num_denoising_steps=3, max_state_dim=20)  # ee6d zeroes proprio[9, 19]
+        views, res, n_tok = 2, 64, 6
+    cfg = XVLAConfig(**kw)
+    model = XVLAModel(cfg, florence_config(size), proprio_dim=cfg.max_state_dim)
+    g = torch.Generator().manual_seed(SEED + 1)
+    inputs = dict(
+        input_ids=torch.randint(3, 51000 if size == "full" else 290, (1, n_tok), generator=g),
+        images=torch.rand(1, views, 3, res, res, generator=g),  # ImageNet-normalized upstream
+        domain_id=torch.tensor([1]),
+        proprio=torch.randn(1, cfg.max_state_dim, generator=g),
+        noise=torch.randn(1, cfg.chunk_size, model.dim_action, generator=g),
+    )
+    return XVLAChunk(model, cfg.num_denoising_steps), inputs
+
+
 BUILDERS = {"smolvla": (build_smolvla, smolvla_bf16), "pi0": (build_pi0, None)}
-BUILDERS.update(pi05=(build_pi05, None), pi0_fast=(build_pi0_fast, None))
+BUILDERS.update(pi05=(build_pi05, None), pi0_fast=(build_pi0_fast, None), xvla=(build_xvla, None))
 
 
 # ----------------------------------------------------------------------------------------------
