@@ -405,8 +405,155 @@ def build_xvla(size, dtype="fp32"):
     return XVLAChunk(model, cfg.num_denoising_steps), inputs
 
 
+# ----------------------------------------------------------------------------------------------
+# groot: GR00T N1.7 (nvidia/GR00T-N1.7-3B): Cosmos-Reason2-2B (a Qwen3-VL-2B: SigLIP-2-style ViT of
+# 24 layers at patch 16 with DeepStack taps after blocks 5/11/17, a 28-layer 2048-wide Qwen3 text
+# model of which the first select_layer=16 are kept) feeding a 4-layer self-attention VL block and
+# a 32-layer AlternateVLDiT (32 heads x 48, cross-attention alternating over text and image tokens)
+# that runs 4 flow steps over [state token, 40 action tokens] of 132-D. LeRobot hard-codes the
+# Cosmos-Reason2-2B config (groot_n1_7._cosmos_reason2_qwen3_vl_config) and builds it with no hub
+# access (load_backbone_weights=False); the N1.7 head sizes are its GR00T_N1_7_DEFAULTS. Images:
+# 2 views at 256x256 (N1.7's image_target_size; the Qwen3-VL processor keeps 256, a multiple of
+# 32), 16x16 patches -> 64 tokens each; 32 prompt tokens. The view count and the prompt length are
+# choices here, not published values.
+
+def qwen3vl_tiny_config():
+    from transformers import Qwen3VLConfig
+    return Qwen3VLConfig(
+        image_token_id=290, video_token_id=291, vision_start_token_id=292, vision_end_token_id=293,
+        tie_word_embeddings=True,
+        text_config=dict(head_dim=16, hidden_act="silu", hidden_size=64, intermediate_size=128,
+                         max_position_embeddings=1024, model_type="qwen3_vl_text", num_attention_heads=4,
+                         num_hidden_layers=4, num_key_value_heads=2, rms_norm_eps=1e-6,
+                         rope_scaling=dict(mrope_interleaved=True, mrope_section=[4, 2, 2], rope_type="default"),
+                         rope_theta=5000000, tie_word_embeddings=True, vocab_size=300),
+        vision_config=dict(deepstack_visual_indexes=[0], depth=2, hidden_act="gelu_pytorch_tanh", hidden_size=32,
+                           in_channels=3, intermediate_size=64, model_type="qwen3_vl", num_heads=2,
+                           num_position_embeddings=64, out_hidden_size=64, patch_size=8, spatial_merge_size=2,
+                           temporal_patch_size=2))
+
+
+class GrootChunk(nn.Module):
+    """(pixel_values (patches, 3*2*P*P), input_ids, attention_mask, position_ids (4, B, L), state
+    (B, 1, max_state_dim), embodiment_id, noise) -> the (B, 40, 132) chunk: GR00TN17.get_action, with
+    the Qwen3-VL forward spelled out so that the image grid stays Python data. Qwen3VLVisionModel
+    reads image_grid_thw with .tolist() (position tables, and its attention splits per image by
+    cu_seqlens.tolist()), get_image_features splits by .tolist() too, and get_rope_index walks
+    input_ids with itertools.groupby over .tolist(): on graph inputs all of these are data-dependent
+    for torch.export. Here the grid and cu_seqlens are numpy arrays (their .tolist() is static),
+    position_ids (M-RoPE, 4 rows as N1.7's Qwen3Backbone builds them) are computed from the fixed token
+    layout at build time and passed in, and the noise is an input instead of torch.randn."""
+
+    def __init__(self, model, grid, views):
+        super().__init__()
+        self.model = model
+        self.grid = np.array([grid] * views)
+        n = grid[0] * grid[1] * grid[2]
+        self.cu_seqlens = np.arange(views + 1) * n
+
+    def backbone(self, pixel_values, input_ids, attention_mask, position_ids):
+        qwen = self.model.backbone.model.model  # Qwen3VLModel
+        vis, lm = qwen.visual, qwen.language_model
+        h = vis.patch_embed(pixel_values.type(vis.dtype)) + vis.fast_pos_embed_interpolate(self.grid)
+        rot = vis.rot_pos_emb(self.grid).reshape(h.shape[0], -1)
+        emb = torch.cat((rot, rot), dim=-1)
+        pe = (emb.cos(), emb.sin())
+        deep = []
+        for i, blk in enumerate(vis.blocks):
+            h = blk(h, cu_seqlens=self.cu_seqlens, position_embeddings=pe)
+            if i in vis.deepstack_visual_indexes:
+                deep.append(vis.deepstack_merger_list[vis.deepstack_visual_indexes.index(i)](h))
+        image_embeds = vis.merger(h)
+        embeds = qwen.get_input_embeddings()(input_ids)
+        image_mask = (input_ids == qwen.config.image_token_id)
+        embeds = embeds.masked_scatter(image_mask.unsqueeze(-1).expand_as(embeds), image_embeds.to(embeds.dtype))
+        captured = {}
+        hook = lm.layers[-1].register_forward_hook(lambda _m, _i, out: captured.__setitem__(
+            "h", out if isinstance(out, torch.Tensor) else out[0]))
+        try:
+            lm(inputs_embeds=embeds, attention_mask=attention_mask, position_ids=position_ids,
+               visual_pos_masks=image_mask, deepstack_visual_embeds=deep, use_cache=False)
+        finally:
+            hook.remove()
+        return captured["h"], image_mask
+
+    def forward(self, pixel_values, input_ids, attention_mask, position_ids, state, embodiment_id, noise):
+        from transformers.feature_extraction_utils import BatchFeature
+        head = self.model.action_head
+        feats, image_mask = self.backbone(pixel_values, input_ids, attention_mask, position_ids)
+        bout = BatchFeature(data=dict(backbone_features=feats, backbone_attention_mask=attention_mask == 1,
+                                      image_mask=image_mask))
+        ain = BatchFeature(data=dict(state=state, embodiment_id=embodiment_id))
+        enc = head._encode_features(bout, ain)
+        vl, sf = enc.backbone_features, enc.state_features
+        actions, b, n = noise, noise.shape[0], head.num_inference_timesteps
+        for step in range(n):
+            tq = int(step / float(n) * head.num_timestep_buckets)
+            ts = torch.full((b,), tq, device=noise.device)
+            af = head.action_encoder(actions, ts, embodiment_id)
+            if head.config.add_pos_embed:
+                af = af + head.position_embedding(torch.arange(af.shape[1], device=noise.device)).unsqueeze(0)
+            out = head.model(hidden_states=torch.cat((sf, af), dim=1), encoder_hidden_states=vl, timestep=ts,
+                             image_mask=bout.image_mask, backbone_attention_mask=bout.backbone_attention_mask)
+            pred = head.action_decoder(out, embodiment_id)
+            actions = actions + (1.0 / n) * pred[:, -head.action_horizon:]
+        return actions
+
+
+def build_groot(size, dtype="fp32"):
+    import lerobot.policies.groot.groot_n1_7 as g17
+    over = {}
+    views, res, n_text = 2, 256, 32
+    if size == "tiny":
+        over = dict(backbone_embedding_dim=64, select_layer=2, hidden_size=32, input_embedding_dim=32, max_state_dim=8,
+                    max_action_dim=6, action_horizon=8, max_seq_len=64, max_num_embodiments=2,
+                    num_inference_timesteps=3,
+                    diffusion_model_cfg=dict(positional_embeddings=None, num_layers=4, num_attention_heads=2,
+                                             attention_head_dim=16, norm_type="ada_norm", dropout=0.2,
+                                             final_dropout=True, output_dim=32, interleave_self_attention=True),
+                    vl_self_attention_cfg=dict(positional_embeddings=None, num_layers=1, num_attention_heads=2,
+                                               attention_head_dim=32, dropout=0.2, final_dropout=True))
+        views, res, n_text = 2, 32, 6
+    cfg = g17.GR00TN17Config(**over)
+    saved = g17._cosmos_reason2_qwen3_vl_config
+    if size == "tiny":
+        g17._cosmos_reason2_qwen3_vl_config = qwen3vl_tiny_config
+    try:
+        model = g17.GR00TN17(cfg, load_backbone_weights=False)
+    finally:
+        g17._cosmos_reason2_qwen3_vl_config = saved
+    qcfg = model.backbone.model.config
+    vc = qcfg.vision_config
+    patch, merge, tps = vc.patch_size, vc.spatial_merge_size, vc.temporal_patch_size
+    grid = [1, res // patch, res // patch]
+    n_img = grid[1] * grid[2] // merge ** 2
+    # token layout: per view <vision_start> <image>*n_img <vision_end>, then the prompt
+    g = torch.Generator().manual_seed(SEED + 1)
+    ids = []
+    for _ in range(views):
+        ids += [qcfg.vision_start_token_id] + [qcfg.image_token_id] * n_img + [qcfg.vision_end_token_id]
+    text = torch.randint(10, 150000 if size == "full" else 280, (n_text,), generator=g).tolist()
+    input_ids = torch.tensor([ids + text])
+    mm = (input_ids == qcfg.image_token_id).int()
+    attention_mask = torch.ones_like(input_ids)
+    pos, _ = model.backbone.model.model.get_rope_index(input_ids, image_grid_thw=torch.tensor([grid] * views),
+                                                      attention_mask=attention_mask, mm_token_type_ids=mm)
+    pos = torch.cat([pos[:1], pos], dim=0)  # Qwen3Backbone._ensure_legacy_qwen3_position_ids' 4th row
+    n_patches = views * grid[1] * grid[2]
+    inputs = dict(
+        pixel_values=torch.rand(n_patches, 3 * tps * patch * patch, generator=g) * 2 - 1,
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=pos,
+        state=torch.randn(1, 1, cfg.max_state_dim, generator=g),
+        embodiment_id=torch.tensor([1]),
+        noise=torch.randn(1, cfg.action_horizon, cfg.max_action_dim, generator=g),
+    )
+    return GrootChunk(model, grid, views), inputs
+
+
 BUILDERS = {"smolvla": (build_smolvla, smolvla_bf16), "pi0": (build_pi0, None)}
-BUILDERS.update(pi05=(build_pi05, None), pi0_fast=(build_pi0_fast, None), xvla=(build_xvla, None))
+BUILDERS.update(pi05=(build_pi05, None), pi0_fast=(build_pi0_fast, None), xvla=(build_xvla, None), groot=(build_groot, None))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -623,6 +770,8 @@ def fixture(stem, dest, rtol):
         np.save(os.path.join(dest, f"in_{i}.npy"), data[k])
     np.save(os.path.join(dest, "out_0.npy"), data["expected"])
     m = onnx.load(stem + ".onnx", load_external_data=True)
+    for node in m.graph.node:  # the exporter's per-node stack traces and scopes: most of a tiny graph's bytes
+        del node.metadata_props[:]
     onnx.save(m, os.path.join(dest, "model.onnx"), save_as_external_data=True, location="model.onnx.data")
     meta = dict(exporter="dynamo", torch=torch.__version__, opset=[o.version for o in m.opset_import if o.domain in ("", "ai.onnx")],
                 inputs={k: f"in_{i}.npy" for i, k in enumerate(names)}, outputs={"actions": "out_0.npy"}, rtol=rtol)
