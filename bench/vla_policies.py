@@ -552,8 +552,122 @@ def build_groot(size, dtype="fp32"):
     return GrootChunk(model, grid, views), inputs
 
 
+# ----------------------------------------------------------------------------------------------
+# evo1: EVO-1 on InternVL3-1B (InternViT-300M at 448 px, 256 tokens per view after the 0.5 pixel
+# shuffle, Qwen2.5-0.5B text model cut to its first 14 of 24 layers) whose last hidden states over
+# [3 views' image tokens, prompt] condition an 8-layer cross-attention flow head (embed 896,
+# hidden 1024, 8 heads) that integrates 32 Euler steps over the flattened (50 x 24) chunk.
+# InternVL3-1B-hf's config.json as known (not checked against the file): vision 24 layers, 1024
+# wide, 16 heads, ffn 4096, patch 14, layer scale; text Qwen2 896 wide, 14 heads / 2 KV heads, ffn
+# 4864, 24 layers, vocab 151674, rope theta 1e6; <img> 151665, </img> 151666, <IMG_CONTEXT> 151667.
+# LeRobot loads tokenizer and model from the hub (AutoTokenizer/AutoModel.from_pretrained): both
+# are patched to answer locally, and the prompt is given as token ids.
+
+def internvl3_config(size):
+    from transformers import InternVLConfig
+    if size == "full":
+        vision = dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096,
+                      image_size=[448, 448], patch_size=[14, 14], norm_type="layer_norm", layer_scale_init_value=0.1,
+                      use_mean_pooling=True, use_qk_norm=False)
+        text = dict(model_type="qwen2", hidden_size=896, intermediate_size=4864, num_attention_heads=14,
+                    num_key_value_heads=2, num_hidden_layers=24, vocab_size=151674, rope_theta=1000000.0,
+                    max_position_embeddings=32768, rms_norm_eps=1e-6, tie_word_embeddings=True)
+        ids = dict(image_token_id=151667, image_seq_length=256)
+    else:
+        vision = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                      image_size=[56, 56], patch_size=[14, 14], norm_type="layer_norm", layer_scale_init_value=0.1,
+                      use_mean_pooling=True, use_qk_norm=False)
+        text = dict(model_type="qwen2", hidden_size=64, intermediate_size=128, num_attention_heads=4,
+                    num_key_value_heads=2, num_hidden_layers=4, vocab_size=300, rope_theta=1000000.0,
+                    max_position_embeddings=1024, rms_norm_eps=1e-6, tie_word_embeddings=True)
+        ids = dict(image_token_id=290, image_seq_length=4)
+    cfg = InternVLConfig(vision_config=vision, text_config=text, downsample_ratio=0.5, projector_hidden_act="gelu",
+                         vision_feature_layer=-1, vision_feature_select_strategy="default", **ids)
+    cfg._attn_implementation = "eager"
+    return cfg
+
+
+@contextlib.contextmanager
+def offline_internvl3(cfg):
+    import lerobot.policies.evo1.internvl3_embedder as ie
+    from transformers import InternVLModel
+    tok = types.SimpleNamespace(convert_tokens_to_ids=lambda t: {"<IMG_CONTEXT>": cfg.image_token_id}[t])
+    saved = ie.AutoTokenizer, ie.AutoModel
+    ie.AutoTokenizer = types.SimpleNamespace(from_pretrained=lambda *_a, **_k: tok)
+    ie.AutoModel = types.SimpleNamespace(from_pretrained=lambda *_a, torch_dtype=torch.float32, **_k:
+                                         InternVLModel(cfg).to(torch_dtype))
+    try:
+        yield
+    finally:
+        ie.AutoTokenizer, ie.AutoModel = saved
+
+
+class Evo1Chunk(nn.Module):
+    """(pixel_values (views, 3, S, S) ImageNet-normalized, input_ids, attention_mask, state, noise)
+    -> the (B, chunk, max_action_dim) chunk. The VLM call of InternVL3Embedder._forward_vlm on token
+    ids (the tokenizer and the bicubic resize stay on the host), then LeRobot's unchanged
+    FlowmatchingActionHead.get_action, whose starting point `torch.rand(...) * 2 - 1` is the graph
+    input `noise` (uniform in [0, 1)) through a torch.rand replaced for the call."""
+
+    def __init__(self, model, env_action_dim):
+        super().__init__()
+        self.model = model
+        mask = torch.zeros(1, model.config.max_action_dim, dtype=torch.bool)
+        mask[:, :env_action_dim] = True
+        self.register_buffer("action_mask", mask, persistent=False)
+
+    def forward(self, pixel_values, input_ids, attention_mask, state, noise):
+        emb, head = self.model.embedder, self.model.action_head
+        out = emb.model(input_ids=input_ids, pixel_values=pixel_values.to(emb.model_dtype), attention_mask=attention_mask,
+                        output_hidden_states=True, return_dict=True)
+        fused = out.hidden_states[-1].to(torch.float32)
+        b = input_ids.shape[0]
+        rand = torch.rand
+        torch.rand = lambda *_a, **_k: noise.reshape(b, -1).to(fused.dtype)
+        try:
+            actions = head.get_action(fused, state=state, embodiment_id=torch.zeros(b, dtype=torch.long),
+                                      action_mask=self.action_mask.expand(b, -1), context_mask=attention_mask.bool())
+        finally:
+            torch.rand = rand
+        return actions.view(b, self.model.config.chunk_size, self.model.config.max_action_dim)
+
+
+def build_evo1(size, dtype="fp32"):
+    from lerobot.policies.evo1.configuration_evo1 import Evo1Config
+    from lerobot.policies.evo1.evo1_model import Evo1Model
+    vlm_dtype = "bfloat16" if dtype == "bf16" else "float32"
+    kw = dict(device="cpu", vlm_dtype=vlm_dtype, use_flash_attn=False, enable_gradient_checkpointing=False)
+    views, n_text, env_dim = 3, 16, 7  # 3 = max_views; a 7-D arm (env_dim) and 16 task tokens are choices here
+    if size == "tiny":
+        kw.update(chunk_size=8, n_action_steps=8, max_state_dim=8, max_action_dim=6, max_views=2,
+                  image_resolution=(56, 56), vlm_num_layers=2, embed_dim=64, hidden_dim=64, state_hidden_dim=32,
+                  num_heads=2, num_layers=2, num_inference_timesteps=3)
+        views, n_text, env_dim = 2, 6, 4
+    cfg = Evo1Config(**kw)
+    vcfg = internvl3_config(size)
+    with offline_internvl3(vcfg):
+        model = Evo1Model(cfg)
+    img_start, img_end = (151665, 151666) if size == "full" else (288, 289)
+    g = torch.Generator().manual_seed(SEED + 1)
+    text_hi = 151000 if size == "full" else 280
+    ids = []
+    for _ in range(views):  # "Image-i: <img><IMG_CONTEXT>*n</img>\n" + the task
+        ids += torch.randint(10, text_hi, (3,), generator=g).tolist() + [img_start]
+        ids += [vcfg.image_token_id] * vcfg.image_seq_length + [img_end, 198 if size == "full" else 11]
+    ids += torch.randint(10, text_hi, (n_text,), generator=g).tolist()
+    res = cfg.image_resolution[0]
+    inputs = dict(
+        pixel_values=torch.randn(views, 3, res, res, generator=g),
+        input_ids=torch.tensor([ids]),
+        attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+        state=torch.randn(1, cfg.max_state_dim, generator=g),
+        noise=torch.rand(1, cfg.chunk_size, cfg.max_action_dim, generator=g),
+    )
+    return Evo1Chunk(model, env_dim), inputs
+
+
 BUILDERS = {"smolvla": (build_smolvla, smolvla_bf16), "pi0": (build_pi0, None)}
-BUILDERS.update(pi05=(build_pi05, None), pi0_fast=(build_pi0_fast, None), xvla=(build_xvla, None), groot=(build_groot, None))
+BUILDERS.update(pi05=(build_pi05, None), pi0_fast=(build_pi0_fast, None), xvla=(build_xvla, None), groot=(build_groot, None), evo1=(build_evo1, None))
 
 
 # ----------------------------------------------------------------------------------------------
