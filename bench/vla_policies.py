@@ -433,6 +433,56 @@ def qwen3vl_tiny_config():
                            temporal_patch_size=2))
 
 
+def qwen3vl_last_layer(qwen, grid, cu_seqlens, pixel_values, input_ids, attention_mask, position_ids):
+    """A Qwen3VLModel's forward up to its last decoder layer's output (before the final norm, as GR00T
+    N1.7 and VLA-JEPA read it), with the image grid and cu_seqlens given as numpy arrays so that the
+    vision tower's .tolist() calls are static under torch.export: (hidden (B, L, D), image_mask)."""
+    vis, lm = qwen.visual, qwen.language_model
+    h = vis.patch_embed(pixel_values.type(vis.dtype)) + vis.fast_pos_embed_interpolate(grid)
+    rot = vis.rot_pos_emb(grid).reshape(h.shape[0], -1)
+    emb = torch.cat((rot, rot), dim=-1)
+    pe = (emb.cos(), emb.sin())
+    deep = []
+    for i, blk in enumerate(vis.blocks):
+        h = blk(h, cu_seqlens=cu_seqlens, position_embeddings=pe)
+        if i in vis.deepstack_visual_indexes:
+            deep.append(vis.deepstack_merger_list[vis.deepstack_visual_indexes.index(i)](h))
+    image_embeds = vis.merger(h)
+    embeds = qwen.get_input_embeddings()(input_ids)
+    image_mask = (input_ids == qwen.config.image_token_id)
+    embeds = embeds.masked_scatter(image_mask.unsqueeze(-1).expand_as(embeds), image_embeds.to(embeds.dtype))
+    captured = {}
+    hook = lm.layers[-1].register_forward_hook(lambda _m, _i, out: captured.__setitem__(
+        "h", out if isinstance(out, torch.Tensor) else out[0]))
+    try:
+        lm(inputs_embeds=embeds, attention_mask=attention_mask, position_ids=position_ids,
+           visual_pos_masks=image_mask, deepstack_visual_embeds=deep, use_cache=False)
+    finally:
+        hook.remove()
+    return captured["h"], image_mask
+
+
+def qwen3vl_layout(qwen, views, grid, segments):
+    """input_ids for `views` images of `grid` (t, h, w patches) as the Qwen3-VL chat template lays them
+    out (<|vision_start|> <|image_pad|>*n <|vision_end|> per image), followed by the token lists in
+    `segments`; with the 4-row M-RoPE position_ids the N1.7 backbone feeds (the text row first).
+    get_rope_index runs here, at build time, on the fixed layout."""
+    cfg = qwen.config
+    merge = cfg.vision_config.spatial_merge_size
+    n_img = grid[0] * grid[1] * grid[2] // merge ** 2
+    ids = []
+    for _ in range(views):
+        ids += [cfg.vision_start_token_id] + [cfg.image_token_id] * n_img + [cfg.vision_end_token_id]
+    for seg in segments:
+        ids += list(seg)
+    input_ids = torch.tensor([ids])
+    mm = (input_ids == cfg.image_token_id).int()
+    attention_mask = torch.ones_like(input_ids)
+    pos, _ = qwen.get_rope_index(input_ids, image_grid_thw=torch.tensor([grid] * views), attention_mask=attention_mask,
+                                 mm_token_type_ids=mm)
+    return input_ids, attention_mask, torch.cat([pos[:1], pos], dim=0)
+
+
 class GrootChunk(nn.Module):
     """(pixel_values (patches, 3*2*P*P), input_ids, attention_mask, position_ids (4, B, L), state
     (B, 1, max_state_dim), embodiment_id, noise) -> the (B, 40, 132) chunk: GR00TN17.get_action, with
@@ -452,30 +502,8 @@ class GrootChunk(nn.Module):
         self.cu_seqlens = np.arange(views + 1) * n
 
     def backbone(self, pixel_values, input_ids, attention_mask, position_ids):
-        qwen = self.model.backbone.model.model  # Qwen3VLModel
-        vis, lm = qwen.visual, qwen.language_model
-        h = vis.patch_embed(pixel_values.type(vis.dtype)) + vis.fast_pos_embed_interpolate(self.grid)
-        rot = vis.rot_pos_emb(self.grid).reshape(h.shape[0], -1)
-        emb = torch.cat((rot, rot), dim=-1)
-        pe = (emb.cos(), emb.sin())
-        deep = []
-        for i, blk in enumerate(vis.blocks):
-            h = blk(h, cu_seqlens=self.cu_seqlens, position_embeddings=pe)
-            if i in vis.deepstack_visual_indexes:
-                deep.append(vis.deepstack_merger_list[vis.deepstack_visual_indexes.index(i)](h))
-        image_embeds = vis.merger(h)
-        embeds = qwen.get_input_embeddings()(input_ids)
-        image_mask = (input_ids == qwen.config.image_token_id)
-        embeds = embeds.masked_scatter(image_mask.unsqueeze(-1).expand_as(embeds), image_embeds.to(embeds.dtype))
-        captured = {}
-        hook = lm.layers[-1].register_forward_hook(lambda _m, _i, out: captured.__setitem__(
-            "h", out if isinstance(out, torch.Tensor) else out[0]))
-        try:
-            lm(inputs_embeds=embeds, attention_mask=attention_mask, position_ids=position_ids,
-               visual_pos_masks=image_mask, deepstack_visual_embeds=deep, use_cache=False)
-        finally:
-            hook.remove()
-        return captured["h"], image_mask
+        return qwen3vl_last_layer(self.model.backbone.model.model, self.grid, self.cu_seqlens, pixel_values,
+                                  input_ids, attention_mask, position_ids)
 
     def forward(self, pixel_values, input_ids, attention_mask, position_ids, state, embodiment_id, noise):
         from transformers.feature_extraction_utils import BatchFeature
@@ -666,8 +694,119 @@ def build_evo1(size, dtype="fp32"):
     return Evo1Chunk(model, env_dim), inputs
 
 
+# ----------------------------------------------------------------------------------------------
+# vla_jepa: VLA-JEPA: Qwen3-VL-2B-Instruct (all 28 text layers; the same layout as the
+# Cosmos-Reason2-2B config LeRobot hard-codes for GR00T, reused here) whose last-layer states at
+# the 32 <|embodied_action|> prompt tokens condition a DiT-B flow head (16 layers, 12 heads x 64,
+# cross-attention every other layer) integrating 4 Euler steps over a 7 x 7 chunk. The V-JEPA 2
+# world model (facebook/vjepa2-vitl-fpc64-256) is a training-time loss only and is not built
+# (enable_world_model=False). LeRobot loads Qwen and its processor from the hub: both are patched
+# (a tokenizer stub that adds the 28 action tokens and the embodied token after Qwen3's 151669
+# ids; that count is as known, not checked). 2 views at 224 px (49 tokens each) and a 40-token
+# instruction are choices here.
+
+class _AddTokensTokenizer:
+    """Enough of a tokenizer for Qwen3VLInterface.expand_tokenizer: new tokens get the next ids."""
+
+    def __init__(self, n):
+        self.n, self.vocab, self.padding_side = n, {}, "left"
+
+    def get_vocab(self):
+        return self.vocab
+
+    def add_tokens(self, tokens, special_tokens=False):
+        for t in tokens:
+            self.vocab[t] = self.n
+            self.n += 1
+
+    def convert_tokens_to_ids(self, t):
+        return self.vocab[t]
+
+    def __len__(self):
+        return self.n
+
+
+class VlaJepaChunk(nn.Module):
+    """(pixel_values, input_ids, attention_mask, position_ids, state, noise) -> the (B, chunk,
+    action_dim) chunk. VLAJEPAModel.predict_action with the Qwen3-VL call spelled out as for groot
+    (qwen3vl_last_layer: the processor's grid stays Python data), the embodied-action states taken
+    at their fixed prompt positions (LeRobot finds them with .nonzero(), a data-dependent shape) and
+    LeRobot's unchanged action head, whose torch.randn start is the `noise` input. In fp32 the
+    backbone runs without LeRobot's bf16 autocast."""
+
+    def __init__(self, model, grid, views, embodied):
+        super().__init__()
+        self.model = model
+        self.grid = np.array([grid] * views)
+        self.cu_seqlens = np.arange(views + 1) * (grid[0] * grid[1] * grid[2])
+        self.embodied = embodied  # (first, count) of the <|embodied_action|> tokens
+
+    def forward(self, pixel_values, input_ids, attention_mask, position_ids, state, noise):
+        hidden, _ = qwen3vl_last_layer(self.model.qwen.model.model, self.grid, self.cu_seqlens, pixel_values, input_ids,
+                                       attention_mask, position_ids)
+        first, count = self.embodied
+        cond = hidden[:, first:first + count].float()
+        randn = torch.randn
+        torch.randn = lambda *_a, **_k: noise.to(cond.dtype)
+        try:
+            return self.model.action_model.predict_action(cond, state.float())
+        finally:
+            torch.randn = randn
+
+
+def build_vla_jepa(size, dtype="fp32"):
+    import lerobot.policies.groot.groot_n1_7 as g17
+    import lerobot.policies.vla_jepa.qwen_interface as qi
+    from lerobot.policies.vla_jepa.configuration_vla_jepa import VLAJEPAConfig
+    from lerobot.policies.vla_jepa.modeling_vla_jepa import VLAJEPAModel
+    from transformers import Qwen3VLForConditionalGeneration
+    kw = dict(device="cpu", enable_world_model=False, torch_dtype="bfloat16" if dtype == "bf16" else "float32")
+    views, res, n_text = 2, 224, 40
+    if size == "tiny":
+        kw.update(chunk_size=4, n_action_steps=4, action_dim=4, state_dim=4, num_action_tokens_per_timestep=2,
+                  num_embodied_action_tokens_per_instruction=4, num_inference_timesteps=3,
+                  action_model_type="DiT-test", action_hidden_size=32, action_num_layers=2, num_video_frames=4)
+        views, res, n_text = 2, 32, 6
+    cfg = VLAJEPAConfig(**kw)
+    qcfg = g17._cosmos_reason2_qwen3_vl_config() if size == "full" else qwen3vl_tiny_config()
+    tok = _AddTokensTokenizer(151669 if size == "full" else 294)
+    saved = qi.Qwen3VLForConditionalGeneration, qi.AutoProcessor
+    qi.Qwen3VLForConditionalGeneration = types.SimpleNamespace(
+        from_pretrained=lambda *_a, torch_dtype=torch.float32, **_k: Qwen3VLForConditionalGeneration(qcfg).to(torch_dtype))
+    qi.AutoProcessor = types.SimpleNamespace(from_pretrained=lambda *_a, **_k: types.SimpleNamespace(tokenizer=tok))
+    try:
+        model = VLAJEPAModel(cfg)
+    finally:
+        qi.Qwen3VLForConditionalGeneration, qi.AutoProcessor = saved
+    qwen = model.qwen.model.model
+    vc = qwen.config.vision_config
+    grid = [1, res // vc.patch_size, res // vc.patch_size]
+    g = torch.Generator().manual_seed(SEED + 1)
+    hi = 150000 if size == "full" else 280
+    words = lambda n: torch.randint(10, hi, (n,), generator=g).tolist()
+    # "<|im_start|>user\n" [images] "Your task is {instruction}. Infer ... frames {action tokens} and
+    # produce ... {embodied tokens}." "<|im_end|>\n<|im_start|>assistant\n"
+    im_start, im_end, nl = (151644, 151645, 198) if size == "full" else (5, 6, 7)
+    action_ids = [i for t in model.action_tokens[:cfg.num_video_frames // cfg.jepa_tubelet_size - 1]
+                  for i in [tok.convert_tokens_to_ids(t)] * cfg.num_action_tokens_per_timestep]
+    embodied = [model.embodied_action_token_id] * cfg.num_embodied_action_tokens_per_instruction
+    tail = [words(3) + words(n_text) + words(8), action_ids, words(6), embodied, words(1), [im_end, nl, im_start] + words(1) + [nl]]
+    input_ids, attention_mask, pos = qwen3vl_layout(qwen, views, grid, [[im_start] + words(1) + [nl]] + tail)
+    first = (input_ids[0] == model.embodied_action_token_id).nonzero()[0].item()
+    n_patches = views * grid[1] * grid[2]
+    inputs = dict(
+        pixel_values=torch.rand(n_patches, 3 * vc.temporal_patch_size * vc.patch_size ** 2, generator=g) * 2 - 1,
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=pos,
+        state=torch.randn(1, 1, cfg.state_dim, generator=g),
+        noise=torch.randn(1, cfg.chunk_size, cfg.action_dim, generator=g),
+    )
+    return VlaJepaChunk(model, grid, views, (first, len(embodied))), inputs
+
+
 BUILDERS = {"smolvla": (build_smolvla, smolvla_bf16), "pi0": (build_pi0, None)}
-BUILDERS.update(pi05=(build_pi05, None), pi0_fast=(build_pi0_fast, None), xvla=(build_xvla, None), groot=(build_groot, None), evo1=(build_evo1, None))
+BUILDERS.update(pi05=(build_pi05, None), pi0_fast=(build_pi0_fast, None), xvla=(build_xvla, None), groot=(build_groot, None), evo1=(build_evo1, None), vla_jepa=(build_vla_jepa, None))
 
 
 # ----------------------------------------------------------------------------------------------
