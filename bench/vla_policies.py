@@ -805,8 +805,116 @@ def build_vla_jepa(size, dtype="fp32"):
     return VlaJepaChunk(model, grid, views, (first, len(embodied))), inputs
 
 
+# ----------------------------------------------------------------------------------------------
+# multi_task_dit: LeRobot's Multi-Task DiT: CLIP ViT-B/16 (CLS token per camera and observation
+# step) and CLIP's text encoder (pooled, projected) with the state into one conditioning vector
+# for a 6-layer, 512-wide DiT (AdaLN-Zero, RoPE) that denoises a 32 x action_dim chunk with DDPM
+# over 100 steps (num_inference_steps None = num_train_timesteps), 2 observation steps. Sizes are
+# LeRobot's defaults; CLIP ViT-B/16 as openai/clip-vit-base-patch16's config.json as known (vision
+# 768 x 12, 12 heads, ffn 3072, patch 16 at 224; text 512 x 12, 8 heads, ffn 2048, vocab 49408,
+# 77 positions). 2 cameras, an 8-D state and 7-D actions are choices here. DDPM's step draws fresh
+# noise at every t > 0: all of it is the `step_noise` input.
+
+def clip_configs(size):
+    from transformers import CLIPTextConfig, CLIPVisionConfig
+    if size == "full":
+        return (CLIPVisionConfig(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12,
+                                 patch_size=16, image_size=224, projection_dim=512),
+                CLIPTextConfig(hidden_size=512, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=8,
+                               vocab_size=49408, max_position_embeddings=77, eos_token_id=49407, projection_dim=512))
+    return (CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, patch_size=8,
+                             image_size=32, projection_dim=32),
+            CLIPTextConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, vocab_size=300,
+                           max_position_embeddings=16, eos_token_id=299, projection_dim=32))
+
+
+class MultiTaskDiTChunk(nn.Module):
+    """(images (B, n_obs, cams, 3, H, W), state (B, n_obs, state_dim), input_ids, attention_mask,
+    noise (B, horizon, action_dim), step_noise (B, steps - 1, horizon, action_dim)) -> the
+    (B, n_action_steps, action_dim) actions. MultiTaskDiTPolicy._generate_actions with
+    DiffusionObjective.conditional_sample spelled out over the scheduler's timesteps as Python ints
+    (set_timesteps runs at build time, and each step's previous timestep, which DDPMScheduler finds
+    with .nonzero() on its timesteps, is looked up from a table made then), the first
+    torch.randn the `noise` input and DDPM's per-step variance noise (diffusers' randn_tensor) the
+    `step_noise` slices."""
+
+    def __init__(self, policy):
+        super().__init__()
+        self.policy = policy
+        obj = policy.objective
+        obj.noise_scheduler.set_timesteps(obj.num_inference_steps)
+        self.timesteps = [int(t) for t in obj.noise_scheduler.timesteps]
+        self.prev = {t: int(obj.noise_scheduler.previous_timestep(t)) for t in self.timesteps}
+
+    def forward(self, images, state, input_ids, attention_mask, noise, step_noise):
+        import diffusers.schedulers.scheduling_ddpm as ddpm
+        from lerobot.utils.constants import OBS_IMAGES, OBS_LANGUAGE_ATTENTION_MASK, OBS_LANGUAGE_TOKENS, OBS_STATE
+        p = self.policy
+        cond = p.observation_encoder.encode({OBS_STATE: state, OBS_IMAGES: images, OBS_LANGUAGE_TOKENS: input_ids,
+                                             OBS_LANGUAGE_ATTENTION_MASK: attention_mask})
+        sched, sample = p.objective.noise_scheduler, noise
+        draws = iter(step_noise.unbind(1))
+        saved = ddpm.randn_tensor
+        ddpm.randn_tensor = lambda *_a, **_k: next(draws)
+        sched.previous_timestep = self.prev.__getitem__  # DDPM finds it with .nonzero() on its timesteps
+        try:
+            for t in self.timesteps:
+                out = p.noise_predictor(sample, torch.full(sample.shape[:1], t, dtype=torch.long), conditioning_vec=cond)
+                sample = sched.step(out, t, sample).prev_sample
+        finally:
+            ddpm.randn_tensor = saved
+            del sched.previous_timestep
+        start = p.config.n_obs_steps - 1
+        return sample[:, start:start + p.config.n_action_steps]
+
+
+def build_multi_task_dit(size, dtype="fp32"):
+    import lerobot.policies.multi_task_dit.modeling_multi_task_dit as mtd
+    from lerobot.configs import FeatureType, PolicyFeature
+    from lerobot.policies.multi_task_dit.configuration_multi_task_dit import MultiTaskDiTConfig
+    from transformers import CLIPTextModel, CLIPVisionModel
+    vcfg, tcfg = clip_configs(size)
+    res, cams, sdim, adim = vcfg.image_size, 2, 8, 7
+    kw = dict(device="cpu", image_crop_shape=(res, res))
+    if size == "tiny":
+        kw.update(horizon=8, n_action_steps=6, hidden_dim=32, num_layers=2, num_heads=2, timestep_embed_dim=16,
+                  num_inference_steps=3, tokenizer_max_length=16)
+        sdim, adim = 4, 3
+    cfg = MultiTaskDiTConfig(**kw)
+    cfg.input_features = {"observation.state": PolicyFeature(type=FeatureType.STATE, shape=(sdim,))}
+    for i in range(cams):
+        cfg.input_features[f"observation.images.cam{i}"] = PolicyFeature(type=FeatureType.VISUAL, shape=(3, res, res))
+    cfg.output_features = {"action": PolicyFeature(type=FeatureType.ACTION, shape=(adim,))}
+    saved = mtd.CLIPVisionModel, mtd.CLIPTextModel
+    mtd.CLIPVisionModel = types.SimpleNamespace(from_pretrained=lambda *_a, **_k: CLIPVisionModel(vcfg))
+    mtd.CLIPTextModel = types.SimpleNamespace(from_pretrained=lambda *_a, **_k: CLIPTextModel(tcfg))
+    try:
+        policy = mtd.MultiTaskDiTPolicy(cfg)
+    finally:
+        mtd.CLIPVisionModel, mtd.CLIPTextModel = saved
+    chunk = MultiTaskDiTChunk(policy)
+    g = torch.Generator().manual_seed(SEED + 1)
+    n_tok, n_words = cfg.tokenizer_max_length, (12 if size == "full" else 5)
+    ids = [tcfg.bos_token_id if size == "full" else 1]  # <|startoftext|> words <|endoftext|>, padded with it
+    ids += torch.randint(300 if size == "full" else 3, 49000 if size == "full" else 290, (n_words,), generator=g).tolist()
+    ids += [tcfg.eos_token_id] * (n_tok - len(ids))
+    mask = torch.zeros(1, n_tok, dtype=torch.long)
+    mask[:, :n_words + 2] = 1
+    n_obs = cfg.n_obs_steps
+    inputs = dict(
+        images=torch.randn(1, n_obs, cams, 3, res, res, generator=g),
+        state=torch.rand(1, n_obs, sdim, generator=g) * 2 - 1,
+        input_ids=torch.tensor([ids]),
+        attention_mask=mask,
+        noise=torch.randn(1, cfg.horizon, adim, generator=g),
+        step_noise=torch.randn(1, len(chunk.timesteps) - 1, cfg.horizon, adim, generator=g),
+    )
+    return chunk, inputs
+
+
 BUILDERS = {"smolvla": (build_smolvla, smolvla_bf16), "pi0": (build_pi0, None)}
-BUILDERS.update(pi05=(build_pi05, None), pi0_fast=(build_pi0_fast, None), xvla=(build_xvla, None), groot=(build_groot, None), evo1=(build_evo1, None), vla_jepa=(build_vla_jepa, None))
+BUILDERS.update(pi05=(build_pi05, None), pi0_fast=(build_pi0_fast, None), xvla=(build_xvla, None), groot=(build_groot, None), evo1=(build_evo1, None), vla_jepa=(build_vla_jepa, None),
+                multi_task_dit=(build_multi_task_dit, None))
 
 
 # ----------------------------------------------------------------------------------------------
