@@ -912,9 +912,164 @@ def build_multi_task_dit(size, dtype="fp32"):
     return chunk, inputs
 
 
+# ----------------------------------------------------------------------------------------------
+# eo1: EO-1 on Qwen2.5-VL-3B-Instruct (a 32-block windowed ViT with full attention at blocks
+# 7/15/23/31, 36-layer 2048-wide Qwen2.5 text model, M-RoPE): the prompt's state token carries the
+# projected state, the prefix [system, 2 views, state, task] is encoded once into a KV cache, and
+# 10 Euler steps re-run the text model over the chunk's 8 action-token positions. Qwen2.5-VL-3B's
+# config.json as known (not checked against the file): text 2048 x 36, 16 heads / 2 KV heads, ffn
+# 11008, vocab 151936, rope theta 1e6, mrope [16, 24, 24]; vision 1280 x 32, 16 heads, ffn 3420,
+# patch 14, window 112, out 2048. EO-1's special tokens are taken as added right after Qwen2.5's
+# 151665 ids (<|action_start|> 151665 ... <|vla|> 151671; as known, not checked). 2 views at 224
+# px (64 tokens each, inside EO1's 64-128 x 28^2 pixel range) and a 12-token task are choices here.
+
+def qwen25vl_config(size):
+    from transformers.models.qwen2_5_vl.configuration_qwen2_5_vl import Qwen2_5_VLConfig
+    if size == "full":
+        text = dict(hidden_size=2048, intermediate_size=11008, num_attention_heads=16, num_hidden_layers=36,
+                    num_key_value_heads=2, rms_norm_eps=1e-6, rope_theta=1000000.0, max_position_embeddings=128000,
+                    vocab_size=151936, tie_word_embeddings=True,
+                    rope_scaling=dict(type="mrope", rope_type="default", mrope_section=[16, 24, 24]))
+        vision = dict(depth=32, hidden_act="silu", hidden_size=1280, intermediate_size=3420, num_heads=16, in_chans=3,
+                      out_hidden_size=2048, patch_size=14, spatial_merge_size=2, window_size=112,
+                      fullatt_block_indexes=[7, 15, 23, 31], tokens_per_second=2, temporal_patch_size=2)
+        ids = dict(image_token_id=151655, video_token_id=151656, vision_start_token_id=151652, vision_end_token_id=151653)
+    else:
+        text = dict(hidden_size=64, intermediate_size=128, num_attention_heads=4, num_hidden_layers=2,
+                    num_key_value_heads=2, rms_norm_eps=1e-6, rope_theta=1000000.0, max_position_embeddings=1024,
+                    vocab_size=300, tie_word_embeddings=True,
+                    rope_scaling=dict(type="mrope", rope_type="default", mrope_section=[2, 3, 3]))
+        vision = dict(depth=2, hidden_act="silu", hidden_size=32, intermediate_size=64, num_heads=2, in_chans=3,
+                      out_hidden_size=64, patch_size=8, spatial_merge_size=2, window_size=32, fullatt_block_indexes=[1],
+                      tokens_per_second=2, temporal_patch_size=2)
+        ids = dict(image_token_id=290, video_token_id=291, vision_start_token_id=292, vision_end_token_id=293)
+    return Qwen2_5_VLConfig(text_config=text, vision_config=vision, tie_word_embeddings=True, **ids)
+
+
+def conv3d_zero_bias(module):
+    """Give each bias-free Conv3d an explicit zero bias (a buffer, so seeded_init leaves it at 0).
+    onnxscript 0.7.2's aten_conv3d writes a missing bias as Expand(0, [C_out, 2]), a 2-D B that
+    vkinfer ("B must be 1-D of the 32 output channels") and onnxruntime 1.32 ("bias must be a 1D
+    tensor of size output_channels") both refuse; conv2d's lowering does not have this."""
+    for m in module.modules():
+        if isinstance(m, nn.Conv3d) and m.bias is None:
+            m._parameters.pop("bias")
+            m.register_buffer("bias", torch.zeros(m.out_channels, dtype=m.weight.dtype), persistent=False)
+
+
+class EO1Chunk(nn.Module):
+    """(pixel_values (patches, 3*2*P*P), input_ids, attention_mask, position_ids (3, B, L), state,
+    noise) -> the (B, chunk, max_action_dim) chunk: EO1VisionFlowMatchingModel.sample_actions with
+    the Qwen2.5-VL vision tower spelled out. Its window order (get_window_index: boolean indexing,
+    .tolist(), unique_consecutive), cu_seqlens and the inverse order are computed at build time from
+    the fixed image grid (window_index, reverse as buffers, the cu_seqlens as numpy arrays whose
+    .tolist() is static); the M-RoPE position_ids (get_rope_index, .tolist() over input_ids) and the
+    action span's start (.item()) too; the noise is an input instead of sample_noise."""
+
+    def __init__(self, model, grid, views, act_start, state_id, action_id):
+        super().__init__()
+        self.model = model
+        vis = model.vlm_backbone.model.visual
+        gt = torch.tensor([grid] * views)
+        with torch.no_grad():
+            window_index, cu_window = vis.get_window_index(gt)
+        self.register_buffer("window_index", window_index, persistent=False)
+        self.register_buffer("reverse", torch.argsort(window_index), persistent=False)
+        self.cu_window = torch.unique_consecutive(torch.tensor(cu_window)).numpy()
+        self.cu_full = np.arange(views + 1) * (grid[0] * grid[1] * grid[2])
+        self.grid = gt.numpy()
+        self.act_start, self.ids = act_start, dict(state_token_id=state_id, action_token_id=action_id)
+
+    def vision(self, pixel_values):
+        vis = self.model.vlm_backbone.model.visual
+        h = vis.patch_embed(pixel_values.type(vis.dtype))
+        rot = vis.rot_pos_emb(self.grid)
+        n, unit = h.shape[0], vis.spatial_merge_unit
+        h = h.reshape(n // unit, unit, -1)[self.window_index].reshape(n, -1)
+        rot = rot.reshape(n // unit, unit, -1)[self.window_index].reshape(n, -1)
+        emb = torch.cat((rot, rot), dim=-1)
+        pe = (emb.cos(), emb.sin())
+        for i, blk in enumerate(vis.blocks):
+            h = blk(h, cu_seqlens=self.cu_full if i in vis.fullatt_block_indexes else self.cu_window, position_embeddings=pe)
+        return vis.merger(h)[self.reverse]
+
+    def forward(self, pixel_values, input_ids, attention_mask, position_ids, state, noise):
+        from lerobot.policies.common.flow_matching import euler_integrate
+        m = self.model
+        qwen = m.vlm_backbone.model
+        chunk = m.config.chunk_size
+        emb = m.embed_prefix(input_ids, states=state, **self.ids).clone()
+        image_mask = (input_ids == qwen.config.image_token_id).unsqueeze(-1).expand_as(emb)
+        emb = emb.masked_scatter(image_mask, self.vision(pixel_values).to(emb.dtype))
+        a0, a1 = self.act_start, self.act_start + chunk
+        out = qwen(attention_mask=attention_mask[:, :a0], position_ids=position_ids[..., :a0], inputs_embeds=emb[:, :a0],
+                   use_cache=True, return_dict=True)
+        cache = out.past_key_values
+
+        def denoise_fn(x_t, timestep):  # as in sample_actions
+            emb[:, a0:a1] = m.embed_suffix(timestep, x_t).to(emb.dtype)
+            cache.crop(a0)
+            o = qwen(attention_mask=attention_mask[:, :a1], past_key_values=cache, inputs_embeds=emb[:, a0:a1],
+                     position_ids=position_ids[..., a0:a1], use_cache=True, return_dict=True)
+            with m.flow_head_autocast_context():
+                v_t = m.action_out_proj(o.last_hidden_state[:, :chunk].to(dtype=m.action_out_proj.dtype))
+            return v_t.reshape(x_t.shape).to(x_t.dtype)
+
+        return euler_integrate(denoise_fn, noise.to(m.action_in_proj.weight.dtype), m.config.num_denoise_steps)
+
+
+def build_eo1(size, dtype="fp32"):
+    from lerobot.policies.eo1.configuration_eo1 import EO1Config
+    from lerobot.policies.eo1.modeling_eo1 import EO1VisionFlowMatchingModel
+    from transformers import Qwen2_5_VLForConditionalGeneration
+    qcfg = qwen25vl_config(size)
+    kw = dict(device="cpu", vlm_config=qcfg.to_dict(), dtype="bfloat16" if dtype == "bf16" else "float32")
+    views, res, n_task = 2, 224, 12
+    if size == "tiny":
+        kw.update(chunk_size=4, n_action_steps=4, max_state_dim=8, max_action_dim=6, num_denoise_steps=3)
+        views, res, n_task = 2, 64, 4
+    cfg = EO1Config(**kw)
+    vlm = Qwen2_5_VLForConditionalGeneration._from_config(cfg.vlm_backbone_config,
+                                                          dtype=torch.bfloat16 if dtype == "bf16" else torch.float32)
+    model = EO1VisionFlowMatchingModel(cfg, vlm)
+    conv3d_zero_bias(model)
+    vc = qcfg.vision_config
+    grid = [1, res // vc.patch_size, res // vc.patch_size]
+    n_img = grid[1] * grid[2] // vc.spatial_merge_size ** 2
+    if size == "full":
+        a_start, a_pad, a_end, s_start, s_pad, s_end, vla = range(151665, 151672)
+        im_start, im_end, nl, hi = 151644, 151645, 198, 151000
+    else:
+        a_start, a_pad, a_end, s_start, s_pad, s_end, vla = 294, 295, 296, 297, 298, 299, 289
+        im_start, im_end, nl, hi = 5, 6, 7, 280
+    g = torch.Generator().manual_seed(SEED + 1)
+    words = lambda n: torch.randint(10, hi, (n,), generator=g).tolist()
+    ids = [im_start] + words(1) + [nl] + words(6) + [im_end, nl, im_start] + words(1) + [nl]  # system, user
+    for _ in range(views):
+        ids += [qcfg.vision_start_token_id] + [qcfg.image_token_id] * n_img + [qcfg.vision_end_token_id]
+    ids += [s_start, s_pad, s_end] + words(n_task) + [vla, im_end, nl, im_start] + words(1) + [nl]
+    act_start = len(ids) + 1
+    ids += [a_start] + [a_pad] * cfg.chunk_size + [a_end, im_end, nl]
+    input_ids = torch.tensor([ids])
+    attention_mask = torch.ones_like(input_ids)
+    mm = (input_ids == qcfg.image_token_id).int()
+    pos, _ = model.vlm_backbone.model.get_rope_index(input_ids, image_grid_thw=torch.tensor([grid] * views),
+                                                     attention_mask=attention_mask, mm_token_type_ids=mm)
+    n_patches = views * grid[1] * grid[2]
+    inputs = dict(
+        pixel_values=torch.rand(n_patches, 3 * vc.temporal_patch_size * vc.patch_size ** 2, generator=g) * 2 - 1,
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=pos,
+        state=torch.randn(1, cfg.max_state_dim, generator=g),
+        noise=torch.randn(1, cfg.chunk_size, cfg.max_action_dim, generator=g),
+    )
+    return EO1Chunk(model, grid, views, act_start, s_pad, a_pad), inputs
+
+
 BUILDERS = {"smolvla": (build_smolvla, smolvla_bf16), "pi0": (build_pi0, None)}
 BUILDERS.update(pi05=(build_pi05, None), pi0_fast=(build_pi0_fast, None), xvla=(build_xvla, None), groot=(build_groot, None), evo1=(build_evo1, None), vla_jepa=(build_vla_jepa, None),
-                multi_task_dit=(build_multi_task_dit, None))
+                multi_task_dit=(build_multi_task_dit, None), eo1=(build_eo1, None))
 
 
 # ----------------------------------------------------------------------------------------------
