@@ -122,10 +122,12 @@ def smolvla_bf16(chunk):
 # which keeps the vision tower, the projector and the norms in fp32.
 
 @contextlib.contextmanager
-def tiny_paligemma():
+def tiny_paligemma(module="lerobot.policies.pi0.modeling_pi0"):
     """pi0's configs shrunk: Gemma widths and depths, and a SigLIP of 2 layers at 32 px whose
-    intermediate size and projection LeRobot's constructor cannot overwrite."""
-    import lerobot.policies.pi0.modeling_pi0 as m
+    intermediate size and projection LeRobot's constructor cannot overwrite. `module` is the
+    modeling file whose get_gemma_config/CONFIG_MAPPING are replaced (pi0's, pi05's, pi0_fast's)."""
+    import importlib
+    m = importlib.import_module(module)
     from transformers import AutoModel, PaliGemmaConfig, SiglipVisionConfig, SiglipVisionModel
 
     class FrozenVision(SiglipVisionConfig):
@@ -203,7 +205,871 @@ def build_pi0(size, dtype="fp32"):
     return Pi0Chunk(model), inputs
 
 
+# ----------------------------------------------------------------------------------------------
+# pi05: pi0's PaliGemma 3B + Gemma-300M expert, but the state enters as discretized tokens of the
+# 200-token prompt (no state projection) and the flow time conditions the expert through adaptive
+# RMSNorm (adaRMS: scale, shift and gate per layer from the time embedding). Same sizes as pi0
+# (LeRobot's get_gemma_config: gemma_2b width 2048 x 18, mlp 16384, 8 heads / 1 KV head of 256;
+# gemma_300m width 1024 x 18, mlp 4096), 10 Euler steps, chunk 50, 3 cameras at 224 px.
+
+class Pi05Chunk(nn.Module):
+    """(images (B, cameras, 3, H, W), tokens, token_mask, noise) -> the action chunk."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, images, tokens, token_mask, noise):
+        cams = [images[:, i] for i in range(images.shape[1])]
+        masks = [torch.ones(images.shape[0], dtype=torch.bool, device=images.device)] * len(cams)
+        return self.model.sample_actions(cams, masks, tokens, token_mask, noise=noise)
+
+
+def build_pi05(size, dtype="fp32"):
+    from lerobot.policies.pi05.configuration_pi05 import PI05Config
+    from lerobot.policies.pi05.modeling_pi05 import PI05Pytorch
+    kw = dict(device="cpu", dtype="bfloat16" if dtype == "bf16" else "float32")
+    cams, n_tok = 3, 200  # tokenizer_max_length: the prompt with the discretized state
+    if size == "tiny":
+        kw.update(chunk_size=8, n_action_steps=8, num_inference_steps=3, max_state_dim=8, max_action_dim=6,
+                  image_resolution=(32, 32), tokenizer_max_length=10)
+        cams, n_tok = 2, 10
+    cfg = PI05Config(**kw)
+    with tiny_paligemma("lerobot.policies.pi05.modeling_pi05") if size == "tiny" else contextlib.nullcontext():
+        model = PI05Pytorch(cfg)
+    res = cfg.image_resolution[0]
+    g = torch.Generator().manual_seed(SEED + 1)
+    inputs = dict(
+        images=torch.rand(1, cams, 3, res, res, generator=g) * 2 - 1,
+        tokens=torch.randint(0, 250000 if size == "full" else 200, (1, n_tok), generator=g),
+        token_mask=torch.ones(1, n_tok, dtype=torch.bool),
+        noise=torch.randn(1, cfg.chunk_size, cfg.max_action_dim, generator=g),
+    )
+    return Pi05Chunk(model), inputs
+
+
+# ----------------------------------------------------------------------------------------------
+# pi0_fast: PaliGemma 3B alone (no action expert), decoding FAST action tokens greedily with a KV
+# cache: a prefill over [3 cameras, 200 prompt tokens, BOS], then max_decoding_steps (256) single
+# token steps, each an lm_head over the 257152-token vocabulary and an argmax fed back through the
+# embedding. The graph's output is the (B, 256) token ids; turning them into the (50, 32) chunk is
+# the FAST tokenizer's BPE decode and an inverse DCT on the host (scipy, as LeRobot does it), which
+# needs the hub's tokenizer and has no tensor form. No noise: greedy decoding is deterministic.
+
+class Pi0FastChunk(nn.Module):
+    """(images (B, cameras, 3, H, W), tokens, token_mask) -> the (B, max_decoding_steps) greedy token
+    ids. LeRobot's sample_actions_fast_kv_cache with temperature 0, minus its early stop (`if
+    bool(finished.all()): break` once every row has emitted the end-of-action "|", a data-dependent
+    branch torch.export cannot trace): all max_decoding_steps are decoded. The ids up to the first
+    "|" are the same; detokenize_actions cuts there anyway."""
+
+    def __init__(self, model, steps):
+        super().__init__()
+        self.model = model
+        self.steps = steps
+
+    def forward(self, images, tokens, token_mask):
+        from lerobot.policies.common.vla_utils import prepare_attention_masks_4d
+        m, pg = self.model, self.model.paligemma_with_expert
+        b = tokens.shape[0]
+        cams = [images[:, i] for i in range(images.shape[1])]
+        img_masks = [torch.ones(b, dtype=torch.bool, device=images.device)] * len(cams)
+        bos = torch.full((b, 1), m._paligemma_tokenizer.bos_token_id, dtype=torch.long, device=tokens.device)
+        tokens = torch.cat([tokens, bos], dim=1)
+        token_mask = torch.cat([token_mask, torch.ones(b, 1, dtype=torch.bool, device=tokens.device)], dim=1)
+        embs, pad, att, _, _ = m.embed_prefix_fast(cams, img_masks, tokens, token_mask)
+        wdtype = pg.paligemma.model.language_model.layers[0].self_attn.q_proj.weight.dtype
+        embs = embs.to(wdtype)
+        (out, _), cache = pg.forward(attention_mask=prepare_attention_masks_4d(att, dtype=embs.dtype),
+                                     position_ids=torch.cumsum(pad, dim=1) - 1, past_key_values=None,
+                                     inputs_embeds=[embs, None], use_cache=True, adarms_cond=[None, None])
+        lm_head = pg.paligemma.lm_head
+        nxt = torch.argmax(lm_head(out[:, -1:, :])[:, -1], dim=-1, keepdim=True)
+        ids = [nxt]
+        for _ in range(1, self.steps):
+            emb = pg.embed_language_tokens(nxt).to(wdtype)
+            pad = torch.cat([pad, torch.ones(b, 1, dtype=torch.bool, device=pad.device)], dim=1)
+            pos = (torch.sum(pad, dim=1, keepdim=True) - 1).long()
+            (out, _), cache = pg.forward(attention_mask=prepare_attention_masks_4d(pad.unsqueeze(1), dtype=emb.dtype),
+                                         position_ids=pos, past_key_values=cache, inputs_embeds=[emb, None],
+                                         use_cache=True, adarms_cond=[None, None])
+            nxt = torch.argmax(lm_head(out[:, -1:, :])[:, -1], dim=-1, keepdim=True)
+            ids.append(nxt)
+        return torch.cat(ids, dim=1)
+
+
+def build_pi0_fast(size, dtype="fp32"):
+    from lerobot.policies.pi0_fast.configuration_pi0_fast import PI0FastConfig
+    from lerobot.policies.pi0_fast.modeling_pi0_fast import PI0FastPytorch
+    kw = dict(device="cpu", dtype="bfloat16" if dtype == "bf16" else "float32")
+    cams, n_tok = 3, 200
+    if size == "tiny":
+        kw.update(chunk_size=8, n_action_steps=8, max_state_dim=8, max_action_dim=6, image_resolution=(32, 32),
+                  tokenizer_max_length=10, max_action_tokens=4, max_decoding_steps=4)
+        cams, n_tok = 2, 10
+    cfg = PI0FastConfig(**kw)
+    tok = types.SimpleNamespace(bos_token_id=2)  # Gemma's <bos> (pad 0, eos 1, bos 2)
+    with tiny_paligemma("lerobot.policies.pi0_fast.modeling_pi0_fast") if size == "tiny" else contextlib.nullcontext():
+        model = PI0FastPytorch(cfg, paligemma_tokenizer=tok)
+    res = cfg.image_resolution[0]
+    g = torch.Generator().manual_seed(SEED + 1)
+    inputs = dict(
+        images=torch.rand(1, cams, 3, res, res, generator=g) * 2 - 1,
+        tokens=torch.randint(0, 250000 if size == "full" else 200, (1, n_tok), generator=g),
+        token_mask=torch.ones(1, n_tok, dtype=torch.bool),
+    )
+    return Pi0FastChunk(model, cfg.max_decoding_steps), inputs
+
+
+# ----------------------------------------------------------------------------------------------
+# xvla: X-VLA-0.9B (lerobot/xvla-base): Florence-2-large's DaViT (4 stages, dims 256-2048, depths
+# 1/1/9/1, window 12) on each of 3 views at 224 px, its BART-large encoder (12 layers, d 1024,
+# 16 heads, ffn 4096, vocab 51289) over [primary view's tokens, 64 text tokens], then a 24-layer,
+# 1024-wide soft-prompted transformer (32 prompts per domain, 30 domains) over [30 action tokens,
+# encoder output, the other views' tokens], 10 flow steps, ee6d actions (20-D). Sizes from the
+# florence_config of 2toINF/X-VLA-WidowX's config.json (the same as lerobot/xvla-base's, as far as
+# known), chunk 30 as in lerobot/xvla-base fine-tunes' configs; the 224 px input is their
+# resize_imgs_with_padding (empty cameras are 3x224x224 there), so 224 is likely but not certain.
+
+def florence_config(size):
+    from transformers import Florence2Config
+    if size == "full":
+        vision = dict(depths=[1, 1, 9, 1], patch_size=[7, 3, 3, 3], patch_stride=[4, 2, 2, 2], patch_padding=[3, 1, 1, 1],
+                      patch_prenorm=[False, True, True, True], embed_dim=[256, 512, 1024, 2048],
+                      num_heads=[8, 16, 32, 64], num_groups=[8, 16, 32, 64], window_size=12, projection_dim=1024,
+                      max_position_embeddings=50, max_temporal_embeddings=100)
+        text = dict(model_type="bart", vocab_size=51289, d_model=1024, encoder_layers=12, decoder_layers=12,
+                    encoder_attention_heads=16, decoder_attention_heads=16, encoder_ffn_dim=4096, decoder_ffn_dim=4096,
+                    max_position_embeddings=4096, activation_function="gelu")
+    else:
+        vision = dict(depths=[1, 1, 1, 1], patch_size=[7, 3, 3, 3], patch_stride=[4, 2, 2, 2], patch_padding=[3, 1, 1, 1],
+                      patch_prenorm=[False, True, True, True], embed_dim=[8, 16, 16, 32], num_heads=[1, 2, 2, 4],
+                      num_groups=[1, 2, 2, 4], window_size=3, projection_dim=32, max_position_embeddings=50,
+                      max_temporal_embeddings=100)
+        text = dict(model_type="bart", vocab_size=300, d_model=32, encoder_layers=2, decoder_layers=1,
+                    encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
+                    max_position_embeddings=128, activation_function="gelu")
+    return Florence2Config(vision_config=vision, text_config=text, pad_token_id=1, bos_token_id=0, eos_token_id=2)
+
+
+class XVLAChunk(nn.Module):
+    """(input_ids, images (B, views, 3, H, W), domain_id, proprio, noise) -> the (B, chunk, 20) chunk.
+    LeRobot's XVLAModel.generate_actions with two changes: the noise x1 is an input instead of
+    torch.randn inside, and every view is taken as valid (forward_vlm selects the valid views with
+    `int(mask.sum().item())` and boolean indexing, data-dependent shapes torch.export cannot trace;
+    with all views present that selection is the identity)."""
+
+    def __init__(self, model, steps):
+        super().__init__()
+        self.model = model
+        self.steps = steps
+
+    def forward(self, input_ids, images, domain_id, proprio, noise):
+        m = self.model
+        b, views = images.shape[:2]
+        feats = m.vlm.get_image_features(images.flatten(0, 1)).pooler_output
+        feats = feats.view(b, views, *feats.shape[1:])
+        merged = torch.cat([feats[:, 0], m.vlm.get_input_embeddings()(input_ids)], dim=1)
+        enc = m.vlm.language_model.encoder(attention_mask=torch.ones(merged.shape[:2], dtype=torch.long, device=merged.device),
+                                           inputs_embeds=merged)[0]
+        aux = feats[:, 1:].reshape(b, -1, feats.shape[-1])
+        action = torch.zeros_like(noise)
+        for i in range(self.steps, 0, -1):
+            t = torch.full((b,), i / self.steps, device=noise.device, dtype=noise.dtype)
+            x_t = noise * t.view(-1, 1, 1) + action * (1 - t).view(-1, 1, 1)
+            proprio_m, x_t_m = m.action_space.preprocess(proprio, x_t)
+            action = m.transformer(domain_id=domain_id, action_with_noise=x_t_m, proprio=proprio_m, t=t,
+                                   vlm_features=enc, aux_visual_inputs=aux)
+        return m.action_space.postprocess(action)
+
+
+def build_xvla(size, dtype="fp32"):
+    from lerobot.policies.xvla.configuration_xvla import XVLAConfig
+    from lerobot.policies.xvla.modeling_xvla import XVLAModel
+    kw = dict(device="cpu", dtype="bfloat16" if dtype == "bf16" else "float32", chunk_size=30, n_action_steps=30)
+    views, res, n_tok = 3, 224, 64
+    if size == "tiny":
+        kw.update(chunk_size=8, n_action_steps=8, hidden_size=32, depth=2, num_heads=2, num_domains=3,
+                  len_soft_prompts=4, dim_time=8, max_len_seq=128, num_denoising_steps=3, max_state_dim=20)  # ee6d zeroes proprio[9, 19]
+        views, res, n_tok = 2, 64, 6
+    cfg = XVLAConfig(**kw)
+    model = XVLAModel(cfg, florence_config(size), proprio_dim=cfg.max_state_dim)
+    g = torch.Generator().manual_seed(SEED + 1)
+    inputs = dict(
+        input_ids=torch.randint(3, 51000 if size == "full" else 290, (1, n_tok), generator=g),
+        images=torch.rand(1, views, 3, res, res, generator=g),  # ImageNet-normalized upstream
+        domain_id=torch.tensor([1]),
+        proprio=torch.randn(1, cfg.max_state_dim, generator=g),
+        noise=torch.randn(1, cfg.chunk_size, model.dim_action, generator=g),
+    )
+    return XVLAChunk(model, cfg.num_denoising_steps), inputs
+
+
+# ----------------------------------------------------------------------------------------------
+# groot: GR00T N1.7 (nvidia/GR00T-N1.7-3B): Cosmos-Reason2-2B (a Qwen3-VL-2B: SigLIP-2-style ViT of
+# 24 layers at patch 16 with DeepStack taps after blocks 5/11/17, a 28-layer 2048-wide Qwen3 text
+# model of which the first select_layer=16 are kept) feeding a 4-layer self-attention VL block and
+# a 32-layer AlternateVLDiT (32 heads x 48, cross-attention alternating over text and image tokens)
+# that runs 4 flow steps over [state token, 40 action tokens] of 132-D. LeRobot hard-codes the
+# Cosmos-Reason2-2B config (groot_n1_7._cosmos_reason2_qwen3_vl_config) and builds it with no hub
+# access (load_backbone_weights=False); the N1.7 head sizes are its GR00T_N1_7_DEFAULTS. Images:
+# 2 views at 256x256 (N1.7's image_target_size; the Qwen3-VL processor keeps 256, a multiple of
+# 32), 16x16 patches -> 64 tokens each; 32 prompt tokens. The view count and the prompt length are
+# choices here, not published values.
+
+def qwen3vl_tiny_config():
+    from transformers import Qwen3VLConfig
+    return Qwen3VLConfig(
+        image_token_id=290, video_token_id=291, vision_start_token_id=292, vision_end_token_id=293,
+        tie_word_embeddings=True,
+        text_config=dict(head_dim=16, hidden_act="silu", hidden_size=64, intermediate_size=128,
+                         max_position_embeddings=1024, model_type="qwen3_vl_text", num_attention_heads=4,
+                         num_hidden_layers=4, num_key_value_heads=2, rms_norm_eps=1e-6,
+                         rope_scaling=dict(mrope_interleaved=True, mrope_section=[4, 2, 2], rope_type="default"),
+                         rope_theta=5000000, tie_word_embeddings=True, vocab_size=300),
+        vision_config=dict(deepstack_visual_indexes=[0], depth=2, hidden_act="gelu_pytorch_tanh", hidden_size=32,
+                           in_channels=3, intermediate_size=64, model_type="qwen3_vl", num_heads=2,
+                           num_position_embeddings=64, out_hidden_size=64, patch_size=8, spatial_merge_size=2,
+                           temporal_patch_size=2))
+
+
+def qwen3vl_last_layer(qwen, grid, cu_seqlens, pixel_values, input_ids, attention_mask, position_ids):
+    """A Qwen3VLModel's forward up to its last decoder layer's output (before the final norm, as GR00T
+    N1.7 and VLA-JEPA read it), with the image grid and cu_seqlens given as numpy arrays so that the
+    vision tower's .tolist() calls are static under torch.export: (hidden (B, L, D), image_mask)."""
+    vis, lm = qwen.visual, qwen.language_model
+    h = vis.patch_embed(pixel_values.type(vis.dtype)) + vis.fast_pos_embed_interpolate(grid)
+    rot = vis.rot_pos_emb(grid).reshape(h.shape[0], -1)
+    emb = torch.cat((rot, rot), dim=-1)
+    pe = (emb.cos(), emb.sin())
+    deep = []
+    for i, blk in enumerate(vis.blocks):
+        h = blk(h, cu_seqlens=cu_seqlens, position_embeddings=pe)
+        if i in vis.deepstack_visual_indexes:
+            deep.append(vis.deepstack_merger_list[vis.deepstack_visual_indexes.index(i)](h))
+    image_embeds = vis.merger(h)
+    embeds = qwen.get_input_embeddings()(input_ids)
+    image_mask = (input_ids == qwen.config.image_token_id)
+    embeds = embeds.masked_scatter(image_mask.unsqueeze(-1).expand_as(embeds), image_embeds.to(embeds.dtype))
+    captured = {}
+    hook = lm.layers[-1].register_forward_hook(lambda _m, _i, out: captured.__setitem__(
+        "h", out if isinstance(out, torch.Tensor) else out[0]))
+    try:
+        lm(inputs_embeds=embeds, attention_mask=attention_mask, position_ids=position_ids,
+           visual_pos_masks=image_mask, deepstack_visual_embeds=deep, use_cache=False)
+    finally:
+        hook.remove()
+    return captured["h"], image_mask
+
+
+def qwen3vl_layout(qwen, views, grid, segments):
+    """input_ids for `views` images of `grid` (t, h, w patches) as the Qwen3-VL chat template lays them
+    out (<|vision_start|> <|image_pad|>*n <|vision_end|> per image), followed by the token lists in
+    `segments`; with the 4-row M-RoPE position_ids the N1.7 backbone feeds (the text row first).
+    get_rope_index runs here, at build time, on the fixed layout."""
+    cfg = qwen.config
+    merge = cfg.vision_config.spatial_merge_size
+    n_img = grid[0] * grid[1] * grid[2] // merge ** 2
+    ids = []
+    for _ in range(views):
+        ids += [cfg.vision_start_token_id] + [cfg.image_token_id] * n_img + [cfg.vision_end_token_id]
+    for seg in segments:
+        ids += list(seg)
+    input_ids = torch.tensor([ids])
+    mm = (input_ids == cfg.image_token_id).int()
+    attention_mask = torch.ones_like(input_ids)
+    pos, _ = qwen.get_rope_index(input_ids, image_grid_thw=torch.tensor([grid] * views), attention_mask=attention_mask,
+                                 mm_token_type_ids=mm)
+    return input_ids, attention_mask, torch.cat([pos[:1], pos], dim=0)
+
+
+class GrootChunk(nn.Module):
+    """(pixel_values (patches, 3*2*P*P), input_ids, attention_mask, position_ids (4, B, L), state
+    (B, 1, max_state_dim), embodiment_id, noise) -> the (B, 40, 132) chunk: GR00TN17.get_action, with
+    the Qwen3-VL forward spelled out so that the image grid stays Python data. Qwen3VLVisionModel
+    reads image_grid_thw with .tolist() (position tables, and its attention splits per image by
+    cu_seqlens.tolist()), get_image_features splits by .tolist() too, and get_rope_index walks
+    input_ids with itertools.groupby over .tolist(): on graph inputs all of these are data-dependent
+    for torch.export. Here the grid and cu_seqlens are numpy arrays (their .tolist() is static),
+    position_ids (M-RoPE, 4 rows as N1.7's Qwen3Backbone builds them) are computed from the fixed token
+    layout at build time and passed in, and the noise is an input instead of torch.randn."""
+
+    def __init__(self, model, grid, views):
+        super().__init__()
+        self.model = model
+        self.grid = np.array([grid] * views)
+        n = grid[0] * grid[1] * grid[2]
+        self.cu_seqlens = np.arange(views + 1) * n
+
+    def backbone(self, pixel_values, input_ids, attention_mask, position_ids):
+        return qwen3vl_last_layer(self.model.backbone.model.model, self.grid, self.cu_seqlens, pixel_values,
+                                  input_ids, attention_mask, position_ids)
+
+    def forward(self, pixel_values, input_ids, attention_mask, position_ids, state, embodiment_id, noise):
+        from transformers.feature_extraction_utils import BatchFeature
+        head = self.model.action_head
+        feats, image_mask = self.backbone(pixel_values, input_ids, attention_mask, position_ids)
+        bout = BatchFeature(data=dict(backbone_features=feats, backbone_attention_mask=attention_mask == 1,
+                                      image_mask=image_mask))
+        ain = BatchFeature(data=dict(state=state, embodiment_id=embodiment_id))
+        enc = head._encode_features(bout, ain)
+        vl, sf = enc.backbone_features, enc.state_features
+        actions, b, n = noise, noise.shape[0], head.num_inference_timesteps
+        for step in range(n):
+            tq = int(step / float(n) * head.num_timestep_buckets)
+            ts = torch.full((b,), tq, device=noise.device)
+            af = head.action_encoder(actions, ts, embodiment_id)
+            if head.config.add_pos_embed:
+                af = af + head.position_embedding(torch.arange(af.shape[1], device=noise.device)).unsqueeze(0)
+            out = head.model(hidden_states=torch.cat((sf, af), dim=1), encoder_hidden_states=vl, timestep=ts,
+                             image_mask=bout.image_mask, backbone_attention_mask=bout.backbone_attention_mask)
+            pred = head.action_decoder(out, embodiment_id)
+            actions = actions + (1.0 / n) * pred[:, -head.action_horizon:]
+        return actions
+
+
+def build_groot(size, dtype="fp32"):
+    import lerobot.policies.groot.groot_n1_7 as g17
+    over = {}
+    views, res, n_text = 2, 256, 32
+    if size == "tiny":
+        over = dict(backbone_embedding_dim=64, select_layer=2, hidden_size=32, input_embedding_dim=32, max_state_dim=8,
+                    max_action_dim=6, action_horizon=8, max_seq_len=64, max_num_embodiments=2,
+                    num_inference_timesteps=3,
+                    diffusion_model_cfg=dict(positional_embeddings=None, num_layers=4, num_attention_heads=2,
+                                             attention_head_dim=16, norm_type="ada_norm", dropout=0.2,
+                                             final_dropout=True, output_dim=32, interleave_self_attention=True),
+                    vl_self_attention_cfg=dict(positional_embeddings=None, num_layers=1, num_attention_heads=2,
+                                               attention_head_dim=32, dropout=0.2, final_dropout=True))
+        views, res, n_text = 2, 32, 6
+    cfg = g17.GR00TN17Config(**over)
+    saved = g17._cosmos_reason2_qwen3_vl_config
+    if size == "tiny":
+        g17._cosmos_reason2_qwen3_vl_config = qwen3vl_tiny_config
+    try:
+        model = g17.GR00TN17(cfg, load_backbone_weights=False)
+    finally:
+        g17._cosmos_reason2_qwen3_vl_config = saved
+    qcfg = model.backbone.model.config
+    vc = qcfg.vision_config
+    patch, merge, tps = vc.patch_size, vc.spatial_merge_size, vc.temporal_patch_size
+    grid = [1, res // patch, res // patch]
+    n_img = grid[1] * grid[2] // merge ** 2
+    # token layout: per view <vision_start> <image>*n_img <vision_end>, then the prompt
+    g = torch.Generator().manual_seed(SEED + 1)
+    ids = []
+    for _ in range(views):
+        ids += [qcfg.vision_start_token_id] + [qcfg.image_token_id] * n_img + [qcfg.vision_end_token_id]
+    text = torch.randint(10, 150000 if size == "full" else 280, (n_text,), generator=g).tolist()
+    input_ids = torch.tensor([ids + text])
+    mm = (input_ids == qcfg.image_token_id).int()
+    attention_mask = torch.ones_like(input_ids)
+    pos, _ = model.backbone.model.model.get_rope_index(input_ids, image_grid_thw=torch.tensor([grid] * views),
+                                                      attention_mask=attention_mask, mm_token_type_ids=mm)
+    pos = torch.cat([pos[:1], pos], dim=0)  # Qwen3Backbone._ensure_legacy_qwen3_position_ids' 4th row
+    n_patches = views * grid[1] * grid[2]
+    inputs = dict(
+        pixel_values=torch.rand(n_patches, 3 * tps * patch * patch, generator=g) * 2 - 1,
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=pos,
+        state=torch.randn(1, 1, cfg.max_state_dim, generator=g),
+        embodiment_id=torch.tensor([1]),
+        noise=torch.randn(1, cfg.action_horizon, cfg.max_action_dim, generator=g),
+    )
+    return GrootChunk(model, grid, views), inputs
+
+
+# ----------------------------------------------------------------------------------------------
+# evo1: EVO-1 on InternVL3-1B (InternViT-300M at 448 px, 256 tokens per view after the 0.5 pixel
+# shuffle, Qwen2.5-0.5B text model cut to its first 14 of 24 layers) whose last hidden states over
+# [3 views' image tokens, prompt] condition an 8-layer cross-attention flow head (embed 896,
+# hidden 1024, 8 heads) that integrates 32 Euler steps over the flattened (50 x 24) chunk.
+# InternVL3-1B-hf's config.json as known (not checked against the file): vision 24 layers, 1024
+# wide, 16 heads, ffn 4096, patch 14, layer scale; text Qwen2 896 wide, 14 heads / 2 KV heads, ffn
+# 4864, 24 layers, vocab 151674, rope theta 1e6; <img> 151665, </img> 151666, <IMG_CONTEXT> 151667.
+# LeRobot loads tokenizer and model from the hub (AutoTokenizer/AutoModel.from_pretrained): both
+# are patched to answer locally, and the prompt is given as token ids.
+
+def internvl3_config(size):
+    from transformers import InternVLConfig
+    if size == "full":
+        vision = dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096,
+                      image_size=[448, 448], patch_size=[14, 14], norm_type="layer_norm", layer_scale_init_value=0.1,
+                      use_mean_pooling=True, use_qk_norm=False)
+        text = dict(model_type="qwen2", hidden_size=896, intermediate_size=4864, num_attention_heads=14,
+                    num_key_value_heads=2, num_hidden_layers=24, vocab_size=151674, rope_theta=1000000.0,
+                    max_position_embeddings=32768, rms_norm_eps=1e-6, tie_word_embeddings=True)
+        ids = dict(image_token_id=151667, image_seq_length=256)
+    else:
+        vision = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                      image_size=[56, 56], patch_size=[14, 14], norm_type="layer_norm", layer_scale_init_value=0.1,
+                      use_mean_pooling=True, use_qk_norm=False)
+        text = dict(model_type="qwen2", hidden_size=64, intermediate_size=128, num_attention_heads=4,
+                    num_key_value_heads=2, num_hidden_layers=4, vocab_size=300, rope_theta=1000000.0,
+                    max_position_embeddings=1024, rms_norm_eps=1e-6, tie_word_embeddings=True)
+        ids = dict(image_token_id=290, image_seq_length=4)
+    cfg = InternVLConfig(vision_config=vision, text_config=text, downsample_ratio=0.5, projector_hidden_act="gelu",
+                         vision_feature_layer=-1, vision_feature_select_strategy="default", **ids)
+    cfg._attn_implementation = "eager"
+    return cfg
+
+
+@contextlib.contextmanager
+def offline_internvl3(cfg):
+    import lerobot.policies.evo1.internvl3_embedder as ie
+    from transformers import InternVLModel
+    tok = types.SimpleNamespace(convert_tokens_to_ids=lambda t: {"<IMG_CONTEXT>": cfg.image_token_id}[t])
+    saved = ie.AutoTokenizer, ie.AutoModel
+    ie.AutoTokenizer = types.SimpleNamespace(from_pretrained=lambda *_a, **_k: tok)
+    ie.AutoModel = types.SimpleNamespace(from_pretrained=lambda *_a, torch_dtype=torch.float32, **_k:
+                                         InternVLModel(cfg).to(torch_dtype))
+    try:
+        yield
+    finally:
+        ie.AutoTokenizer, ie.AutoModel = saved
+
+
+class Evo1Chunk(nn.Module):
+    """(pixel_values (views, 3, S, S) ImageNet-normalized, input_ids, attention_mask, state, noise)
+    -> the (B, chunk, max_action_dim) chunk. The VLM call of InternVL3Embedder._forward_vlm on token
+    ids (the tokenizer and the bicubic resize stay on the host), then LeRobot's unchanged
+    FlowmatchingActionHead.get_action, whose starting point `torch.rand(...) * 2 - 1` is the graph
+    input `noise` (uniform in [0, 1)) through a torch.rand replaced for the call."""
+
+    def __init__(self, model, env_action_dim):
+        super().__init__()
+        self.model = model
+        mask = torch.zeros(1, model.config.max_action_dim, dtype=torch.bool)
+        mask[:, :env_action_dim] = True
+        self.register_buffer("action_mask", mask, persistent=False)
+
+    def forward(self, pixel_values, input_ids, attention_mask, state, noise):
+        emb, head = self.model.embedder, self.model.action_head
+        out = emb.model(input_ids=input_ids, pixel_values=pixel_values.to(emb.model_dtype), attention_mask=attention_mask,
+                        output_hidden_states=True, return_dict=True)
+        fused = out.hidden_states[-1].to(torch.float32)
+        b = input_ids.shape[0]
+        rand = torch.rand
+        torch.rand = lambda *_a, **_k: noise.reshape(b, -1).to(fused.dtype)
+        try:
+            actions = head.get_action(fused, state=state, embodiment_id=torch.zeros(b, dtype=torch.long),
+                                      action_mask=self.action_mask.expand(b, -1), context_mask=attention_mask.bool())
+        finally:
+            torch.rand = rand
+        return actions.view(b, self.model.config.chunk_size, self.model.config.max_action_dim)
+
+
+def build_evo1(size, dtype="fp32"):
+    from lerobot.policies.evo1.configuration_evo1 import Evo1Config
+    from lerobot.policies.evo1.evo1_model import Evo1Model
+    vlm_dtype = "bfloat16" if dtype == "bf16" else "float32"
+    kw = dict(device="cpu", vlm_dtype=vlm_dtype, use_flash_attn=False, enable_gradient_checkpointing=False)
+    views, n_text, env_dim = 3, 16, 7  # 3 = max_views; a 7-D arm (env_dim) and 16 task tokens are choices here
+    if size == "tiny":
+        kw.update(chunk_size=8, n_action_steps=8, max_state_dim=8, max_action_dim=6, max_views=2,
+                  image_resolution=(56, 56), vlm_num_layers=2, embed_dim=64, hidden_dim=64, state_hidden_dim=32,
+                  num_heads=2, num_layers=2, num_inference_timesteps=3)
+        views, n_text, env_dim = 2, 6, 4
+    cfg = Evo1Config(**kw)
+    vcfg = internvl3_config(size)
+    with offline_internvl3(vcfg):
+        model = Evo1Model(cfg)
+    img_start, img_end = (151665, 151666) if size == "full" else (288, 289)
+    g = torch.Generator().manual_seed(SEED + 1)
+    text_hi = 151000 if size == "full" else 280
+    ids = []
+    for _ in range(views):  # "Image-i: <img><IMG_CONTEXT>*n</img>\n" + the task
+        ids += torch.randint(10, text_hi, (3,), generator=g).tolist() + [img_start]
+        ids += [vcfg.image_token_id] * vcfg.image_seq_length + [img_end, 198 if size == "full" else 11]
+    ids += torch.randint(10, text_hi, (n_text,), generator=g).tolist()
+    res = cfg.image_resolution[0]
+    inputs = dict(
+        pixel_values=torch.randn(views, 3, res, res, generator=g),
+        input_ids=torch.tensor([ids]),
+        attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+        state=torch.randn(1, cfg.max_state_dim, generator=g),
+        noise=torch.rand(1, cfg.chunk_size, cfg.max_action_dim, generator=g),
+    )
+    return Evo1Chunk(model, env_dim), inputs
+
+
+# ----------------------------------------------------------------------------------------------
+# vla_jepa: VLA-JEPA: Qwen3-VL-2B-Instruct (all 28 text layers; the same layout as the
+# Cosmos-Reason2-2B config LeRobot hard-codes for GR00T, reused here) whose last-layer states at
+# the 32 <|embodied_action|> prompt tokens condition a DiT-B flow head (16 layers, 12 heads x 64,
+# cross-attention every other layer) integrating 4 Euler steps over a 7 x 7 chunk. The V-JEPA 2
+# world model (facebook/vjepa2-vitl-fpc64-256) is a training-time loss only and is not built
+# (enable_world_model=False). LeRobot loads Qwen and its processor from the hub: both are patched
+# (a tokenizer stub that adds the 28 action tokens and the embodied token after Qwen3's 151669
+# ids; that count is as known, not checked). 2 views at 224 px (49 tokens each) and a 40-token
+# instruction are choices here.
+
+class _AddTokensTokenizer:
+    """Enough of a tokenizer for Qwen3VLInterface.expand_tokenizer: new tokens get the next ids."""
+
+    def __init__(self, n):
+        self.n, self.vocab, self.padding_side = n, {}, "left"
+
+    def get_vocab(self):
+        return self.vocab
+
+    def add_tokens(self, tokens, special_tokens=False):
+        for t in tokens:
+            self.vocab[t] = self.n
+            self.n += 1
+
+    def convert_tokens_to_ids(self, t):
+        return self.vocab[t]
+
+    def __len__(self):
+        return self.n
+
+
+class VlaJepaChunk(nn.Module):
+    """(pixel_values, input_ids, attention_mask, position_ids, state, noise) -> the (B, chunk,
+    action_dim) chunk. VLAJEPAModel.predict_action with the Qwen3-VL call spelled out as for groot
+    (qwen3vl_last_layer: the processor's grid stays Python data), the embodied-action states taken
+    at their fixed prompt positions (LeRobot finds them with .nonzero(), a data-dependent shape) and
+    LeRobot's unchanged action head, whose torch.randn start is the `noise` input. In fp32 the
+    backbone runs without LeRobot's bf16 autocast."""
+
+    def __init__(self, model, grid, views, embodied):
+        super().__init__()
+        self.model = model
+        self.grid = np.array([grid] * views)
+        self.cu_seqlens = np.arange(views + 1) * (grid[0] * grid[1] * grid[2])
+        self.embodied = embodied  # (first, count) of the <|embodied_action|> tokens
+
+    def forward(self, pixel_values, input_ids, attention_mask, position_ids, state, noise):
+        hidden, _ = qwen3vl_last_layer(self.model.qwen.model.model, self.grid, self.cu_seqlens, pixel_values, input_ids,
+                                       attention_mask, position_ids)
+        first, count = self.embodied
+        cond = hidden[:, first:first + count].float()
+        randn = torch.randn
+        torch.randn = lambda *_a, **_k: noise.to(cond.dtype)
+        try:
+            return self.model.action_model.predict_action(cond, state.float())
+        finally:
+            torch.randn = randn
+
+
+def build_vla_jepa(size, dtype="fp32"):
+    import lerobot.policies.groot.groot_n1_7 as g17
+    import lerobot.policies.vla_jepa.qwen_interface as qi
+    from lerobot.policies.vla_jepa.configuration_vla_jepa import VLAJEPAConfig
+    from lerobot.policies.vla_jepa.modeling_vla_jepa import VLAJEPAModel
+    from transformers import Qwen3VLForConditionalGeneration
+    kw = dict(device="cpu", enable_world_model=False, torch_dtype="bfloat16" if dtype == "bf16" else "float32")
+    views, res, n_text = 2, 224, 40
+    if size == "tiny":
+        kw.update(chunk_size=4, n_action_steps=4, action_dim=4, state_dim=4, num_action_tokens_per_timestep=2,
+                  num_embodied_action_tokens_per_instruction=4, num_inference_timesteps=3,
+                  action_model_type="DiT-test", action_hidden_size=32, action_num_layers=2, num_video_frames=4)
+        views, res, n_text = 2, 32, 6
+    cfg = VLAJEPAConfig(**kw)
+    qcfg = g17._cosmos_reason2_qwen3_vl_config() if size == "full" else qwen3vl_tiny_config()
+    tok = _AddTokensTokenizer(151669 if size == "full" else 294)
+    saved = qi.Qwen3VLForConditionalGeneration, qi.AutoProcessor
+    qi.Qwen3VLForConditionalGeneration = types.SimpleNamespace(
+        from_pretrained=lambda *_a, torch_dtype=torch.float32, **_k: Qwen3VLForConditionalGeneration(qcfg).to(torch_dtype))
+    qi.AutoProcessor = types.SimpleNamespace(from_pretrained=lambda *_a, **_k: types.SimpleNamespace(tokenizer=tok))
+    try:
+        model = VLAJEPAModel(cfg)
+    finally:
+        qi.Qwen3VLForConditionalGeneration, qi.AutoProcessor = saved
+    qwen = model.qwen.model.model
+    vc = qwen.config.vision_config
+    grid = [1, res // vc.patch_size, res // vc.patch_size]
+    g = torch.Generator().manual_seed(SEED + 1)
+    hi = 150000 if size == "full" else 280
+    words = lambda n: torch.randint(10, hi, (n,), generator=g).tolist()
+    # "<|im_start|>user\n" [images] "Your task is {instruction}. Infer ... frames {action tokens} and
+    # produce ... {embodied tokens}." "<|im_end|>\n<|im_start|>assistant\n"
+    im_start, im_end, nl = (151644, 151645, 198) if size == "full" else (5, 6, 7)
+    action_ids = [i for t in model.action_tokens[:cfg.num_video_frames // cfg.jepa_tubelet_size - 1]
+                  for i in [tok.convert_tokens_to_ids(t)] * cfg.num_action_tokens_per_timestep]
+    embodied = [model.embodied_action_token_id] * cfg.num_embodied_action_tokens_per_instruction
+    tail = [words(3) + words(n_text) + words(8), action_ids, words(6), embodied, words(1), [im_end, nl, im_start] + words(1) + [nl]]
+    input_ids, attention_mask, pos = qwen3vl_layout(qwen, views, grid, [[im_start] + words(1) + [nl]] + tail)
+    first = (input_ids[0] == model.embodied_action_token_id).nonzero()[0].item()
+    n_patches = views * grid[1] * grid[2]
+    inputs = dict(
+        pixel_values=torch.rand(n_patches, 3 * vc.temporal_patch_size * vc.patch_size ** 2, generator=g) * 2 - 1,
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=pos,
+        state=torch.randn(1, 1, cfg.state_dim, generator=g),
+        noise=torch.randn(1, cfg.chunk_size, cfg.action_dim, generator=g),
+    )
+    return VlaJepaChunk(model, grid, views, (first, len(embodied))), inputs
+
+
+# ----------------------------------------------------------------------------------------------
+# multi_task_dit: LeRobot's Multi-Task DiT: CLIP ViT-B/16 (CLS token per camera and observation
+# step) and CLIP's text encoder (pooled, projected) with the state into one conditioning vector
+# for a 6-layer, 512-wide DiT (AdaLN-Zero, RoPE) that denoises a 32 x action_dim chunk with DDPM
+# over 100 steps (num_inference_steps None = num_train_timesteps), 2 observation steps. Sizes are
+# LeRobot's defaults; CLIP ViT-B/16 as openai/clip-vit-base-patch16's config.json as known (vision
+# 768 x 12, 12 heads, ffn 3072, patch 16 at 224; text 512 x 12, 8 heads, ffn 2048, vocab 49408,
+# 77 positions). 2 cameras, an 8-D state and 7-D actions are choices here. DDPM's step draws fresh
+# noise at every t > 0: all of it is the `step_noise` input.
+
+def clip_configs(size):
+    from transformers import CLIPTextConfig, CLIPVisionConfig
+    if size == "full":
+        return (CLIPVisionConfig(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12,
+                                 patch_size=16, image_size=224, projection_dim=512),
+                CLIPTextConfig(hidden_size=512, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=8,
+                               vocab_size=49408, max_position_embeddings=77, eos_token_id=49407, projection_dim=512))
+    return (CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, patch_size=8,
+                             image_size=32, projection_dim=32),
+            CLIPTextConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, vocab_size=300,
+                           max_position_embeddings=16, eos_token_id=299, projection_dim=32))
+
+
+class MultiTaskDiTChunk(nn.Module):
+    """(images (B, n_obs, cams, 3, H, W), state (B, n_obs, state_dim), input_ids, attention_mask,
+    noise (B, horizon, action_dim), step_noise (B, steps - 1, horizon, action_dim)) -> the
+    (B, n_action_steps, action_dim) actions. MultiTaskDiTPolicy._generate_actions with
+    DiffusionObjective.conditional_sample spelled out over the scheduler's timesteps as Python ints
+    (set_timesteps runs at build time, and each step's previous timestep, which DDPMScheduler finds
+    with .nonzero() on its timesteps, is looked up from a table made then), the first
+    torch.randn the `noise` input and DDPM's per-step variance noise (diffusers' randn_tensor) the
+    `step_noise` slices."""
+
+    def __init__(self, policy):
+        super().__init__()
+        self.policy = policy
+        obj = policy.objective
+        obj.noise_scheduler.set_timesteps(obj.num_inference_steps)
+        self.timesteps = [int(t) for t in obj.noise_scheduler.timesteps]
+        self.prev = {t: int(obj.noise_scheduler.previous_timestep(t)) for t in self.timesteps}
+
+    def forward(self, images, state, input_ids, attention_mask, noise, step_noise):
+        import diffusers.schedulers.scheduling_ddpm as ddpm
+        from lerobot.utils.constants import OBS_IMAGES, OBS_LANGUAGE_ATTENTION_MASK, OBS_LANGUAGE_TOKENS, OBS_STATE
+        p = self.policy
+        cond = p.observation_encoder.encode({OBS_STATE: state, OBS_IMAGES: images, OBS_LANGUAGE_TOKENS: input_ids,
+                                             OBS_LANGUAGE_ATTENTION_MASK: attention_mask})
+        sched, sample = p.objective.noise_scheduler, noise
+        draws = iter(step_noise.unbind(1))
+        saved = ddpm.randn_tensor
+        ddpm.randn_tensor = lambda *_a, **_k: next(draws)
+        sched.previous_timestep = self.prev.__getitem__  # DDPM finds it with .nonzero() on its timesteps
+        try:
+            for t in self.timesteps:
+                out = p.noise_predictor(sample, torch.full(sample.shape[:1], t, dtype=torch.long), conditioning_vec=cond)
+                sample = sched.step(out, t, sample).prev_sample
+        finally:
+            ddpm.randn_tensor = saved
+            del sched.previous_timestep
+        start = p.config.n_obs_steps - 1
+        return sample[:, start:start + p.config.n_action_steps]
+
+
+def build_multi_task_dit(size, dtype="fp32"):
+    import lerobot.policies.multi_task_dit.modeling_multi_task_dit as mtd
+    from lerobot.configs import FeatureType, PolicyFeature
+    from lerobot.policies.multi_task_dit.configuration_multi_task_dit import MultiTaskDiTConfig
+    from transformers import CLIPTextModel, CLIPVisionModel
+    vcfg, tcfg = clip_configs(size)
+    res, cams, sdim, adim = vcfg.image_size, 2, 8, 7
+    kw = dict(device="cpu", image_crop_shape=(res, res))
+    if size == "tiny":
+        kw.update(horizon=8, n_action_steps=6, hidden_dim=32, num_layers=2, num_heads=2, timestep_embed_dim=16,
+                  num_inference_steps=3, tokenizer_max_length=16)
+        sdim, adim = 4, 3
+    cfg = MultiTaskDiTConfig(**kw)
+    cfg.input_features = {"observation.state": PolicyFeature(type=FeatureType.STATE, shape=(sdim,))}
+    for i in range(cams):
+        cfg.input_features[f"observation.images.cam{i}"] = PolicyFeature(type=FeatureType.VISUAL, shape=(3, res, res))
+    cfg.output_features = {"action": PolicyFeature(type=FeatureType.ACTION, shape=(adim,))}
+    saved = mtd.CLIPVisionModel, mtd.CLIPTextModel
+    mtd.CLIPVisionModel = types.SimpleNamespace(from_pretrained=lambda *_a, **_k: CLIPVisionModel(vcfg))
+    mtd.CLIPTextModel = types.SimpleNamespace(from_pretrained=lambda *_a, **_k: CLIPTextModel(tcfg))
+    try:
+        policy = mtd.MultiTaskDiTPolicy(cfg)
+    finally:
+        mtd.CLIPVisionModel, mtd.CLIPTextModel = saved
+    chunk = MultiTaskDiTChunk(policy)
+    g = torch.Generator().manual_seed(SEED + 1)
+    n_tok, n_words = cfg.tokenizer_max_length, (12 if size == "full" else 5)
+    ids = [tcfg.bos_token_id if size == "full" else 1]  # <|startoftext|> words <|endoftext|>, padded with it
+    ids += torch.randint(300 if size == "full" else 3, 49000 if size == "full" else 290, (n_words,), generator=g).tolist()
+    ids += [tcfg.eos_token_id] * (n_tok - len(ids))
+    mask = torch.zeros(1, n_tok, dtype=torch.long)
+    mask[:, :n_words + 2] = 1
+    n_obs = cfg.n_obs_steps
+    inputs = dict(
+        images=torch.randn(1, n_obs, cams, 3, res, res, generator=g),
+        state=torch.rand(1, n_obs, sdim, generator=g) * 2 - 1,
+        input_ids=torch.tensor([ids]),
+        attention_mask=mask,
+        noise=torch.randn(1, cfg.horizon, adim, generator=g),
+        step_noise=torch.randn(1, len(chunk.timesteps) - 1, cfg.horizon, adim, generator=g),
+    )
+    return chunk, inputs
+
+
+# ----------------------------------------------------------------------------------------------
+# eo1: EO-1 on Qwen2.5-VL-3B-Instruct (a 32-block windowed ViT with full attention at blocks
+# 7/15/23/31, 36-layer 2048-wide Qwen2.5 text model, M-RoPE): the prompt's state token carries the
+# projected state, the prefix [system, 2 views, state, task] is encoded once into a KV cache, and
+# 10 Euler steps re-run the text model over the chunk's 8 action-token positions. Qwen2.5-VL-3B's
+# config.json as known (not checked against the file): text 2048 x 36, 16 heads / 2 KV heads, ffn
+# 11008, vocab 151936, rope theta 1e6, mrope [16, 24, 24]; vision 1280 x 32, 16 heads, ffn 3420,
+# patch 14, window 112, out 2048. EO-1's special tokens are taken as added right after Qwen2.5's
+# 151665 ids (<|action_start|> 151665 ... <|vla|> 151671; as known, not checked). 2 views at 224
+# px (64 tokens each, inside EO1's 64-128 x 28^2 pixel range) and a 12-token task are choices here.
+
+def qwen25vl_config(size):
+    from transformers.models.qwen2_5_vl.configuration_qwen2_5_vl import Qwen2_5_VLConfig
+    if size == "full":
+        text = dict(hidden_size=2048, intermediate_size=11008, num_attention_heads=16, num_hidden_layers=36,
+                    num_key_value_heads=2, rms_norm_eps=1e-6, rope_theta=1000000.0, max_position_embeddings=128000,
+                    vocab_size=151936, tie_word_embeddings=True,
+                    rope_scaling=dict(type="mrope", rope_type="default", mrope_section=[16, 24, 24]))
+        vision = dict(depth=32, hidden_act="silu", hidden_size=1280, intermediate_size=3420, num_heads=16, in_chans=3,
+                      out_hidden_size=2048, patch_size=14, spatial_merge_size=2, window_size=112,
+                      fullatt_block_indexes=[7, 15, 23, 31], tokens_per_second=2, temporal_patch_size=2)
+        ids = dict(image_token_id=151655, video_token_id=151656, vision_start_token_id=151652, vision_end_token_id=151653)
+    else:
+        text = dict(hidden_size=64, intermediate_size=128, num_attention_heads=4, num_hidden_layers=2,
+                    num_key_value_heads=2, rms_norm_eps=1e-6, rope_theta=1000000.0, max_position_embeddings=1024,
+                    vocab_size=300, tie_word_embeddings=True,
+                    rope_scaling=dict(type="mrope", rope_type="default", mrope_section=[2, 3, 3]))
+        vision = dict(depth=2, hidden_act="silu", hidden_size=32, intermediate_size=64, num_heads=2, in_chans=3,
+                      out_hidden_size=64, patch_size=8, spatial_merge_size=2, window_size=32, fullatt_block_indexes=[1],
+                      tokens_per_second=2, temporal_patch_size=2)
+        ids = dict(image_token_id=290, video_token_id=291, vision_start_token_id=292, vision_end_token_id=293)
+    return Qwen2_5_VLConfig(text_config=text, vision_config=vision, tie_word_embeddings=True, **ids)
+
+
+def conv3d_zero_bias(module):
+    """Give each bias-free Conv3d an explicit zero bias (a buffer, so seeded_init leaves it at 0).
+    onnxscript 0.7.2's aten_conv3d writes a missing bias as Expand(0, [C_out, 2]), a 2-D B that
+    vkinfer ("B must be 1-D of the 32 output channels") and onnxruntime 1.32 ("bias must be a 1D
+    tensor of size output_channels") both refuse; conv2d's lowering does not have this."""
+    for m in module.modules():
+        if isinstance(m, nn.Conv3d) and m.bias is None:
+            m._parameters.pop("bias")
+            m.register_buffer("bias", torch.zeros(m.out_channels, dtype=m.weight.dtype), persistent=False)
+
+
+class EO1Chunk(nn.Module):
+    """(pixel_values (patches, 3*2*P*P), input_ids, attention_mask, position_ids (3, B, L), state,
+    noise) -> the (B, chunk, max_action_dim) chunk: EO1VisionFlowMatchingModel.sample_actions with
+    the Qwen2.5-VL vision tower spelled out. Its window order (get_window_index: boolean indexing,
+    .tolist(), unique_consecutive), cu_seqlens and the inverse order are computed at build time from
+    the fixed image grid (window_index, reverse as buffers, the cu_seqlens as numpy arrays whose
+    .tolist() is static); the M-RoPE position_ids (get_rope_index, .tolist() over input_ids) and the
+    action span's start (.item()) too; the noise is an input instead of sample_noise."""
+
+    def __init__(self, model, grid, views, act_start, state_id, action_id):
+        super().__init__()
+        self.model = model
+        vis = model.vlm_backbone.model.visual
+        gt = torch.tensor([grid] * views)
+        with torch.no_grad():
+            window_index, cu_window = vis.get_window_index(gt)
+        self.register_buffer("window_index", window_index, persistent=False)
+        self.register_buffer("reverse", torch.argsort(window_index), persistent=False)
+        self.cu_window = torch.unique_consecutive(torch.tensor(cu_window)).numpy()
+        self.cu_full = np.arange(views + 1) * (grid[0] * grid[1] * grid[2])
+        self.grid = gt.numpy()
+        self.act_start, self.ids = act_start, dict(state_token_id=state_id, action_token_id=action_id)
+
+    def vision(self, pixel_values):
+        vis = self.model.vlm_backbone.model.visual
+        h = vis.patch_embed(pixel_values.type(vis.dtype))
+        rot = vis.rot_pos_emb(self.grid)
+        n, unit = h.shape[0], vis.spatial_merge_unit
+        h = h.reshape(n // unit, unit, -1)[self.window_index].reshape(n, -1)
+        rot = rot.reshape(n // unit, unit, -1)[self.window_index].reshape(n, -1)
+        emb = torch.cat((rot, rot), dim=-1)
+        pe = (emb.cos(), emb.sin())
+        for i, blk in enumerate(vis.blocks):
+            h = blk(h, cu_seqlens=self.cu_full if i in vis.fullatt_block_indexes else self.cu_window, position_embeddings=pe)
+        return vis.merger(h)[self.reverse]
+
+    def forward(self, pixel_values, input_ids, attention_mask, position_ids, state, noise):
+        from lerobot.policies.common.flow_matching import euler_integrate
+        m = self.model
+        qwen = m.vlm_backbone.model
+        chunk = m.config.chunk_size
+        emb = m.embed_prefix(input_ids, states=state, **self.ids).clone()
+        image_mask = (input_ids == qwen.config.image_token_id).unsqueeze(-1).expand_as(emb)
+        emb = emb.masked_scatter(image_mask, self.vision(pixel_values).to(emb.dtype))
+        a0, a1 = self.act_start, self.act_start + chunk
+        out = qwen(attention_mask=attention_mask[:, :a0], position_ids=position_ids[..., :a0], inputs_embeds=emb[:, :a0],
+                   use_cache=True, return_dict=True)
+        cache = out.past_key_values
+
+        def denoise_fn(x_t, timestep):  # as in sample_actions
+            emb[:, a0:a1] = m.embed_suffix(timestep, x_t).to(emb.dtype)
+            cache.crop(a0)
+            o = qwen(attention_mask=attention_mask[:, :a1], past_key_values=cache, inputs_embeds=emb[:, a0:a1],
+                     position_ids=position_ids[..., a0:a1], use_cache=True, return_dict=True)
+            with m.flow_head_autocast_context():
+                v_t = m.action_out_proj(o.last_hidden_state[:, :chunk].to(dtype=m.action_out_proj.dtype))
+            return v_t.reshape(x_t.shape).to(x_t.dtype)
+
+        return euler_integrate(denoise_fn, noise.to(m.action_in_proj.weight.dtype), m.config.num_denoise_steps)
+
+
+def build_eo1(size, dtype="fp32"):
+    from lerobot.policies.eo1.configuration_eo1 import EO1Config
+    from lerobot.policies.eo1.modeling_eo1 import EO1VisionFlowMatchingModel
+    from transformers import Qwen2_5_VLForConditionalGeneration
+    qcfg = qwen25vl_config(size)
+    kw = dict(device="cpu", vlm_config=qcfg.to_dict(), dtype="bfloat16" if dtype == "bf16" else "float32")
+    views, res, n_task = 2, 224, 12
+    if size == "tiny":
+        kw.update(chunk_size=4, n_action_steps=4, max_state_dim=8, max_action_dim=6, num_denoise_steps=3)
+        views, res, n_task = 2, 64, 4
+    cfg = EO1Config(**kw)
+    vlm = Qwen2_5_VLForConditionalGeneration._from_config(cfg.vlm_backbone_config,
+                                                          dtype=torch.bfloat16 if dtype == "bf16" else torch.float32)
+    model = EO1VisionFlowMatchingModel(cfg, vlm)
+    conv3d_zero_bias(model)
+    vc = qcfg.vision_config
+    grid = [1, res // vc.patch_size, res // vc.patch_size]
+    n_img = grid[1] * grid[2] // vc.spatial_merge_size ** 2
+    if size == "full":
+        a_start, a_pad, a_end, s_start, s_pad, s_end, vla = range(151665, 151672)
+        im_start, im_end, nl, hi = 151644, 151645, 198, 151000
+    else:
+        a_start, a_pad, a_end, s_start, s_pad, s_end, vla = 294, 295, 296, 297, 298, 299, 289
+        im_start, im_end, nl, hi = 5, 6, 7, 280
+    g = torch.Generator().manual_seed(SEED + 1)
+    words = lambda n: torch.randint(10, hi, (n,), generator=g).tolist()
+    ids = [im_start] + words(1) + [nl] + words(6) + [im_end, nl, im_start] + words(1) + [nl]  # system, user
+    for _ in range(views):
+        ids += [qcfg.vision_start_token_id] + [qcfg.image_token_id] * n_img + [qcfg.vision_end_token_id]
+    ids += [s_start, s_pad, s_end] + words(n_task) + [vla, im_end, nl, im_start] + words(1) + [nl]
+    act_start = len(ids) + 1
+    ids += [a_start] + [a_pad] * cfg.chunk_size + [a_end, im_end, nl]
+    input_ids = torch.tensor([ids])
+    attention_mask = torch.ones_like(input_ids)
+    mm = (input_ids == qcfg.image_token_id).int()
+    pos, _ = model.vlm_backbone.model.get_rope_index(input_ids, image_grid_thw=torch.tensor([grid] * views),
+                                                     attention_mask=attention_mask, mm_token_type_ids=mm)
+    n_patches = views * grid[1] * grid[2]
+    inputs = dict(
+        pixel_values=torch.rand(n_patches, 3 * vc.temporal_patch_size * vc.patch_size ** 2, generator=g) * 2 - 1,
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=pos,
+        state=torch.randn(1, cfg.max_state_dim, generator=g),
+        noise=torch.randn(1, cfg.chunk_size, cfg.max_action_dim, generator=g),
+    )
+    return EO1Chunk(model, grid, views, act_start, s_pad, a_pad), inputs
+
+
 BUILDERS = {"smolvla": (build_smolvla, smolvla_bf16), "pi0": (build_pi0, None)}
+BUILDERS.update(pi05=(build_pi05, None), pi0_fast=(build_pi0_fast, None), xvla=(build_xvla, None), groot=(build_groot, None), evo1=(build_evo1, None), vla_jepa=(build_vla_jepa, None),
+                multi_task_dit=(build_multi_task_dit, None), eo1=(build_eo1, None))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -420,6 +1286,8 @@ def fixture(stem, dest, rtol):
         np.save(os.path.join(dest, f"in_{i}.npy"), data[k])
     np.save(os.path.join(dest, "out_0.npy"), data["expected"])
     m = onnx.load(stem + ".onnx", load_external_data=True)
+    for node in m.graph.node:  # the exporter's per-node stack traces and scopes: most of a tiny graph's bytes
+        del node.metadata_props[:]
     onnx.save(m, os.path.join(dest, "model.onnx"), save_as_external_data=True, location="model.onnx.data")
     meta = dict(exporter="dynamo", torch=torch.__version__, opset=[o.version for o in m.opset_import if o.domain in ("", "ai.onnx")],
                 inputs={k: f"in_{i}.npy" for i, k in enumerate(names)}, outputs={"actions": "out_0.npy"}, rtol=rtol)
