@@ -9,8 +9,8 @@
  * iterations runs all M with each one's state kept only while the condition holds
  * (IR_DECIDE_ON_GPU). A trip count computed on the GPU, and the condition of a Loop without
  * M or with scan outputs, are read back (plan_loop). */
+#include "op.h"
 #include "../plan/plan.h"
-#include "movement.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -60,15 +60,6 @@ static vki_status plan_if(op_ctx *c)
     bool on_gpu;
     VKI_TRY(control_scalar(c, 0, "condition", &cond, &on_gpu, false));
     return decide(c, on_gpu ? IR_DECIDE_ON_GPU : cond != 0);
-}
-
-vki_status op_read_back(op_ctx *c, int i, int64_t max, int64_t *out, bool *known)
-{
-    int word;
-    VKI_TRY(op_temp(c, VKI_DTYPE_INT32, 1, &word));
-    strided_copy s = {.rank = 1, .dims = {1}, .in_strides = {1}, .out_strides = {1}};
-    VKI_TRY(copy_values(c, op_in_index(c, i), word, &s, GPU_W32)); /* a bool as a word 0 or 1 */
-    return op_data_size(c, word, max, out, known);
 }
 
 /* A Loop's trip count M and condition, each known at plan time, or computed on the GPU from
@@ -159,11 +150,11 @@ const op_def op_If = {"If", "", CF_DTYPES,
                       "the branch known at plan time is inlined; with a condition computed on the GPU both branches run "
                       "and Where selects (their outputs must have one shape; sequence and optional outputs need the "
                       "condition known at plan time)",
-                      plan_if};
+                      plan_if, OP_NOT_CONSTANT};
 const op_def op_Loop = {"Loop", "", CF_DTYPES,
                         "unrolled at plan time; a condition computed on the GPU runs all M iterations, each one's state "
                         "kept while it holds, or is read back before each iteration (no M, or scan outputs; at most 64 "
                         "reads a run); an M computed on the GPU is read back once; no sequence values on a GPU condition",
-                        plan_loop};
+                        plan_loop, OP_INPUT0_OPTIONAL | OP_TAKES_LISTS | OP_NOT_CONSTANT};
 const op_def op_Scan = {"Scan", "", CF_DTYPES, "unrolled at plan time; Scan-8's sequence_lens is not supported",
-                        plan_scan};
+                        plan_scan, OP_INPUT0_OPTIONAL_OPSET8 | OP_NOT_CONSTANT};

@@ -6,6 +6,7 @@
  * value. y's gradient is seeded with ones, so a non-scalar y gives the gradient of its sum. */
 #include "op.h"
 
+#include "op.h"
 #include "../plan/plan.h"
 
 #include <stdlib.h>
@@ -271,4 +272,4 @@ static vki_status plan_gradient(op_ctx *c)
 const op_def op_Gradient = {"Gradient", "ai.onnx.preview.training", "float32",
                             "y must be computed before the node in the graph's order (fusion is off in its plans); differentiates Add, "
                             "Sub, Mul, Div, Neg, MatMul, Relu, Sigmoid, Tanh, Exp and Identity",
-                            plan_gradient};
+                            plan_gradient, OP_READS_Y_ATTR};

@@ -25,20 +25,6 @@ static vki_status per_count(op_ctx *c, int input, int64_t count, const char *wha
     return VKI_OK;
 }
 
-vki_status op_pack_words(op_ctx *c, const int *ins, const uint32_t *counts, int *out)
-{
-    int dummy;
-    VKI_TRY(op_temp(c, VKI_DTYPE_INT32, 1, &dummy));
-    uint32_t total = counts[0] + counts[1] + counts[2];
-    VKI_TRY(op_temp(c, VKI_DTYPE_INT32, total ? total : 1, out));
-    if (!total) return VKI_OK;
-    int values[4] = {ins[0] >= 0 ? op_in_index(c, ins[0]) : dummy, ins[1] >= 0 ? op_in_index(c, ins[1]) : dummy,
-                     ins[2] >= 0 ? op_in_index(c, ins[2]) : dummy, *out};
-    uint32_t spec[1] = {64}, gx, gy;
-    op_grid_1d(total, 64, &gx, &gy);
-    return op_dispatch(c, "pack_words", spec, 1, counts, 3 * sizeof *counts, values, 4, gx, gy, 1);
-}
-
 static vki_status plan_matmul_integer(op_ctx *c)
 {
     bool qlinear = !strcmp(c->node->op_type, "QLinearMatMul");

@@ -5,6 +5,7 @@
  * parameters travel as one array of (scale, shift) pairs, folded on the host when they are
  * constants and by shaders/norm_fold.glsl otherwise, so that no shader needs over 4 buffers. */
 #include "normalization.h"
+#include "norm_views.h"
 #include "../plan/plan.h"
 
 #include <math.h>
@@ -225,14 +226,6 @@ typedef struct row_layout {
 static row_layout contiguous_rows(int64_t rows, int64_t len)
 {
     return (row_layout){rows, len, 0, 1, 0, 0, 1, 0, 0, 1, -1};
-}
-
-bool norm_rows_view_ok(int rank, const int64_t *dims, const int64_t *strides, int64_t elem)
-{
-    if (rank < 1 || elem != 0 || strides[rank - 1] != 1) return false;
-    int leading = 0;
-    for (int d = 0; d < rank - 1; d++) leading += dims[d] != 1;
-    return leading <= 2;
 }
 
 /* Strided form 2 of `l` (rows of `len` contiguous elements) for X, a permuted view that
@@ -548,27 +541,6 @@ static vki_status check_suffix(op_ctx *c, int i, const plan_value *x, int axis)
     if (!ok) return op_error(c, VKI_ERROR_UNSUPPORTED, "input %d must have the shape of the normalized dims "
                              "(or a trailing part of it); other broadcasts are not supported", i);
     return VKI_OK;
-}
-
-int norm_channels_between(op_ctx *c, int v, const int64_t *perm, int rank)
-{
-    if (!c->vk->opts.channel_ln || !op_fusion_on(c) || rank < 2) return -1;
-    int ln = op_only_reader(c, v, "LayerNormalization");
-    if (ln < 0) return -1;
-    const ir_node *n = op_graph_node(c, ln);
-    if (*n->domain || n->n_inputs < 2 || n->inputs[0] != v || n->n_outputs < 1 || n->outputs[0] < 0) return -1;
-    for (int o = 1; o < n->n_outputs; o++)
-        if (n->outputs[o] >= 0) return -1; /* its statistics are read */
-    int64_t axis = ir_attr_int(n, "axis", -1);
-    if (axis != -1 && axis != rank - 1) return -1;
-    int t2 = op_only_reader(c, n->outputs[0], "Transpose");
-    if (t2 < 0) return -1;
-    const ir_node *tn = op_graph_node(c, t2);
-    const int64_t *p2;
-    if (tn->n_outputs < 1 || tn->outputs[0] < 0 || ir_attr_ints(tn, "perm", &p2) != rank) return -1;
-    for (int k = 0; k < rank; k++)
-        if (p2[k] < 0 || p2[k] >= rank || perm[p2[k]] != k) return -1; /* back to the first's input order */
-    return t2;
 }
 
 /* A LayerNormalization between a Transpose (X, a permuted view) and its inverse

@@ -8,20 +8,8 @@
  * LayerNormalization (a view of that output) and sets *taken; else changes nothing. The sum
  * is rounded to the dtype before it is normalized, as the two nodes would. */
 vki_status norm_fuse_add(op_ctx *c, bool *taken);
-/* Whether norm_fuse_add reads an operand that is a permuted view of these dims, element
- * strides and offset in place: its last axis contiguous (the rows), at most two other dims of
- * size > 1, no offset. */
-bool norm_rows_view_ok(int rank, const int64_t *dims, const int64_t *strides, int64_t elem);
 /* A LayerNormalization's (Scale, B) as norm_rows reads them for rows of len elements: pairs
  * made where both are plan-time constants of `dtype`, of len elements or one; *pairs -1 where
  * they are not (then nothing is made). */
 vki_status norm_layer_pairs(op_ctx *c, int scale_v, int bias_v, int64_t len, vki_dtype dtype, int *pairs);
-/* Where value v (a Transpose's output, `perm` its order over `rank` axes) is read only by a
- * LayerNormalization over its last axis whose statistics are unread, and that only by a
- * Transpose of the inverse order (ConvNeXt's channels-last LayerNormalization inside NCHW:
- * permute, normalize, permute back), that second Transpose's index; else -1. The first
- * Transpose is then a permuted view, and the LayerNormalization normalizes X's channels in
- * place of both copies, claiming the second (norm_rows through strides, X and Y alike).
- * VKINFER_CHANNEL_LN=0: never (measuring). */
-int norm_channels_between(op_ctx *c, int v, const int64_t *perm, int rank);
 #endif

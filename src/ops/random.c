@@ -109,9 +109,13 @@ static vki_status plan_multinomial(op_ctx *c)
 }
 
 #define RANDOM_NOTE "counter-based numbers on the GPU (not numpy's); a seed repeats the sequence of runs; each run draws anew"
-const op_def op_RandomUniform = {"RandomUniform", "", OP_DTYPES_FLOAT, RANDOM_NOTE, plan_random_uniform};
-const op_def op_RandomNormal = {"RandomNormal", "", OP_DTYPES_FLOAT, RANDOM_NOTE, plan_random_normal};
-const op_def op_RandomUniformLike = {"RandomUniformLike", "", OP_DTYPES_FLOAT, RANDOM_NOTE, plan_random_uniform_like};
-const op_def op_RandomNormalLike = {"RandomNormalLike", "", OP_DTYPES_FLOAT, RANDOM_NOTE, plan_random_normal_like};
-const op_def op_Bernoulli = {"Bernoulli", "", OP_DTYPES_FLOAT, RANDOM_NOTE, plan_bernoulli};
-const op_def op_Multinomial = {"Multinomial", "", OP_DTYPES_FLOAT, RANDOM_NOTE, plan_multinomial};
+const op_def op_RandomUniform = {"RandomUniform", "", OP_DTYPES_FLOAT, RANDOM_NOTE,
+                                 plan_random_uniform, OP_INPUT0_OPTIONAL | OP_NOT_CONSTANT};
+const op_def op_RandomNormal = {"RandomNormal", "", OP_DTYPES_FLOAT, RANDOM_NOTE,
+                                plan_random_normal, OP_INPUT0_OPTIONAL | OP_NOT_CONSTANT};
+const op_def op_RandomUniformLike = {"RandomUniformLike", "", OP_DTYPES_FLOAT, RANDOM_NOTE,
+                                     plan_random_uniform_like, OP_NOT_CONSTANT};
+const op_def op_RandomNormalLike = {"RandomNormalLike", "", OP_DTYPES_FLOAT, RANDOM_NOTE,
+                                    plan_random_normal_like, OP_NOT_CONSTANT};
+const op_def op_Bernoulli = {"Bernoulli", "", OP_DTYPES_FLOAT, RANDOM_NOTE, plan_bernoulli, OP_NOT_CONSTANT};
+const op_def op_Multinomial = {"Multinomial", "", OP_DTYPES_FLOAT, RANDOM_NOTE, plan_multinomial, OP_NOT_CONSTANT};

@@ -1,6 +1,6 @@
 /* The op table: one line per op. It drives model loading, `vkinfer ops` and docs/ops.md's
  * op table (scripts/ops-doc.sh). */
-#include "op.h"
+#include "registry.h"
 
 #include <string.h>
 

@@ -1,19 +1,15 @@
 /* Sequences and optionals, decided at plan time like control flow (src/ops/control.c). A
- * sequence value is a plan-time list of tensor values (plan_value.kind PV_SEQUENCE, items):
- * its length and every element's shape are known when planning, and it has no device storage
- * of its own. An optional is none or one tensor or sequence (PV_OPTIONAL). The ops are
- * bookkeeping on those lists plus ordinary ops on the elements: SequenceAt is a view of the
- * element (Identity), ConcatFromSequence a Concat, SplitToSequence a Split, SequenceLength a
- * constant, SequenceMap its body inlined once per element (src/onnx/expand.c). A position
- * computed on the GPU from data is read back (op_read_back); a split computed from data is
- * refused, naming the node. */
+ * sequence value is a plan-time list of tensor values and an optional none or one tensor or
+ * sequence (src/plan/sequence.c). The ops are bookkeeping on those lists plus ordinary ops on
+ * the elements: SequenceAt is a view of the element (Identity), ConcatFromSequence a Concat,
+ * SplitToSequence a Split, SequenceLength a constant, SequenceMap its body inlined once per
+ * element (src/onnx/expand.c). A position computed on the GPU from data is read back
+ * (op_read_back); a split computed from data is refused, naming the node. */
+#include "op.h"
 #include "../plan/plan.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Elements of one sequence, at most (each is a plan value). */
-#define SEQ_MAX_ITEMS 100000
 
 static const char *value_name(op_ctx *c, int v)
 {
@@ -21,38 +17,6 @@ static const char *value_name(op_ctx *c, int v)
 }
 
 static bool is_seq(const plan_value *v) { return v && v->kind == PV_SEQUENCE; }
-
-/* Makes output `out` a sequence of items[0..n) of element dtype `dtype`. */
-static vki_status set_sequence(op_ctx *c, int out, vki_dtype dtype, const int *items, int n)
-{
-    if (!op_has_output(c, out)) return VKI_OK;
-    if (n > SEQ_MAX_ITEMS) return op_error(c, VKI_ERROR_UNSUPPORTED, "a sequence of %d elements; at most %d", n, SEQ_MAX_ITEMS);
-    int *copy = arena_alloc(&c->plan->arena, ((size_t)n + 1) * sizeof *copy);
-    if (!copy) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
-    if (n) memcpy(copy, items, (size_t)n * sizeof *copy);
-    plan_value *o = op_out(c, out);
-    o->kind = PV_SEQUENCE;
-    o->dtype = dtype;
-    o->rank = 0;
-    o->shaped = true;
-    o->items = copy;
-    o->n_items = n;
-    return VKI_OK;
-}
-
-/* Output `out` becomes what value v is (a sequence or optional: the same list). */
-static vki_status copy_list(op_ctx *c, int out, int v)
-{
-    plan_value *o = op_out(c, out), *x = &c->plan->values[v];
-    if (!o) return VKI_OK;
-    o->kind = x->kind;
-    o->dtype = x->dtype;
-    o->rank = 0;
-    o->shaped = true;
-    o->items = x->items;
-    o->n_items = x->n_items;
-    return VKI_OK;
-}
 
 /* Plans op `op` on value indices inputs[0..n_in) into outputs[0..n_out), as part of this
  * node (its dispatches are this node's). */
@@ -71,7 +35,7 @@ static vki_status delegate(op_ctx *c, const char *op, const int *inputs, int n_i
     op_ctx d = *c;
     d.node = &fake;
     if (opset) d.opset = opset;
-    const op_def *def = op_find("", op);
+    const op_def *def = c->plan->find_op("", op);
     if (!def) return op_error(c, VKI_ERROR_UNSUPPORTED, "internal: no op %s", op);
     VKI_TRY(def->plan(&d));
     return plan_finish_node(&d);
@@ -168,7 +132,7 @@ static vki_status require_tensor(op_ctx *c, int i)
 static vki_status plan_sequence_empty(op_ctx *c)
 {
     vki_dtype t = (vki_dtype)ir_attr_int(c->node, "dtype", VKI_DTYPE_FLOAT);
-    return set_sequence(c, 0, t, NULL, 0);
+    return op_set_sequence(c, 0, t, NULL, 0);
 }
 
 static vki_status plan_sequence_construct(op_ctx *c)
@@ -181,7 +145,7 @@ static vki_status plan_sequence_construct(op_ctx *c)
         VKI_TRY(require_tensor(c, i));
         if (op_in(c, i)->dtype != t) return op_error(c, VKI_ERROR_MODEL, "inputs have different dtypes");
     }
-    return set_sequence(c, 0, t, c->node->inputs, n);
+    return op_set_sequence(c, 0, t, c->node->inputs, n);
 }
 
 static vki_status plan_sequence_insert(op_ctx *c)
@@ -201,7 +165,7 @@ static vki_status plan_sequence_insert(op_ctx *c)
     int *items = malloc(((size_t)n + 2) * sizeof *items);
     if (!items) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int k = 0, j = 0; k <= n; k++) items[k] = k == pos ? op_in_index(c, 1) : s->items[j++];
-    vki_status st = set_sequence(c, 0, op_in(c, 1)->dtype, items, n + 1);
+    vki_status st = op_set_sequence(c, 0, op_in(c, 1)->dtype, items, n + 1);
     free(items);
     return st;
 }
@@ -221,7 +185,7 @@ static vki_status plan_sequence_erase(op_ctx *c)
     if (!items) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int k = 0, j = 0; k < n; k++)
         if (k != pos) items[j++] = s->items[k];
-    vki_status st = set_sequence(c, 0, s->dtype, items, n - 1);
+    vki_status st = op_set_sequence(c, 0, s->dtype, items, n - 1);
     free(items);
     return st;
 }
@@ -323,7 +287,7 @@ static vki_status plan_split_to_sequence(op_ctx *c)
             if (j != axis) dims[r++] = e->dims[j];
         st = view_of(c, pieces[k], r, dims, &items[k]);
     }
-    if (st == VKI_OK) st = set_sequence(c, 0, op_in(c, 0)->dtype, items, n);
+    if (st == VKI_OK) st = op_set_sequence(c, 0, op_in(c, 0)->dtype, items, n);
     free(sizes);
     free(pieces);
     free(items);
@@ -442,86 +406,35 @@ static vki_status plan_optional_get_element(op_ctx *c)
                             value_name(c, v));
         v = x->items[0];
     }
-    if (c->plan->values[v].kind == PV_SEQUENCE) return copy_list(c, 0, v);
+    if (c->plan->values[v].kind == PV_SEQUENCE) return op_copy_list(c, 0, v);
     int out = op_out_index(c, 0);
     return delegate(c, "Identity", &v, 1, &out, 1, NULL, 0, 0);
 }
 
-/* Ops that take sequence or optional inputs (the planner refuses them elsewhere). */
-static bool takes_lists(const ir_node *n)
-{
-    static const char *const ops[] = {"SequenceInsert", "SequenceErase", "SequenceAt", "SequenceLength",
-                                      "ConcatFromSequence", "SequenceMap", "OptionalHasElement", "OptionalGetElement",
-                                      "Optional", "Loop", "Identity"};
-    if (*n->domain) return false;
-    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
-        if (!strcmp(n->op_type, ops[k])) return true;
-    return false;
-}
-
-vki_status seq_plan_node(op_ctx *c, bool *done)
-{
-    *done = false;
-    const ir_node *n = c->node;
-    bool lists = false;
-    for (int i = 0; i < n->n_inputs; i++)
-        if (n->inputs[i] >= 0 && c->plan->values[n->inputs[i]].kind != PV_TENSOR) lists = true;
-    if (!lists) return VKI_OK;
-    if (!takes_lists(n))
-        for (int i = 0; i < n->n_inputs; i++) {
-            plan_value *v = op_in(c, i);
-            if (v && v->kind != PV_TENSOR)
-                return op_error(c, VKI_ERROR_UNSUPPORTED, "input %d ('%s') is a %s; %s takes tensors", i,
-                                value_name(c, n->inputs[i]), v->kind == PV_SEQUENCE ? "sequence" : "optional", n->op_type);
-        }
-    if (!strcmp(n->op_type, "Identity") && !*n->domain) { /* a sequence or optional passed on */
-        *done = true;
-        return copy_list(c, 0, n->inputs[0]);
-    }
-    return VKI_OK;
-}
-
-vki_status seq_flatten(plan *p, int v, int *list, int *count)
-{
-    const plan_value *pv = &p->values[v];
-    if (pv->kind == PV_OPTIONAL) {
-        if (!pv->n_items) {
-            *count = -1;
-            return VKI_OK;
-        }
-        v = pv->items[0];
-        pv = &p->values[v];
-    }
-    if (pv->kind == PV_TENSOR) {
-        if (list) list[0] = v;
-        *count = 1;
-        return VKI_OK;
-    }
-    for (int k = 0; k < pv->n_items; k++) {
-        if (p->values[pv->items[k]].kind != PV_TENSOR)
-            return vki_fail(VKI_ERROR_UNSUPPORTED, "a sequence whose elements are not tensors");
-        if (list) list[k] = pv->items[k];
-    }
-    *count = pv->n_items;
-    return VKI_OK;
-}
-
 #define SEQ_NOTES "decided at plan time; a position computed on the GPU from data is read back (one wait a run)"
-const op_def op_SequenceEmpty = {"SequenceEmpty", "", OP_DTYPES_ALL, "", plan_sequence_empty};
-const op_def op_SequenceConstruct = {"SequenceConstruct", "", OP_DTYPES_ALL, "", plan_sequence_construct};
-const op_def op_SequenceInsert = {"SequenceInsert", "", OP_DTYPES_ALL, SEQ_NOTES, plan_sequence_insert};
-const op_def op_SequenceErase = {"SequenceErase", "", OP_DTYPES_ALL, SEQ_NOTES, plan_sequence_erase};
-const op_def op_SequenceAt = {"SequenceAt", "", OP_DTYPES_ALL, SEQ_NOTES, plan_sequence_at};
-const op_def op_SequenceLength = {"SequenceLength", "", OP_DTYPES_ALL, "", plan_sequence_length};
+const op_def op_SequenceEmpty = {"SequenceEmpty", "", OP_DTYPES_ALL, "",
+                                 plan_sequence_empty, OP_INPUT0_OPTIONAL | OP_NOT_CONSTANT};
+const op_def op_SequenceConstruct = {"SequenceConstruct", "", OP_DTYPES_ALL, "",
+                                     plan_sequence_construct, OP_NOT_CONSTANT};
+const op_def op_SequenceInsert = {"SequenceInsert", "", OP_DTYPES_ALL, SEQ_NOTES,
+                                  plan_sequence_insert, OP_TAKES_LISTS | OP_NOT_CONSTANT};
+const op_def op_SequenceErase = {"SequenceErase", "", OP_DTYPES_ALL, SEQ_NOTES,
+                                 plan_sequence_erase, OP_TAKES_LISTS | OP_NOT_CONSTANT};
+const op_def op_SequenceAt = {"SequenceAt", "", OP_DTYPES_ALL, SEQ_NOTES,
+                              plan_sequence_at, OP_TAKES_LISTS | OP_NOT_CONSTANT};
+const op_def op_SequenceLength = {"SequenceLength", "", OP_DTYPES_ALL, "",
+                                  plan_sequence_length, OP_TAKES_LISTS | OP_NOT_CONSTANT};
 const op_def op_SplitToSequence = {"SplitToSequence", "", OP_DTYPES_ALL, "the split sizes must be known at plan time",
                                    plan_split_to_sequence};
-const op_def op_ConcatFromSequence = {"ConcatFromSequence", "", OP_DTYPES_ALL, "", plan_concat_from_sequence};
+const op_def op_ConcatFromSequence = {"ConcatFromSequence", "", OP_DTYPES_ALL, "",
+                                      plan_concat_from_sequence, OP_TAKES_LISTS};
 const op_def op_SequenceMap = {"SequenceMap", "", OP_DTYPES_ALL,
                                "inlined once per element at plan time; an empty sequence is not supported",
-                               plan_sequence_map};
-const op_def op_Optional = {"Optional", "", OP_DTYPES_ALL, "decided at plan time", plan_optional};
+                               plan_sequence_map, OP_TAKES_LISTS | OP_NOT_CONSTANT};
+const op_def op_Optional = {"Optional", "", OP_DTYPES_ALL, "decided at plan time",
+                            plan_optional, OP_INPUT0_OPTIONAL | OP_TAKES_LISTS};
 const op_def op_OptionalHasElement = {"OptionalHasElement", "", OP_DTYPES_ALL, "decided at plan time",
-                                      plan_optional_has_element};
+                                      plan_optional_has_element, OP_INPUT0_OPTIONAL | OP_TAKES_LISTS};
 const op_def op_OptionalGetElement = {"OptionalGetElement", "", OP_DTYPES_ALL,
                                       "decided at plan time: getting the element of a none is an error then",
-                                      plan_optional_get_element};
+                                      plan_optional_get_element, OP_TAKES_LISTS};

@@ -452,9 +452,10 @@ static vki_status plan_eye_like(op_ctx *c)
 }
 
 #define ALL_DTYPES OP_DTYPES_ALL
-const op_def op_Shape = {"Shape", "", ALL_DTYPES, "", plan_shape};
-const op_def op_Size = {"Size", "", ALL_DTYPES, "", plan_size};
-const op_def op_Constant = {"Constant", "", ALL_DTYPES, "sparse_value and string values are not supported", plan_constant};
+const op_def op_Shape = {"Shape", "", ALL_DTYPES, "", plan_shape, OP_SHAPE_ONLY};
+const op_def op_Size = {"Size", "", ALL_DTYPES, "", plan_size, OP_SHAPE_ONLY};
+const op_def op_Constant = {"Constant", "", ALL_DTYPES, "sparse_value and string values are not supported",
+                            plan_constant, OP_INPUT0_OPTIONAL};
 const op_def op_ConstantOfShape = {"ConstantOfShape", "", ALL_DTYPES, "the shape must be a plan-time constant", plan_constant_of_shape};
 const op_def op_Reshape = {"Reshape", "", ALL_DTYPES, "the shape must be a plan-time constant", plan_reshape};
 const op_def op_Flatten = {"Flatten", "", ALL_DTYPES, "", plan_flatten};

@@ -284,5 +284,7 @@ UNARY(Cosh, FLOATS) UNARY(Asinh, FLOATS) UNARY(Acosh, FLOATS) UNARY(Atanh, FLOAT
 UNARY(Sign, NUMERIC) UNARY(Softplus, FLOATS) UNARY(Softsign, FLOATS) UNARY(Elu, FLOATS) UNARY(Selu, FLOATS)
 UNARY(Celu, FLOATS) UNARY(ThresholdedRelu, FLOATS) UNARY(Not, "bool") UNARY(IsNaN, FLOATS)
 UNARY(IsInf, FLOATS) UNARY(Gelu, FLOATS) UNARY(Mish, FLOATS) UNARY(Swish, FLOATS) UNARY(BitwiseNot, "int8 int16 int32 int64 uint8 uint16")
-UNARY(Identity, ALL) UNARY(Cast, ALL " " OP_DTYPES_SMALL)
+UNARY(Cast, ALL " " OP_DTYPES_SMALL)
+/* a sequence or optional input is passed on by the planner */
+const op_def op_Identity = {"Identity", "", ALL, "", plan_unary, OP_TAKES_LISTS | OP_PASSES_LISTS};
 const op_def op_Dropout = {"Dropout", "", ALL, "inference only: training_mode runs only with a plan-time ratio of 0 (the identity)", plan_unary};

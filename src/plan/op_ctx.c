@@ -1,4 +1,4 @@
-/* The planner's side of the op contract (src/ops/op.h). */
+/* The planner's side of the op contract (op_api.h). */
 #include "plan.h"
 
 #include <math.h>
@@ -611,6 +611,20 @@ void *op_temp_const(op_ctx *c, vki_dtype dtype, int64_t numel, int *index)
     v->host = data;
     v->host_bytes = bytes;
     return data;
+}
+
+vki_status op_pack_words(op_ctx *c, const int *ins, const uint32_t *counts, int *out)
+{
+    int dummy;
+    VKI_TRY(op_temp(c, VKI_DTYPE_INT32, 1, &dummy));
+    uint32_t total = counts[0] + counts[1] + counts[2];
+    VKI_TRY(op_temp(c, VKI_DTYPE_INT32, total ? total : 1, out));
+    if (!total) return VKI_OK;
+    int values[4] = {ins[0] >= 0 ? op_in_index(c, ins[0]) : dummy, ins[1] >= 0 ? op_in_index(c, ins[1]) : dummy,
+                     ins[2] >= 0 ? op_in_index(c, ins[2]) : dummy, *out};
+    uint32_t spec[1] = {64}, gx, gy;
+    op_grid_1d(total, 64, &gx, &gy);
+    return op_dispatch(c, "pack_words", spec, 1, counts, 3 * sizeof *counts, values, 4, gx, gy, 1);
 }
 
 int op_keyable_input(const plan *p, int v)

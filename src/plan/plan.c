@@ -1,6 +1,7 @@
 /* Plan creation: per-node shape inference, folding and kernel choice in graph order, then
  * memory placement and recording. */
 #include "plan.h"
+#include "strided_copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -173,12 +174,10 @@ static vki_status plan_outputs(plan *p)
     return VKI_OK;
 }
 
-/* Nodes that some graph output depends on; the rest are dead and skipped. */
-/* A Gradient node (ai.onnx.preview.training) reads the forward value named by its y
- * attribute and the nodes that compute it, which are not its inputs. */
-static bool is_gradient(const ir_node *node) { return !strcmp(node->domain, "ai.onnx.preview.training") && !strcmp(node->op_type, "Gradient"); }
-
-static vki_status live_nodes(const ir_graph *g, bool *live)
+/* Nodes that some graph output depends on; the rest are dead and skipped. A Gradient node
+ * (OP_READS_Y_ATTR) reads the forward value named by its y attribute and the nodes that
+ * compute it, which are not its inputs. */
+static vki_status live_nodes(const ir_graph *g, const op_def *const *defs, bool *live)
 {
     bool *needed = calloc((size_t)g->n_values + 1, 1);
     if (!needed) return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -192,7 +191,8 @@ static vki_status live_nodes(const ir_graph *g, bool *live)
         if (live[n])
             for (int i = 0; i < node->n_inputs; i++)
                 if (node->inputs[i] >= 0) needed[node->inputs[i]] = true;
-        const char *y = live[n] && is_gradient(node) ? ir_attr_string(node, "y", NULL) : NULL;
+        bool reads_y = live[n] && defs[n] && (defs[n]->flags & OP_READS_Y_ATTR);
+        const char *y = reads_y ? ir_attr_string(node, "y", NULL) : NULL;
         for (int v = 0; y && v < g->n_values; v++)
             if (!strcmp(g->values[v].name, y)) needed[v] = true;
     }
@@ -200,17 +200,15 @@ static vki_status live_nodes(const ir_graph *g, bool *live)
     return VKI_OK;
 }
 
-/* Nodes whose outputs are plan-time constants whatever the inputs' values: Shape and Size,
- * Constant, and any node reading only initializers and such outputs (not control flow or the
- * random generators). */
-static bool const_like_node(const ir_node *node, const bool *const_value)
+/* Nodes whose outputs are plan-time constants whatever the inputs' values: Shape and Size
+ * (OP_SHAPE_ONLY), Constant, and any node reading only initializers and such outputs (not
+ * control flow, the random generators or the sequence ops: OP_NOT_CONSTANT). */
+static bool const_like_node(const ir_node *node, const op_def *def, const bool *const_value)
 {
     if (*node->domain) return false;
-    const char *op = node->op_type;
-    if (!strcmp(op, "Shape") || !strcmp(op, "Size")) return true;
-    if (!strcmp(op, "If") || !strcmp(op, "Loop") || !strcmp(op, "Scan") || !strncmp(op, "Random", 6) ||
-        !strcmp(op, "Bernoulli") || !strcmp(op, "Multinomial") || !strncmp(op, "Sequence", 8))
-        return false;
+    uint32_t flags = def ? def->flags : 0;
+    if (flags & OP_SHAPE_ONLY) return true;
+    if (flags & OP_NOT_CONSTANT) return false;
     for (int i = 0; i < node->n_inputs; i++)
         if (node->inputs[i] >= 0 && !const_value[node->inputs[i]]) return false;
     return true;
@@ -228,7 +226,7 @@ static bool inputs_ready(const ir_node *node, const bool *avail)
  * can already see its value (the TorchScript exporter computes attention's scale from a
  * Shape after the Transpose of K that the scale then multiplies: with the scale known, that
  * Transpose is a view the product reads, not a copy). Returns a malloc'ed array of n_nodes. */
-static int *plan_order(const ir_graph *g)
+static int *plan_order(const ir_graph *g, const op_def *const *defs)
 {
     int nn = g->n_nodes, nv = g->n_values;
     int *order = malloc(((size_t)nn + 1) * sizeof *order), *stack = malloc(((size_t)nn + 1) * sizeof *stack);
@@ -249,7 +247,7 @@ static int *plan_order(const ir_graph *g)
     }
     for (int n = 0; n < nn; n++) { /* graph order is topological: one pass */
         const ir_node *node = &g->nodes[n];
-        const_node[n] = const_like_node(node, const_value);
+        const_node[n] = const_like_node(node, defs[n], const_value);
         for (int o = 0; o < node->n_outputs; o++)
             if (node->outputs[o] >= 0) const_value[node->outputs[o]] = const_node[n];
         for (int i = 0; i < node->n_inputs; i++)
@@ -332,19 +330,19 @@ static vki_status plan_node(plan *p, int n)
         break;
     default: break;
     }
-    if (fused.op_type) c.node = node = &fused;
-    const op_def *def = op_find(node->domain, node->op_type);
+    const op_def *def = p->defs[n];
+    if (fused.op_type) {
+        c.node = node = &fused;
+        def = p->find_op(node->domain, node->op_type);
+    }
     if (!def)
         return op_error(&c, VKI_ERROR_UNSUPPORTED, "vkinfer has no implementation of op %s%s%s (see `vkinfer ops`)",
                         *node->domain ? node->domain : "", *node->domain ? "." : "", node->op_type);
-    /* every op but Constant and the random generators reads input 0, and none takes it as
-     * optional: refuse a node without it here rather than in each op (a hostile or broken file) */
-    bool scan8 = !strcmp(node->op_type, "Scan") && g->opset < 9 && !*node->domain; /* input 0: sequence_lens */
-    bool loop = !strcmp(node->op_type, "Loop") && !*node->domain; /* input 0: M, optional */
-    bool no_inputs = !strcmp(node->op_type, "Constant") || !strcmp(node->op_type, "RandomUniform") ||
-                     !strcmp(node->op_type, "RandomNormal") || !strcmp(node->op_type, "SequenceEmpty") ||
-                     !strcmp(node->op_type, "Optional") || !strcmp(node->op_type, "OptionalHasElement");
-    if (!no_inputs && !scan8 && !loop && (node->n_inputs == 0 || node->inputs[0] < 0))
+    /* every op reads input 0 but those whose flags say it may be omitted (Constant, the random
+     * generators, Loop's M...): refuse a node without it here rather than in each op (a hostile
+     * or broken file) */
+    bool optional0 = (def->flags & OP_INPUT0_OPTIONAL) || ((def->flags & OP_INPUT0_OPTIONAL_OPSET8) && g->opset < 9);
+    if (!optional0 && (node->n_inputs == 0 || node->inputs[0] < 0))
         return op_error(&c, VKI_ERROR_MODEL, "input 0 is missing");
     for (int i = 0; i < node->n_inputs; i++)
         if (node->inputs[i] >= 0 && !p->values[node->inputs[i]].shaped)
@@ -352,7 +350,7 @@ static vki_status plan_node(plan *p, int n)
     int first_dispatch = p->n_dispatches;
     p->current_node = n;
     bool done = false;
-    VKI_TRY(seq_plan_node(&c, &done));
+    VKI_TRY(seq_plan_node(&c, def, &done));
     if (done) {
         p->aliased_nodes++;
         return VKI_OK;
@@ -411,6 +409,15 @@ vki_status op_data_size(op_ctx *c, int size_value, int64_t max, int64_t *size, b
     return VKI_OK;
 }
 
+vki_status op_read_back(op_ctx *c, int i, int64_t max, int64_t *out, bool *known)
+{
+    int word;
+    VKI_TRY(op_temp(c, VKI_DTYPE_INT32, 1, &word));
+    strided_copy s = {.rank = 1, .dims = {1}, .in_strides = {1}, .out_strides = {1}};
+    VKI_TRY(copy_values(c, op_in_index(c, i), word, &s, GPU_W32)); /* a bool as a word 0 or 1 */
+    return op_data_size(c, word, max, out, known);
+}
+
 /* Whether a node reads a value that has no shape yet (an output of a control node decided in
  * this round, which exists only once the graph is expanded). */
 static bool reads_unshaped(const plan *p, int n)
@@ -426,7 +433,8 @@ static bool reads_unshaped(const plan *p, int n)
  * become decidable in the next round). */
 #define PLAN_MAX_EXPANSIONS 256
 
-static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *counts, const int *ranks, const int64_t *dims, const void *const *data,
+static vki_status plan_build(vk_context *vk, const ir_graph *g, op_finder find_op, const int *counts, const int *ranks,
+                             const int64_t *dims, const void *const *data,
                        const size_t *bytes, const bool *keyed, const int64_t *sizes, int n_sizes, bool profiling,
                        bool fp16_mode, weight_cache *cache, int *wanted_input, plan **out, ir_graph *owned, int round,
                        double t0)
@@ -440,6 +448,7 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *count
     p->vk = vk;
     p->building = true; /* plan_destroy on failure below: plan_create holds the lock */
     p->graph = g;
+    p->find_op = find_op;
     p->keyed = keyed;
     p->cache = cache;
     p->profiling = profiling;
@@ -482,9 +491,12 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *count
     p->input_dims = calloc((size_t)n_io * VKI_MAX_RANK + 1, sizeof(int64_t));
     bool *live = calloc((size_t)g->n_nodes + 1, 1);
     p->decision = malloc(((size_t)g->n_nodes + 1) * sizeof *p->decision);
+    p->defs = calloc((size_t)g->n_nodes + 1, sizeof *p->defs);
     vki_status st = VKI_OK;
     for (int n = 0; p->decision && n < g->n_nodes; n++) p->decision[n] = INT64_MIN;
-    if (!p->values || !p->temp_owner || !p->input_dims || !live || !p->converted || !p->out_copy || !p->decision)
+    for (int n = 0; p->defs && n < g->n_nodes; n++) p->defs[n] = find_op(g->nodes[n].domain, g->nodes[n].op_type);
+    if (!p->values || !p->temp_owner || !p->input_dims || !live || !p->converted || !p->out_copy || !p->decision ||
+        !p->defs)
         st = vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int v = 0; st == VKI_OK && v < p->cap_values; v++) {
         p->out_copy[v] = -1;
@@ -502,7 +514,7 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *count
             }
     }
     free(flat);
-    if (st == VKI_OK) st = live_nodes(g, live);
+    if (st == VKI_OK) st = live_nodes(g, p->defs, live);
     if (st == VKI_OK) {
         p->uses = calloc((size_t)g->n_values + 1, sizeof *p->uses);
         p->shape_reads = calloc((size_t)g->n_values + 1, sizeof *p->shape_reads);
@@ -518,7 +530,7 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *count
         else
             st = plan_fuse_patterns(p, live);
     }
-    int *order = st == VKI_OK ? plan_order(g) : NULL;
+    int *order = st == VKI_OK ? plan_order(g, p->defs) : NULL;
     if (st == VKI_OK && !order) st = vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int k = 0; st == VKI_OK && k < g->n_nodes && !p->probe; k++) {
         int n = order[k];
@@ -535,8 +547,8 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *count
         if (st == VKI_OK) {
             p->owned_graph = NULL; /* the expanded graph holds it now */
             plan_destroy(p);
-            return plan_build(vk, expanded, counts, ranks, dims, data, bytes, keyed, sizes, n_sizes, profiling, fp16_mode, cache,
-                              wanted_input, out, expanded, round + 1, t0);
+            return plan_build(vk, expanded, find_op, counts, ranks, dims, data, bytes, keyed, sizes, n_sizes, profiling,
+                              fp16_mode, cache, wanted_input, out, expanded, round + 1, t0);
         }
     }
     if (st == VKI_OK && !p->probe) st = plan_outputs(p);
@@ -555,13 +567,14 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, const int *count
 
 /* Planning records into command buffers of the context's pool and creates pipelines: one
  * thread at a time per context (vk_context.plan_lock). */
-vki_status plan_create(vk_context *vk, const ir_graph *g, const int *counts, const int *ranks, const int64_t *dims, const void *const *data,
+vki_status plan_create(vk_context *vk, const ir_graph *g, op_finder find_op, const int *counts, const int *ranks,
+                       const int64_t *dims, const void *const *data,
                        const size_t *bytes, const bool *keyed, const int64_t *sizes, int n_sizes, bool profiling,
                        bool fp16_mode, weight_cache *cache, int *wanted_input, plan **out)
 {
     pthread_mutex_lock(&vk->plan_lock);
-    vki_status st = plan_build(vk, g, counts, ranks, dims, data, bytes, keyed, sizes, n_sizes, profiling, fp16_mode, cache, wanted_input,
-                               out, NULL, 0, now_ms());
+    vki_status st = plan_build(vk, g, find_op, counts, ranks, dims, data, bytes, keyed, sizes, n_sizes, profiling, fp16_mode,
+                               cache, wanted_input, out, NULL, 0, now_ms());
     pthread_mutex_unlock(&vk->plan_lock);
     return st;
 }
@@ -617,6 +630,7 @@ void plan_destroy(plan *p)
     free(p->pattern_in);
     free(p->pattern_eps);
     free(p->decision);
+    free(p->defs);
     ir_graph_free_expanded(p->owned_graph);
     free(p);
     if (locked) pthread_mutex_unlock(&vk->plan_lock);

@@ -3,7 +3,7 @@
 #ifndef VKI_PLAN_H
 #define VKI_PLAN_H
 
-#include "../ops/op.h"
+#include "op_api.h"
 
 /* Initializers uploaded once per session and shared by all its plans (a plan for a new input
  * shape uploads only those no earlier plan needed, as a new block). */
@@ -45,6 +45,8 @@ struct plan {
     vk_context *vk;
     weight_cache *cache; /* the session's; unchanged initializers live there */
     const ir_graph *graph;
+    op_finder find_op;     /* the op table's lookup (plan_create's caller) */
+    const op_def **defs;   /* per node: its op, NULL where the table has none */
     plan_value *values;
     int n_values, cap_values;
     int *temp_owner; /* for values past graph->n_values: the node that made them */
@@ -149,7 +151,7 @@ bool plan_const_scalar(const plan *p, int v, double *out);
 
 /* Builds a plan for the given input shapes (ranks[k], dims[k*VKI_MAX_RANK...]) and
  * data-dependent sizes sizes[0..n_sizes) (see struct plan; a probe plan when a node needs one
- * more). Inputs with
+ * more), finding each node's op with find_op (the op table's op_find). Inputs with
  * keyed[i] are treated as constants holding data[i] (an op needs their values at plan time:
  * Reshape's shape, Slice's starts... fed by a graph input). When an op needs the value of
  * an input that is not keyed yet, planning fails and *wanted_input names it, so the caller
@@ -157,7 +159,8 @@ bool plan_const_scalar(const plan *p, int v, double *out);
  * tensor, a sequence's length, -1 for an optional that is none (an optional tensor: 1, an
  * optional sequence: its length); ranks, dims, data and bytes are per tensor, the inputs'
  * tensors one after another (keyed stays per graph input). */
-vki_status plan_create(vk_context *vk, const ir_graph *g, const int *counts, const int *ranks, const int64_t *dims,
+vki_status plan_create(vk_context *vk, const ir_graph *g, op_finder find_op, const int *counts, const int *ranks,
+                       const int64_t *dims,
                        const void *const *data, const size_t *bytes, const bool *keyed,
                        const int64_t *sizes, int n_sizes,
                        bool profiling, bool fp16_mode, weight_cache *cache, int *wanted_input, plan **out);
@@ -182,10 +185,11 @@ vki_status plan_record(plan *p);
  * to out_dst[k] (per io_out entry) or the download buffer. */
 vki_status plan_record_io(plan *p, VkCommandPool pool, const VkBuffer *in_src, const VkBuffer *out_dst);
 
-/* Sequences and optionals (src/ops/sequence.c). Called by the planner for each node before
- * its op: a node reading a sequence or optional must be one that takes them (else an error
- * naming it); Identity of one copies it, and *done says the node needs nothing more. */
-vki_status seq_plan_node(op_ctx *c, bool *done);
+/* Sequences and optionals (src/plan/sequence.c). Called by the planner for each node before
+ * its op `def`: a node reading a sequence or optional must be one that takes them
+ * (OP_TAKES_LISTS, else an error naming it); Identity of one copies it (OP_PASSES_LISTS), and
+ * *done says the node needs nothing more. */
+vki_status seq_plan_node(op_ctx *c, const op_def *def, bool *done);
 /* The tensors graph output value v holds (a tensor: itself; a sequence: its elements; an
  * optional: none or what it holds) appended to list (may be NULL to count); *count: how many,
  * -1 for an optional that is none. */

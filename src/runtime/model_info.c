@@ -2,7 +2,7 @@
  * runs them, weight bytes) without a Vulkan device, for `vkinfer info` and bindings. Kept out
  * of session.c: it shares only the ONNX reader and the op registry. */
 #include "../onnx/onnx_reader.h"
-#include "../ops/op.h"
+#include "../ops/registry.h"
 #include "vkinfer.h"
 
 #include <stdlib.h>

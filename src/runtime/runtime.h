@@ -4,6 +4,7 @@
 
 #include "../onnx/onnx_reader.h"
 #include "../plan/plan.h"
+#include "../ops/registry.h"
 
 struct vki_context {
     vk_context vk;

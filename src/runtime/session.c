@@ -305,7 +305,8 @@ static vki_status find_plan(vki_session *s, bool eager, plan **out)
      * on that input's values, and planning starts again: at most once per input */
     for (int attempt = 0; st == VKI_OK && attempt <= g->n_inputs; attempt++) {
         int wanted = -1;
-        st = plan_create(&s->model->ctx->vk, g, counts, ranks, dims, data, bytes, s->keyed, s->sizes, s->n_sizes, s->profiling,
+        st = plan_create(&s->model->ctx->vk, g, op_find, counts, ranks, dims, data, bytes, s->keyed, s->sizes, s->n_sizes,
+                         s->profiling,
                          s->fp16_mode, &s->weights, &wanted, &p);
         if (st == VKI_ERROR_OUT_OF_MEMORY) st = vki_fail_prefix(st, "model '%s': ", s->model->name);
         if (st == VKI_OK || wanted < 0 || s->keyed[wanted]) break;
