@@ -647,12 +647,11 @@ vki_status vk_device_open(vk_context *vk)
         VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &sg_control};
         vk->f.vkGetPhysicalDeviceFeatures2(vk->phys, &f2);
         vk->caps.coopmat2_full_subgroups = sg_control.subgroupSizeControl && sg_control.computeFullSubgroups;
-        if (vk->caps.coopmat2_full_subgroups) {
-            sg_control.pNext = features;
-            features = &sg_control;
-        } else {
-            fprintf(stderr, "vkinfer: VKINFER_COOPMAT2_EXP=fullsg: the device lacks subgroupSizeControl or computeFullSubgroups\n");
-        }
+        if (!vk->caps.coopmat2_full_subgroups)
+            return vki_fail(VKI_ERROR_UNSUPPORTED,
+                            "VKINFER_COOPMAT2_EXP=fullsg: the device lacks subgroupSizeControl or computeFullSubgroups");
+        sg_control.pNext = features;
+        features = &sg_control;
     }
     if (vk->caps.cooperative_matrix2 && vk->caps.cooperative_matrix2_bf16) {
         bf16.shaderBFloat16Type = bf16.shaderBFloat16CooperativeMatrix = VK_TRUE;
