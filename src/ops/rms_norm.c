@@ -1,5 +1,7 @@
 /* RMSNormalization (opset 23, shaders/rms_norm.glsl): y = x / sqrt(mean(x^2) + epsilon) * Scale
  * over the trailing dims from `axis`, sums in fp32 whatever stash_type says (never less precise).
+ * Without a Scale (a node of one input, which the written-out norm's fusion plans where no weight
+ * follows: src/plan/fuse.c), Scale is 1 and Y has X's type.
  * Scale is read as fp32 words at (element index) % period: a Scale whose shape, leading ones
  * dropped, is X's trailing dims binds as it is; a constant Scale that broadcasts inside those
  * dims is expanded on the host first. */
@@ -49,12 +51,13 @@ static vki_status scale_operand(op_ctx *c, const plan_value *x, int *value, int6
 
 static vki_status plan_rms_norm(op_ctx *c)
 {
-    VKI_TRY(op_require_inputs(c, 2, 2));
+    VKI_TRY(op_require_inputs(c, 1, 2));
     VKI_TRY(op_require_float(c, 0));
-    VKI_TRY(op_require_float(c, 1));
-    plan_value *x = op_in(c, 0), *s = op_in(c, 1);
+    bool unit = !op_has_input(c, 1);
+    if (!unit) VKI_TRY(op_require_float(c, 1));
+    plan_value *x = op_in(c, 0), *s = unit ? x : op_in(c, 1);
     if (x->rank < 1) return op_error(c, VKI_ERROR_SHAPE, "X must have rank >= 1");
-    if (s->rank > x->rank) return op_error(c, VKI_ERROR_SHAPE, "Scale has a higher rank than X");
+    if (!unit && s->rank > x->rank) return op_error(c, VKI_ERROR_SHAPE, "Scale has a higher rank than X");
     int axis;
     VKI_TRY(op_axis(c, ir_attr_int(c->node, "axis", -1), x->rank, &axis));
     /* Y has Scale's type (V in the schema) */
@@ -64,7 +67,13 @@ static vki_status plan_rms_norm(op_ctx *c)
     if (rows * len > INT32_MAX) return op_error(c, VKI_ERROR_UNSUPPORTED, "more than 2^31 elements");
     int scale = -1;
     int64_t period = 1;
-    VKI_TRY(scale_operand(c, x, &scale, &period));
+    if (unit) {
+        float *one = op_temp_const(c, VKI_DTYPE_FLOAT, 1, &scale);
+        if (!one) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+        *one = 1.0f;
+    } else {
+        VKI_TRY(scale_operand(c, x, &scale, &period));
+    }
     /* as Softmax: a workgroup per row for long rows, an invocation per row on CPU devices */
     int force = c->vk->opts.norm_kernels;
     bool cpu = force == OPT_KERNELS_GPU || force == OPT_KERNELS_CPU
@@ -99,5 +108,5 @@ static vki_status plan_rms_norm(op_ctx *c)
 }
 
 const op_def op_RMSNormalization = {"RMSNormalization", "", OP_DTYPES_FLOAT,
-                                    "a Scale that broadcasts inside the normalized dims must be a constant",
+                                    "a Scale that broadcasts inside the normalized dims must be a constant; without a Scale, Scale is 1",
                                     plan_rms_norm};

@@ -17,7 +17,10 @@
  *
  * SiLU (nn.SiLU, EfficientNet's and diffusion U-Nets' activation) as every exporter before
  * opset 24 spells it: y = Mul(x, Sigmoid(x)), either operand order; planned as Swish (alpha 1),
- * which a producing Conv, MatMul or Gemm applies where it stores (op_fuse_activation_value). */
+ * which a producing Conv, MatMul or Gemm applies where it stores (op_fuse_activation_value).
+ *
+ * RMSNorm as Llama-, Gemma- and SmolVLM-style models write it (opset 23 has RMSNormalization,
+ * which no exporter writes yet): see match_rms_norm. */
 #include "plan.h"
 
 #include <math.h>
@@ -25,7 +28,18 @@
 #include <string.h>
 
 /* plan_const_scalar, also giving the constant's dtype */
-static bool const_scalar(const plan *p, int v, double *out, vki_dtype *dtype)
+/* Reshape, Identity, Squeeze or Unsqueeze: a node whose output holds its first input's elements */
+static bool is_reshape(const ir_node *n)
+{
+    return !*n->domain && n->n_inputs >= 1 && n->inputs[0] >= 0 &&
+           (!strcmp(n->op_type, "Reshape") || !strcmp(n->op_type, "Identity") || !strcmp(n->op_type, "Squeeze") ||
+            !strcmp(n->op_type, "Unsqueeze"));
+}
+
+/* v's constant elements: an initializer, a value folded on the host, a Constant node's output,
+ * or a reshape of one (its rank then unknown: -1) */
+static bool const_data(const plan *p, int v, const void **data_out, vki_dtype *dtype, int64_t *numel_out, int *rank_out,
+                       int depth)
 {
     const ir_graph *g = p->graph;
     if (v < 0) return false;
@@ -33,19 +47,57 @@ static bool const_scalar(const plan *p, int v, double *out, vki_dtype *dtype)
     const void *data = NULL;
     vki_dtype dt = VKI_DTYPE_UNDEFINED;
     int64_t numel = 0;
+    int rank = 0;
     if (pv->host) {
-        data = pv->host, dt = pv->dtype, numel = shape_numel(pv->dims, pv->rank);
+        data = pv->host, dt = pv->dtype, numel = shape_numel(pv->dims, pv->rank), rank = pv->rank;
+    } else if (v < g->n_values && g->values[v].producer >= 0 && is_reshape(&g->nodes[g->values[v].producer])) {
+        /* the same elements: an unoptimized export shapes its constants (ReduceMean's axes) this way */
+        if (depth >= 4 || !const_data(p, g->nodes[g->values[v].producer].inputs[0], data_out, dtype, numel_out, rank_out,
+                                      depth + 1))
+            return false;
+        *rank_out = -1;
+        return true;
     } else if (v < g->n_values && g->values[v].producer >= 0 &&
                !strcmp(g->nodes[g->values[v].producer].op_type, "Constant")) {
         /* a Constant node is not planned yet when the pass runs, nor when it follows in graph order */
         const ir_attr *a = ir_find_attr(&g->nodes[g->values[v].producer], "value");
         if (a && a->type == ATTR_TENSOR && a->tensor) {
             data = a->tensor->data, dt = a->tensor->dtype, numel = shape_numel(a->tensor->dims, a->tensor->rank);
+            rank = a->tensor->rank;
         }
     }
-    if (!data || !dtype_is_float(dt) || numel != 1) return false;
-    *out = host_read_f64(dt, data, 0);
-    *dtype = dt;
+    if (!data) return false;
+    *data_out = data, *dtype = dt, *numel_out = numel, *rank_out = rank;
+    return true;
+}
+
+/* v as a one-element float constant (an initializer, a value folded on the host or a Constant
+ * node's output), its dtype and rank */
+static bool const_scalar_rank(const plan *p, int v, double *out, vki_dtype *dtype, int *rank)
+{
+    const void *data;
+    int64_t numel;
+    if (!const_data(p, v, &data, dtype, &numel, rank, 0) || !dtype_is_float(*dtype) || numel != 1) return false;
+    *out = host_read_f64(*dtype, data, 0);
+    return true;
+}
+
+static bool const_scalar(const plan *p, int v, double *out, vki_dtype *dtype)
+{
+    int rank;
+    return const_scalar_rank(p, v, out, dtype, &rank);
+}
+
+/* v as a one-element integer constant */
+static bool const_int(const plan *p, int v, int64_t *out)
+{
+    const void *data;
+    vki_dtype dt;
+    int64_t numel;
+    int rank;
+    if (!const_data(p, v, &data, &dt, &numel, &rank, 0) || numel != 1 || (dt != VKI_DTYPE_INT64 && dt != VKI_DTYPE_INT32))
+        return false;
+    *out = (int64_t)host_read_f64(dt, data, 0);
     return true;
 }
 
@@ -249,6 +301,97 @@ static bool match_layer_norm(matcher *m, int n)
     return true;
 }
 
+/* RMSNorm's Scale: a 1-D float initializer (or an Identity of one), a Cast of one to a float
+ * type (a bfloat16 weight widened), or Add(c, w) / Add(w, c) of a one-element constant c of
+ * rank <= 1 and such a w (Gemma's 1 + w, where the exporter did not fold it). */
+static bool is_scale(const matcher *m, int v, int depth)
+{
+    const ir_graph *g = m->p->graph;
+    if (is_vector(m, v)) return true;
+    if (depth > 2 || v < 0 || v >= g->n_values || g->values[v].kind == VALUE_INITIALIZER) return false;
+    int n = g->values[v].producer;
+    if (n < 0 || !m->live[n] || *g->nodes[n].domain) return false;
+    const ir_node *node = &g->nodes[n];
+    if (!strcmp(node->op_type, "Cast") && node->n_inputs == 1) {
+        int64_t to = ir_attr_int(node, "to", 0);
+        return (to == VKI_DTYPE_FLOAT || to == VKI_DTYPE_FLOAT16 || to == VKI_DTYPE_BFLOAT16) && is_scale(m, node->inputs[0], depth + 1);
+    }
+    if (!strcmp(node->op_type, "Add") && node->n_inputs == 2) {
+        double c;
+        vki_dtype dt;
+        int rank;
+        for (int i = 0; i < 2; i++)
+            if (const_scalar_rank(m->p, node->inputs[i], &c, &dt, &rank) && rank >= 0 && rank <= 1 && is_scale(m, node->inputs[1 - i], depth + 1))
+                return true;
+    }
+    return false;
+}
+
+/* Node n as the first node of RMSNorm over the last axis:
+ *   y = Mul(gamma, [Cast](Mul(x, Reciprocal(Sqrt(Add(ReduceMean(Pow(x, 2)), eps))))))
+ * x squared as Pow(x, 2) or Mul(x, x); ReduceMean over axis -1 keeping it (the attribute of
+ * opsets < 18 or the axes input after); 1/sqrt as Reciprocal or Div(1, .), or x / sqrt(.)
+ * in place of the Mul by it; both Muls in either
+ * operand order; gamma a Scale (is_scale); the Cast, if any, to a float type (Hugging Face's
+ * Llama norm computes in float32 and casts back before the weight). Planned as
+ * RMSNormalization(x, gamma): its sums are float32 whatever the dtype. Where the product is not
+ * by a Scale (none, or one computed in the graph: pi05's adaptive norm multiplies by 1 +
+ * a conditioning), the pattern ends at x * r, planned as RMSNormalization(x) without a Scale. */
+static bool match_rms_norm(matcher *m, int n)
+{
+    const ir_graph *g = m->p->graph;
+    const ir_node *sqr = &g->nodes[n];
+    int x;
+    if (is_op(m, n, "Pow", 2) && is_const(m, sqr->inputs[1], 2.0)) x = sqr->inputs[0];
+    else if (is_op(m, n, "Mul", 2) && sqr->inputs[0] == sqr->inputs[1]) x = sqr->inputs[0];
+    else return false;
+    if (x < 0) return false;
+    int rm = only_reader(m, out0(m, n), "ReduceMean", 1);
+    if (rm >= 0 && !is_mean_last(m, rm)) return false;
+    if (rm < 0) {
+        int64_t axis;
+        rm = only_reader(m, out0(m, n), "ReduceMean", 2);
+        if (rm < 0 || !const_int(m->p, g->nodes[rm].inputs[1], &axis) || axis != -1 ||
+            ir_attr_int(&g->nodes[rm], "keepdims", 1) != 1)
+            return false;
+    }
+    int ae = only_reader(m, out0(m, rm), "Add", 2);
+    double eps;
+    if (ae < 0 || !plan_const_scalar(m->p, other_input(m, ae, out0(m, rm)), &eps) || eps < 0) return false;
+    int sq = only_reader(m, out0(m, ae), "Sqrt", 1);
+    if (sq < 0) return false;
+    int rc = only_reader(m, out0(m, sq), "Reciprocal", 1), mx;
+    if (rc < 0) {
+        rc = only_reader(m, out0(m, sq), "Div", 2);
+        if (rc < 0 || g->nodes[rc].inputs[1] != out0(m, sq)) return false;
+    }
+    if (is_op(m, rc, "Div", 2) && g->nodes[rc].inputs[0] == x) { /* x / sqrt(.) */
+        mx = rc, rc = -1;
+    } else {
+        if (is_op(m, rc, "Div", 2) && !is_const(m, g->nodes[rc].inputs[0], 1.0)) return false;
+        mx = only_reader(m, out0(m, rc), "Mul", 2);
+        if (mx < 0 || other_input(m, mx, out0(m, rc)) != x) return false;
+    }
+    int cast = only_reader(m, out0(m, mx), "Cast", 1), last = mx;
+    if (cast >= 0) {
+        int64_t to = ir_attr_int(&g->nodes[cast], "to", 0);
+        if (to != VKI_DTYPE_FLOAT && to != VKI_DTYPE_FLOAT16 && to != VKI_DTYPE_BFLOAT16) return false;
+        last = cast;
+    }
+    int mg = only_reader(m, out0(m, last), "Mul", 2);
+    int gamma = mg >= 0 ? other_input(m, mg, out0(m, last)) : -1;
+    if (gamma < 0 || !is_scale(m, gamma, 0)) /* no Scale (or one computed, as pi05's adaptive norm): x * r alone */
+        mg = mx, cast = gamma = -1;
+    int nodes[8] = {n, rm, ae, sq, rc, mx, cast, mg};
+    for (int i = 0; i < 8; i++)
+        if (nodes[i] >= 0) m->p->pattern[nodes[i]] = PATTERN_INNER;
+    m->p->pattern[mg] = PATTERN_RMS_NORM;
+    m->p->pattern_in[(size_t)mg * 3] = x;
+    m->p->pattern_in[(size_t)mg * 3 + 1] = gamma;
+    m->p->pattern_eps[mg] = (float)eps;
+    return true;
+}
+
 static void count_uses(plan *p, const bool *live)
 {
     const ir_graph *g = p->graph;
@@ -305,7 +448,8 @@ vki_status plan_fuse_patterns(plan *p, const bool *live)
     bool found = false;
     for (int n = 0; n < p->graph->n_nodes * 3; n++) p->pattern_in[n] = -1;
     for (int n = 0; n < p->graph->n_nodes; n++)
-        if (match_gelu(&m, n) || match_layer_norm(&m, n) || match_mish(&m, n) || match_silu(&m, n)) found = true;
+        if (match_gelu(&m, n) || match_layer_norm(&m, n) || match_mish(&m, n) || match_silu(&m, n) ||
+            match_rms_norm(&m, n)) found = true;
     if (found) count_uses(p, live);
     return VKI_OK;
 }

@@ -321,9 +321,10 @@ static vki_status plan_node(plan *p, int n)
         fused.op_type = "Swish";
         fused.n_attrs = 0;
         break;
+    case PATTERN_RMS_NORM:
     case PATTERN_LAYER_NORM:
-        fused.op_type = "LayerNormalization";
-        fused.n_inputs = 3;
+        fused.op_type = p->pattern[n] == PATTERN_RMS_NORM ? "RMSNormalization" : "LayerNormalization";
+        fused.n_inputs = p->pattern[n] != PATTERN_RMS_NORM ? 3 : p->pattern_in[(size_t)n * 3 + 1] >= 0 ? 2 : 1;
         attrs[0] = (ir_attr){.name = "axis", .type = ATTR_INT, .i = -1};
         attrs[1] = (ir_attr){.name = "epsilon", .type = ATTR_FLOAT, .f = p->pattern_eps[n]};
         fused.n_attrs = 2;

@@ -110,7 +110,7 @@ struct plan {
                     * (op_claim_computed) */
     uint8_t *pattern; /* per node: enum plan_pattern (src/plan/fuse.c) */
     int *pattern_in;  /* per node, 3 each: the inputs of the pattern whose last node this is (-1: none) */
-    float *pattern_eps; /* per node: PATTERN_LAYER_NORM's epsilon */
+    float *pattern_eps; /* per node: PATTERN_LAYER_NORM's and PATTERN_RMS_NORM's epsilon */
     bool no_fusion;   /* VKINFER_NO_FUSION: no patterns, no epilogues */
     /* control flow (src/ops/control.c): per node, If's branch, Loop's trip count or Scan's
      * length once decided (INT64_MIN: not a decided control node); when any is decided the
@@ -140,7 +140,7 @@ struct plan {
 enum { PLAN_FUSED_DONE = -1 };
 
 enum plan_pattern { PATTERN_NONE = 0, PATTERN_INNER, PATTERN_GELU, PATTERN_GELU_TANH, PATTERN_LAYER_NORM,
-                    PATTERN_MISH, PATTERN_SILU };
+                    PATTERN_MISH, PATTERN_SILU, PATTERN_RMS_NORM };
 
 /* Finds the patterns among live nodes and marks them in p->pattern / p->pattern_in, then
  * counts p->uses and p->reader over the nodes as they will be planned. */

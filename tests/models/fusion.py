@@ -734,6 +734,39 @@ class SplitHeads(nn.Module):
         return torch.cat([a.flatten(), c.flatten()])
 
 
+class RMSNorms(nn.Module):
+    """RMSNorm as Llama-style models write it (PyTorch has no exportable RMSNorm op before
+    opset 23), each on its own input (the exporter would share a common mean of squares):
+    Hugging Face's Llama norm (float32 sums, cast back to the input's dtype before the weight),
+    Gemma's x * (1 + w), a norm without a weight whose normalized x is multiplied by a computed
+    scale (pi05's adaptive norm: fused up to x * r, the scale's Mul left), x * x for the square,
+    and x / sqrt(.) for x * rsqrt(.). Each is one RMSNormalization dispatch (src/plan/fuse.c,
+    match_rms_norm): 6 fewer for the first two (Pow, ReduceMean, Add, Sqrt, Reciprocal, two
+    Muls; a Cast to the same type is no dispatch), 4 for the third, 6 and 5 for the last two. A
+    norm whose 1/rms is also read elsewhere is not fused."""
+
+    def __init__(self):
+        super().__init__()
+        self.w1 = nn.Parameter(torch.rand(48) + 0.5)
+        self.w2 = nn.Parameter(torch.randn(48) * 0.1)
+        self.w4 = nn.Parameter(torch.rand(48) + 0.5)
+        self.cond = nn.Linear(16, 48)
+
+    def forward(self, x1, x2, x3, x4, x5, x6, c):
+        x1, x2, x3, x4, x5, x6 = (torch.tanh(x) * 3 for x in (x1, x2, x3, x4, x5, x6))  # intermediates
+        h = x1.to(torch.float32)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+        a = self.w1 * h.to(x1.dtype)
+        b = x2 * torch.rsqrt(x2.pow(2).mean(-1, keepdim=True) + 1e-6) * (1.0 + self.w2)
+        s = 1.0 + self.cond(c).unsqueeze(1)  # [B, 1, 48]
+        d = x3 * torch.rsqrt(x3.pow(2).mean(-1, keepdim=True) + 1e-5) * s
+        e = x4 * torch.rsqrt((x4 * x4).mean(-1, keepdim=True) + 1e-5) * self.w4
+        g = x5 / torch.sqrt(x5.pow(2).mean(-1, keepdim=True) + 1e-5) * self.w4
+        r = torch.rsqrt(x6.pow(2).mean(-1, keepdim=True) + 1e-5)  # read twice: not fused
+        f = x6 * r * self.w1 + r
+        return torch.cat([a.flatten(), b.flatten(), d.flatten(), e.flatten(), g.flatten(), f.flatten()])
+
+
 # name: (model, inputs, opset, dispatches fewer at least). Seeded: the inputs (and the models'
 # weights, made per run) are the same every run, so that a bound is met or missed for good
 # (unseeded, transposed_products' sums of bfloat16 products missed theirs about one run in 5).
@@ -806,6 +839,8 @@ CASES = {
     # heads' views would need split dims, which attention's kernels do not read)
     "packed_qkv": (PackedQKV, (torch.randn(40, 1, 32),), 17, 9),
     "packed_qkv_long": (PackedQKV, (torch.randn(90, 2, 32),), 17, 2),
+    "rms_norms": (RMSNorms, tuple(torch.randn(2, 7, 48) for _ in range(6)) + (torch.randn(2, 16),), 17,
+                  6 + 6 + 4 + 6 + 5),
 }
 
 
