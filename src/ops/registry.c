@@ -51,7 +51,7 @@
     /* signal.c */                                                                         \
     X(DFT) X(STFT) X(HannWindow) X(HammingWindow) X(BlackmanWindow) X(MelWeightMatrix)     \
     /* pad.c, affine_grid.c, col2im.c */ X(CenterCropPad) X(AffineGrid) X(Col2Im)              \
-    /* tensor_scatter.c, deform_conv.c */ X(TensorScatter) X(DeformConv)                  \
+    /* tensor_scatter.c, deform_conv.c, scatter.c (vkinfer) */ X(TensorScatter) X(DeformConv) X(ScatterSlices) \
     /* compress.c, nms.c, unique.c */ X(NonZero) X(Compress) X(NonMaxSuppression) X(Unique) \
     /* random.c */                                                                         \
     X(RandomUniform) X(RandomNormal) X(RandomUniformLike) X(RandomNormalLike) X(Bernoulli) \

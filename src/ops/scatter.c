@@ -3,9 +3,17 @@
  * output element collects the updates aimed at it in order, so duplicate indices need no atomics
  * and reduce exactly as the reference does. Small constant inputs are folded on the host. Constant
  * indices out of range are errors at plan time; on the GPU an update whose index (ScatterND: any
- * index of its tuple) is out of range is skipped, so nothing is written outside the output. */
+ * index of its tuple) is out of range is skipped, so nothing is written outside the output.
+ *
+ * vkinfer.ScatterSlices, the dynamo exporter's slice assignment planned as one node
+ * (src/plan/fuse.c, match_scatter_slices):
+ *   Y = Transpose(ScatterND(ScatterND(data, i1, Transpose(u1, perm)), i2, Transpose(u2, perm)), out_perm)
+ * (inputs data, i1, u1 and optionally i2, u2; out_perm optional). Each run of consecutive
+ * index tuples is one strided copy from u straight into Y's layout; data is copied first only
+ * where the pieces do not cover its first dimension. Indices must be constants. */
 #include "movement.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 enum reduction { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN }; /* keep in step with the shaders */
@@ -166,7 +174,137 @@ static vki_status plan_scatter_nd(op_ctx *c)
     return gpu_scatter(c, "scatter_nd", (uint32_t)k, red, &push, sizeof push);
 }
 
+/* perm (an attribute of `rank` entries, a permutation of 0..rank-1) into out; n 0: identity */
+static vki_status read_perm(op_ctx *c, const char *name, int rank, bool required, int *out)
+{
+    const int64_t *a;
+    int n = ir_attr_ints(c->node, name, &a);
+    bool seen[VKI_MAX_RANK] = {false};
+    if (n <= 0 && !required) {
+        for (int k = 0; k < rank; k++) out[k] = k;
+        return VKI_OK;
+    }
+    if (n != rank) return op_error(c, VKI_ERROR_MODEL, "%s has %d entries for rank %d", name, n, rank);
+    for (int k = 0; k < rank; k++) {
+        if (a[k] < 0 || a[k] >= rank || seen[a[k]]) return op_error(c, VKI_ERROR_MODEL, "%s is not a permutation", name);
+        seen[a[k]] = true;
+        out[k] = (int)a[k];
+    }
+    return VKI_OK;
+}
+
+/* One piece of ScatterSlices: u = input `ui`, scattered as Transpose(u, perm) by the index
+ * tuples of input `ii` into y, whose element strides for the data's dims are sstr. Consecutive
+ * tuples of one index each that point at consecutive rows are one copy. Marks the rows of the
+ * data's first dim it writes in `covered` (tuples of one index); records the copies if `record`. */
+static vki_status scatter_piece(op_ctx *c, int ii, int ui, const int *perm, const int64_t *sstr, bool fold, bool *covered,
+                                bool record)
+{
+    plan_value *x = op_in(c, 0), *ind = op_in(c, ii), *u = op_in(c, ui);
+    int r = x->rank, ur = u->rank;
+    if (!ind->host) return op_error(c, VKI_ERROR_UNSUPPORTED, "indices %d are not a constant", ii);
+    if (ind->dtype != VKI_DTYPE_INT32 && ind->dtype != VKI_DTYPE_INT64) return op_error(c, VKI_ERROR_MODEL, "indices must be int32 or int64");
+    if (u->dtype != x->dtype) return op_error(c, VKI_ERROR_MODEL, "input %d and data differ in dtype", ui);
+    if (ind->rank < 1) return op_error(c, VKI_ERROR_SHAPE, "indices must have rank >= 1");
+    int k = (int)ind->dims[ind->rank - 1], lead = ind->rank - 1;
+    if (k < 1 || k > r) return op_error(c, VKI_ERROR_SHAPE, "index tuples of length %d for data of rank %d", k, r);
+    int64_t ud[VKI_MAX_RANK], ustr[VKI_MAX_RANK];
+    bool ok = ur == lead + r - k;
+    for (int m = 0; ok && m < ur; m++) ud[m] = u->dims[perm[m]];
+    for (int m = 0; ok && m < lead; m++) ok = ud[m] == ind->dims[m];
+    for (int d = 0; ok && d < r - k; d++) ok = ud[lead + d] == x->dims[k + d];
+    if (!ok) return op_error(c, VKI_ERROR_SHAPE, "input %d, transposed, must have shape indices.shape[:-1] + data.shape[%d:]", ui, k);
+    int src = op_in_index(c, ui);
+    if (record && (u->permuted || u->view_scale)) VKI_TRY(op_contiguous_copy(c, src, &src)); /* a view: its elements in order */
+    contiguous_strides(u->dims, ur, ustr);
+    int64_t tuples = shape_numel(ind->dims, lead);
+    for (int64_t t = 0; t < tuples;) {
+        int64_t out_base = 0, first = 0, len = 1;
+        for (int q = 0; q < k; q++) {
+            int64_t v = host_read_i64(ind->dtype, ind->host, (size_t)(t * k + q)), n = x->dims[q];
+            if (v < -n || v >= n) return op_error(c, VKI_ERROR_SHAPE, "index %lld is out of range for a dimension of size %lld", (long long)v, (long long)n);
+            if (q == 0) first = v < 0 ? v + n : v;
+            out_base += (v < 0 ? v + n : v) * sstr[q];
+        }
+        /* a run: more tuples of one index each, along the last dim of the tuples' own dims */
+        while (k == 1 && lead >= 1 && (t + len) % ud[lead - 1] != 0 && t + len < tuples && first + len < x->dims[0]) {
+            int64_t v = host_read_i64(ind->dtype, ind->host, (size_t)(t + len));
+            if ((v < 0 ? v + x->dims[0] : v) != first + len) break;
+            len++;
+        }
+        if (k == 1)
+            for (int64_t j = 0; j < len; j++) covered[first + j] = true;
+        if (!record) {
+            t += len;
+            continue;
+        }
+        strided_copy s = {0};
+        int64_t rest = t;
+        for (int m = lead - 1; m >= 0; m--) { /* the tuple's place in u */
+            s.in_base += (rest % ud[m]) * ustr[perm[m]];
+            rest /= ud[m];
+        }
+        s.out_base = out_base;
+        if (lead >= 1) {
+            s.dims[s.rank] = len;
+            s.in_strides[s.rank] = ustr[perm[lead - 1]];
+            s.out_strides[s.rank++] = k == 1 ? sstr[0] : 0;
+        }
+        for (int d = 0; d < r - k; d++) {
+            s.dims[s.rank] = ud[lead + d];
+            s.in_strides[s.rank] = ustr[perm[lead + d]];
+            s.out_strides[s.rank++] = sstr[k + d];
+        }
+        if (src != op_in_index(c, ui)) VKI_TRY(copy_values(c, src, op_out_index(c, 0), &s, op_storage(c, src)));
+        else VKI_TRY(copy_run(c, ui, 0, &s, fold));
+        t += len;
+    }
+    return VKI_OK;
+}
+
+static vki_status plan_scatter_slices(op_ctx *c)
+{
+    VKI_TRY(op_require_inputs(c, 3, 5));
+    int n_in = op_input_count(c);
+    if (n_in == 4 || (n_in == 5 && (!op_has_input(c, 3) || !op_has_input(c, 4))))
+        return op_error(c, VKI_ERROR_MODEL, "a second piece needs both its indices and its values");
+    plan_value *x = op_in(c, 0);
+    int r = x->rank, perm[VKI_MAX_RANK], out_perm[VKI_MAX_RANK];
+    if (r < 1) return op_error(c, VKI_ERROR_SHAPE, "data must have rank >= 1");
+    VKI_TRY(read_perm(c, "perm", op_in(c, 2)->rank, true, perm));
+    VKI_TRY(read_perm(c, "out_perm", r, false, out_perm));
+    if (n_in == 5 && op_in(c, 4)->rank != op_in(c, 2)->rank) return op_error(c, VKI_ERROR_SHAPE, "the pieces differ in rank");
+    int64_t ydims[VKI_MAX_RANK], ystr[VKI_MAX_RANK], sstr[VKI_MAX_RANK];
+    for (int j = 0; j < r; j++) ydims[j] = x->dims[out_perm[j]];
+    VKI_TRY(op_set_output(c, 0, x->dtype, r, ydims));
+    if (shape_numel(x->dims, r) == 0) return VKI_OK;
+    contiguous_strides(ydims, r, ystr);
+    for (int j = 0; j < r; j++) sstr[out_perm[j]] = ystr[j]; /* y's stride of the data's dim out_perm[j] */
+    bool fold = movement_folds(c);
+    if (fold) movement_alloc_host_outputs(c);
+    /* which rows of data's first dim the pieces cover decides whether data is copied first */
+    bool *covered = calloc((size_t)x->dims[0], sizeof *covered);
+    if (!covered) return op_error(c, VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    vki_status st = VKI_OK;
+    for (int i = 1; i < n_in && st == VKI_OK; i += 2) st = scatter_piece(c, i, i + 1, perm, sstr, fold, covered, false);
+    bool all = true;
+    for (int64_t j = 0; j < x->dims[0] && all; j++) all = covered[j];
+    if (st == VKI_OK && !all) {
+        strided_copy s = {.rank = r};
+        memcpy(s.dims, x->dims, (size_t)r * sizeof *s.dims);
+        contiguous_strides(x->dims, r, s.in_strides);
+        memcpy(s.out_strides, sstr, (size_t)r * sizeof *sstr);
+        st = copy_run(c, 0, 0, &s, fold);
+    }
+    for (int i = 1; i < n_in && st == VKI_OK; i += 2) st = scatter_piece(c, i, i + 1, perm, sstr, fold, covered, true);
+    free(covered);
+    return st;
+}
+
 #define ALL_DTYPES OP_DTYPES_ALL
 const op_def op_ScatterElements = {"ScatterElements", "", ALL_DTYPES, "", plan_scatter_elements};
 const op_def op_Scatter = {"Scatter", "", ALL_DTYPES, "", plan_scatter_elements};
 const op_def op_ScatterND = {"ScatterND", "", ALL_DTYPES, "out-of-range index tuples are skipped on the GPU", plan_scatter_nd};
+const op_def op_ScatterSlices = {"ScatterSlices", "vkinfer", ALL_DTYPES,
+                                 "vkinfer's own: ScatterNDs of transposed pieces (src/plan/fuse.c); constant indices",
+                                 plan_scatter_slices};

@@ -20,7 +20,10 @@
  * which a producing Conv, MatMul or Gemm applies where it stores (op_fuse_activation_value).
  *
  * RMSNorm as Llama-, Gemma- and SmolVLM-style models write it (opset 23 has RMSNormalization,
- * which no exporter writes yet): see match_rms_norm. */
+ * which no exporter writes yet): see match_rms_norm.
+ *
+ * Slice assignment into a fresh buffer as the dynamo exporter writes it (Transposes around
+ * ScatterNDs): see match_scatter_slices. */
 #include "plan.h"
 
 #include <math.h>
@@ -196,7 +199,7 @@ static bool match_gelu(matcher *m, int n)
     for (int i = 0; i < 6; i++)
         if (nodes[i] >= 0) m->p->pattern[nodes[i]] = PATTERN_INNER;
     m->p->pattern[last] = PATTERN_GELU;
-    m->p->pattern_in[(size_t)last * 3] = x;
+    m->p->pattern_in[(size_t)last * PATTERN_INPUTS] = x;
     return true;
 }
 
@@ -210,7 +213,7 @@ static bool match_mish(matcher *m, int n)
     if (x < 0 || mu < 0 || other_input(m, mu, out0(m, t)) != x) return false;
     m->p->pattern[n] = m->p->pattern[t] = PATTERN_INNER;
     m->p->pattern[mu] = PATTERN_MISH;
-    m->p->pattern_in[(size_t)mu * 3] = x;
+    m->p->pattern_in[(size_t)mu * PATTERN_INPUTS] = x;
     return true;
 }
 
@@ -223,7 +226,7 @@ static bool match_silu(matcher *m, int n)
     if (x < 0 || mu < 0 || other_input(m, mu, out0(m, n)) != x) return false;
     m->p->pattern[n] = PATTERN_INNER;
     m->p->pattern[mu] = PATTERN_SILU;
-    m->p->pattern_in[(size_t)mu * 3] = x;
+    m->p->pattern_in[(size_t)mu * PATTERN_INPUTS] = x;
     return true;
 }
 
@@ -294,9 +297,9 @@ static bool match_layer_norm(matcher *m, int n)
     int nodes[9] = {n, sub, pw, r2, ae, sq, dv, mu, ab};
     for (int i = 0; i < 9; i++) m->p->pattern[nodes[i]] = PATTERN_INNER;
     m->p->pattern[ab] = PATTERN_LAYER_NORM;
-    m->p->pattern_in[(size_t)ab * 3] = x;
-    m->p->pattern_in[(size_t)ab * 3 + 1] = gamma;
-    m->p->pattern_in[(size_t)ab * 3 + 2] = beta;
+    m->p->pattern_in[(size_t)ab * PATTERN_INPUTS] = x;
+    m->p->pattern_in[(size_t)ab * PATTERN_INPUTS + 1] = gamma;
+    m->p->pattern_in[(size_t)ab * PATTERN_INPUTS + 2] = beta;
     m->p->pattern_eps[ab] = (float)eps;
     return true;
 }
@@ -386,10 +389,86 @@ static bool match_rms_norm(matcher *m, int n)
     for (int i = 0; i < 8; i++)
         if (nodes[i] >= 0) m->p->pattern[nodes[i]] = PATTERN_INNER;
     m->p->pattern[mg] = PATTERN_RMS_NORM;
-    m->p->pattern_in[(size_t)mg * 3] = x;
-    m->p->pattern_in[(size_t)mg * 3 + 1] = gamma;
+    m->p->pattern_in[(size_t)mg * PATTERN_INPUTS] = x;
+    m->p->pattern_in[(size_t)mg * PATTERN_INPUTS + 1] = gamma;
     m->p->pattern_eps[mg] = (float)eps;
     return true;
+}
+
+/* The Transpose that alone produces value v for reader `reader`, or -1 */
+static int transpose_of(const matcher *m, int v, int reader)
+{
+    const ir_graph *g = m->p->graph;
+    if (v < 0 || v >= g->n_values || g->values[v].is_output || m->p->uses[v] != 1 || m->p->shape_reads[v]) return -1;
+    int t = g->values[v].producer;
+    return t >= 0 && is_op(m, t, "Transpose", 1) && m->p->reader[v] == reader ? t : -1;
+}
+
+static bool same_perm(const ir_node *a, const ir_node *b)
+{
+    const int64_t *pa, *pb;
+    int na = ir_attr_ints(a, "perm", &pa), nb = ir_attr_ints(b, "perm", &pb);
+    return na > 0 && na == nb && !memcmp(pa, pb, (size_t)na * sizeof *pa);
+}
+
+/* Whether v is computed from constants and shapes alone (folded on the host when planned) */
+static bool is_dims(const matcher *m, int v) { return v >= 0 && (m->p->values[v].host || m->p->from_dims[v]); }
+
+/* Node n as the first of a slice assignment as the dynamo exporter writes `out[..., a:b] = u`
+ * (Llama-style rotary embeddings written into torch.empty_like: SmolVLA's apply_rope): the
+ * assigned axis moved first by a Transpose of u, ScatterND into a buffer with indices [k, 1]
+ * along it, a second ScatterND for the other piece, and the Transpose back (which, after
+ * attention's head transpose, exporters fold into one other perm):
+ *   y = Transpose(ScatterND(ScatterND(data, i1, Transpose(u1, P)), i2, Transpose(u2, P)), Q)
+ * with one or two ScatterNDs (reduction none), the same P, Q optional, indices computed from
+ * constants. Planned as vkinfer.ScatterSlices (src/ops/scatter.c), which copies each piece of u
+ * straight into y's layout: two copies where there were five dispatches. */
+static bool match_scatter_slices(matcher *m, int n)
+{
+    const ir_graph *g = m->p->graph;
+    if (!is_op(m, n, "ScatterND", 3) || strcmp(ir_attr_string(&g->nodes[n], "reduction", "none"), "none")) return false;
+    int t1 = transpose_of(m, g->nodes[n].inputs[2], n);
+    if (t1 < 0 || !is_dims(m, g->nodes[n].inputs[1]) || g->nodes[n].inputs[0] < 0) return false;
+    int s2 = only_reader(m, out0(m, n), "ScatterND", 3), t2 = -1, last = n;
+    if (s2 >= 0 && g->nodes[s2].inputs[0] == out0(m, n) && !strcmp(ir_attr_string(&g->nodes[s2], "reduction", "none"), "none") &&
+        is_dims(m, g->nodes[s2].inputs[1]) && (t2 = transpose_of(m, g->nodes[s2].inputs[2], s2)) >= 0 &&
+        same_perm(&g->nodes[t1], &g->nodes[t2]))
+        last = s2;
+    else
+        s2 = t2 = -1;
+    const int64_t *qperm;
+    int q = only_reader(m, out0(m, last), "Transpose", 1);
+    if (q >= 0 && ir_attr_ints(&g->nodes[q], "perm", &qperm) <= 0) q = -1;
+    int nodes[4] = {t1, n, t2, s2}, end = q >= 0 ? q : last;
+    for (int i = 0; i < 4; i++)
+        if (nodes[i] >= 0) m->p->pattern[nodes[i]] = PATTERN_INNER;
+    if (q >= 0) m->p->pattern[last] = PATTERN_INNER;
+    m->p->pattern[end] = PATTERN_SCATTER_SLICES;
+    int *in = &m->p->pattern_in[(size_t)end * PATTERN_INPUTS];
+    in[0] = g->nodes[n].inputs[0];
+    in[1] = g->nodes[n].inputs[1];
+    in[2] = g->nodes[t1].inputs[0];
+    if (s2 >= 0) {
+        in[3] = g->nodes[s2].inputs[1];
+        in[4] = g->nodes[t2].inputs[0];
+    }
+    return true;
+}
+
+/* The perms of the ScatterSlices pattern ending at node `last` (match_scatter_slices): P, the
+ * Transpose of the pieces, and Q, the Transpose after (0 entries: none). */
+void plan_scatter_slices_perms(const plan *p, int last, const int64_t **perm, int *n_perm, const int64_t **out_perm,
+                               int *n_out)
+{
+    const ir_graph *g = p->graph;
+    *n_out = 0;
+    int s = last;
+    if (!strcmp(g->nodes[last].op_type, "Transpose")) {
+        *n_out = ir_attr_ints(&g->nodes[last], "perm", out_perm);
+        s = g->values[g->nodes[last].inputs[0]].producer;
+    }
+    int t = g->values[g->nodes[s].inputs[2]].producer;
+    *n_perm = ir_attr_ints(&g->nodes[t], "perm", perm);
 }
 
 static void count_uses(plan *p, const bool *live)
@@ -401,13 +480,13 @@ static void count_uses(plan *p, const bool *live)
     for (int n = 0; n < g->n_nodes; n++) {
         if (!live[n] || p->pattern[n] == PATTERN_INNER) continue;
         bool pattern = p->pattern[n] != PATTERN_NONE; /* planned as one op on the pattern's inputs */
-        const int *in = pattern ? &p->pattern_in[(size_t)n * 3] : g->nodes[n].inputs;
+        const int *in = pattern ? &p->pattern_in[(size_t)n * PATTERN_INPUTS] : g->nodes[n].inputs;
         bool dims_only = !pattern && !*g->nodes[n].domain &&
                          (!strcmp(g->nodes[n].op_type, "Shape") || !strcmp(g->nodes[n].op_type, "Size"));
         if (p->pattern[n] == PATTERN_LAYER_NORM ||
             (!pattern && !*g->nodes[n].domain && !strcmp(g->nodes[n].op_type, "LayerNormalization")))
             if ((pattern || g->nodes[n].n_inputs > 0) && in[0] >= 0) p->ln_reader[in[0]] = n;
-        for (int i = 0; i < (pattern ? 3 : g->nodes[n].n_inputs); i++)
+        for (int i = 0; i < (pattern ? PATTERN_INPUTS : g->nodes[n].n_inputs); i++)
             if (in[i] >= 0) {
                 p->uses[in[i]]++;
                 if (dims_only) p->shape_reads[in[i]]++;
@@ -446,10 +525,10 @@ vki_status plan_fuse_patterns(plan *p, const bool *live)
     if (p->no_fusion) return VKI_OK;
     matcher m = {p, live};
     bool found = false;
-    for (int n = 0; n < p->graph->n_nodes * 3; n++) p->pattern_in[n] = -1;
+    for (int n = 0; n < p->graph->n_nodes * PATTERN_INPUTS; n++) p->pattern_in[n] = -1;
     for (int n = 0; n < p->graph->n_nodes; n++)
         if (match_gelu(&m, n) || match_layer_norm(&m, n) || match_mish(&m, n) || match_silu(&m, n) ||
-            match_rms_norm(&m, n)) found = true;
+            match_rms_norm(&m, n) || match_scatter_slices(&m, n)) found = true;
     if (found) count_uses(p, live);
     return VKI_OK;
 }

@@ -236,9 +236,9 @@ static int layer_norm_node(const plan *p, int n, int v, int *scale, int *bias, f
     if (n < 0) return -1;
     const ir_node *node = &p->graph->nodes[n];
     if (p->pattern[n] == PATTERN_LAYER_NORM) { /* opset < 17's nine nodes (src/plan/fuse.c) */
-        if (p->pattern_in[(size_t)n * 3] != v) return -1;
-        *scale = p->pattern_in[(size_t)n * 3 + 1];
-        *bias = p->pattern_in[(size_t)n * 3 + 2];
+        if (p->pattern_in[(size_t)n * PATTERN_INPUTS] != v) return -1;
+        *scale = p->pattern_in[(size_t)n * PATTERN_INPUTS + 1];
+        *bias = p->pattern_in[(size_t)n * PATTERN_INPUTS + 2];
         *eps = p->pattern_eps[n];
         *axis = -1;
         return n;
@@ -531,7 +531,7 @@ bool op_fuse_activation_value(op_ctx *c, int v, float *lo, float *hi)
     if (p->pattern[n] == PATTERN_GELU || p->pattern[n] == PATTERN_GELU_TANH || p->pattern[n] == PATTERN_SILU ||
         p->pattern[n] == PATTERN_MISH) {
         /* src/plan/fuse.c's erf/tanh GELU, Mul(x, Sigmoid(x)), Mul(x, Tanh(Softplus(x))) */
-        if (p->pattern_in[(size_t)n * 3] != v) return false;
+        if (p->pattern_in[(size_t)n * PATTERN_INPUTS] != v) return false;
         code = p->pattern[n] == PATTERN_GELU ? 0.0f : p->pattern[n] == PATTERN_GELU_TANH ? 1.0f
              : p->pattern[n] == PATTERN_SILU ? 2.0f : 5.0f;
     } else if (own && !strcmp(node->op_type, "Gelu")) { /* opset 20's Gelu */

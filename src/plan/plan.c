@@ -308,8 +308,10 @@ static vki_status plan_node(plan *p, int n)
     }
     /* a pattern's last node is planned as one node of the fused op reading the pattern's inputs */
     ir_attr attrs[2] = {{.name = "approximate", .type = ATTR_STRING, .s = "none", .s_len = 4}};
+    const int64_t *perm, *out_perm;
+    int n_perm, n_out;
     ir_node fused = {.name = node->name, .domain = "", .n_inputs = 1, .n_outputs = 1, .n_attrs = 1,
-                     .inputs = &p->pattern_in[(size_t)n * 3], .outputs = node->outputs, .attrs = attrs};
+                     .inputs = &p->pattern_in[(size_t)n * PATTERN_INPUTS], .outputs = node->outputs, .attrs = attrs};
     switch (p->pattern[n]) {
     case PATTERN_GELU_TANH: attrs[0].s = "tanh"; /* fall through */
     case PATTERN_GELU: fused.op_type = "Gelu"; break;
@@ -324,10 +326,19 @@ static vki_status plan_node(plan *p, int n)
     case PATTERN_RMS_NORM:
     case PATTERN_LAYER_NORM:
         fused.op_type = p->pattern[n] == PATTERN_RMS_NORM ? "RMSNormalization" : "LayerNormalization";
-        fused.n_inputs = p->pattern[n] != PATTERN_RMS_NORM ? 3 : p->pattern_in[(size_t)n * 3 + 1] >= 0 ? 2 : 1;
+        fused.n_inputs = p->pattern[n] != PATTERN_RMS_NORM ? 3 : p->pattern_in[(size_t)n * PATTERN_INPUTS + 1] >= 0 ? 2 : 1;
         attrs[0] = (ir_attr){.name = "axis", .type = ATTR_INT, .i = -1};
         attrs[1] = (ir_attr){.name = "epsilon", .type = ATTR_FLOAT, .f = p->pattern_eps[n]};
         fused.n_attrs = 2;
+        break;
+    case PATTERN_SCATTER_SLICES:
+        fused.domain = "vkinfer";
+        fused.op_type = "ScatterSlices";
+        fused.n_inputs = p->pattern_in[(size_t)n * PATTERN_INPUTS + 3] >= 0 ? 5 : 3;
+        plan_scatter_slices_perms(p, n, &perm, &n_perm, &out_perm, &n_out);
+        attrs[0] = (ir_attr){.name = "perm", .type = ATTR_INTS, .count = n_perm, .ints = (int64_t *)perm};
+        attrs[1] = (ir_attr){.name = "out_perm", .type = ATTR_INTS, .count = n_out, .ints = (int64_t *)out_perm};
+        fused.n_attrs = n_out > 0 ? 2 : 1;
         break;
     default: break;
     }
@@ -524,7 +535,7 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, op_finder find_o
         p->from_dims = calloc((size_t)g->n_values + 1, sizeof *p->from_dims);
         p->fused = calloc((size_t)g->n_nodes + 1, sizeof *p->fused);
         p->pattern = calloc((size_t)g->n_nodes + 1, sizeof *p->pattern);
-        p->pattern_in = calloc((size_t)g->n_nodes * 3 + 1, sizeof *p->pattern_in);
+        p->pattern_in = calloc((size_t)g->n_nodes * PATTERN_INPUTS + 1, sizeof *p->pattern_in);
         p->pattern_eps = calloc((size_t)g->n_nodes + 1, sizeof *p->pattern_eps);
         if (!p->uses || !p->shape_reads || !p->from_dims || !p->reader || !p->ln_reader || !p->fused || !p->pattern || !p->pattern_in || !p->pattern_eps)
             st = vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");

@@ -109,7 +109,7 @@ struct plan {
                     * earlier node's kernel computed its output, which that node shaped
                     * (op_claim_computed) */
     uint8_t *pattern; /* per node: enum plan_pattern (src/plan/fuse.c) */
-    int *pattern_in;  /* per node, 3 each: the inputs of the pattern whose last node this is (-1: none) */
+    int *pattern_in;  /* per node, PATTERN_INPUTS each: the inputs of the pattern whose last node this is (-1: none) */
     float *pattern_eps; /* per node: PATTERN_LAYER_NORM's and PATTERN_RMS_NORM's epsilon */
     bool no_fusion;   /* VKINFER_NO_FUSION: no patterns, no epilogues */
     /* control flow (src/ops/control.c): per node, If's branch, Loop's trip count or Scan's
@@ -140,7 +140,8 @@ struct plan {
 enum { PLAN_FUSED_DONE = -1 };
 
 enum plan_pattern { PATTERN_NONE = 0, PATTERN_INNER, PATTERN_GELU, PATTERN_GELU_TANH, PATTERN_LAYER_NORM,
-                    PATTERN_MISH, PATTERN_SILU, PATTERN_RMS_NORM };
+                    PATTERN_MISH, PATTERN_SILU, PATTERN_RMS_NORM, PATTERN_SCATTER_SLICES };
+enum { PATTERN_INPUTS = 6 }; /* pattern_in entries per node */
 
 /* Finds the patterns among live nodes and marks them in p->pattern / p->pattern_in, then
  * counts p->uses and p->reader over the nodes as they will be planned. */
@@ -148,6 +149,10 @@ vki_status plan_fuse_patterns(plan *p, const bool *live);
 /* Whether value v is a float scalar known before planning (an initializer or a Constant
  * node's tensor, of one element); its value in *out. */
 bool plan_const_scalar(const plan *p, int v, double *out);
+/* The perms of the ScatterSlices pattern ending at node `last`: P, the Transpose of the pieces,
+ * and Q, the Transpose after it (*n_out 0: none). */
+void plan_scatter_slices_perms(const plan *p, int last, const int64_t **perm, int *n_perm, const int64_t **out_perm,
+                               int *n_out);
 
 /* Builds a plan for the given input shapes (ranks[k], dims[k*VKI_MAX_RANK...]) and
  * data-dependent sizes sizes[0..n_sizes) (see struct plan; a probe plan when a node needs one
