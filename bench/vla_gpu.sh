@@ -11,6 +11,7 @@
 # the background (exports are single-threaded Python; the machine has 16 cores), and each row
 # waits for its own export; the exports outlive the command (setsid), so a later call on the
 # same warm machine finds them in /tmp/vla (VLA_KEEP=1 keeps each export after its row).
+# VLA_BEFORE_ROWS="COMMAND" runs once before the first row (GPU work while the exports run).
 set -u
 OUT=${1:?OUT_DIR}; shift
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -29,6 +30,8 @@ if [ "${VLA_EXPORT_JOBS:-0}" -gt 0 ]; then
         'PYTHONUNBUFFERED=1 python3 bench/vla_policies.py export --policy "$0" --size full --dtype "$1" --out /tmp/vla \
              > "/tmp/vla/$0_full_$1.export.log" 2>&1; echo $? > "/tmp/vla/$0_full_$1.done"' > /dev/null 2>&1 &
 fi
+# VLA_BEFORE_ROWS: a command that uses the GPU while the exports keep the CPUs busy
+[ -n "${VLA_BEFORE_ROWS:-}" ] && bash -c "$VLA_BEFORE_ROWS" 2>&1 | tee -a "$OUT/before_rows.txt"
 for row in "$@"; do
     IFS=: read -r policy dtype limit <<<"$row"
     echo "== $policy $dtype (limit ${limit:-300} s)" | tee -a "$OUT/log.txt"
