@@ -242,6 +242,17 @@ static vki_status plan_unary(op_ctx *c)
         }
         return VKI_OK;
     }
+    /* A Cast between float types whose storages the conversion pass maps exactly as the Cast
+     * rounds (halves or bfloat16 widened to float32 words; float32 or float16 to bfloat16, which
+     * both round to nearest even) is that one pass, not the unary pass and a conversion after it.
+     * Not to float16: packHalf2x16's rounding is the driver's. */
+    if (d->code == U_IDENTITY && out_dtype != x->dtype && dtype_is_float(x->dtype) && dtype_is_float(out_dtype) &&
+        !x->host && !x->permuted && !x->view_scale && op_out(c, 0)) {
+        gpu_storage from = op_storage(c, op_in_index(c, 0)), to = op_out(c, 0)->storage;
+        if (((from == GPU_F16 || from == GPU_BF16) && to == GPU_W32 && out_dtype == VKI_DTYPE_FLOAT) ||
+            ((from == GPU_W32 || from == GPU_F16) && to == GPU_BF16 && out_dtype == VKI_DTYPE_BFLOAT16))
+            return op_output_alias(c, 0, 0);
+    }
     bool done;
     VKI_TRY(unary_float64(c, d->code, push_f, &done));
     if (done) return VKI_OK;
