@@ -23,7 +23,10 @@
  * which no exporter writes yet): see match_rms_norm.
  *
  * Slice assignment into a fresh buffer as the dynamo exporter writes it (Transposes around
- * ScatterNDs): see match_scatter_slices. */
+ * ScatterNDs): see match_scatter_slices.
+ *
+ * And before all of them, nodes equal to an earlier node are planned as views of its output:
+ * see merge_same_nodes. */
 #include "plan.h"
 
 #include <math.h>
@@ -471,6 +474,103 @@ void plan_scatter_slices_perms(const plan *p, int last, const int64_t **perm, in
     *n_perm = ir_attr_ints(&g->nodes[t], "perm", perm);
 }
 
+/* Whether two attributes hold the same value (not graphs: nodes with subgraphs never merge) */
+static bool same_attr(const ir_attr *a, const ir_attr *b)
+{
+    if (strcmp(a->name, b->name) || a->type != b->type) return false;
+    switch (a->type) {
+    case ATTR_FLOAT: return !memcmp(&a->f, &b->f, sizeof a->f);
+    case ATTR_INT: return a->i == b->i;
+    case ATTR_STRING: return a->s_len == b->s_len && !memcmp(a->s, b->s, a->s_len);
+    case ATTR_FLOATS: return a->count == b->count && !memcmp(a->floats, b->floats, (size_t)a->count * sizeof *a->floats);
+    case ATTR_INTS: return a->count == b->count && !memcmp(a->ints, b->ints, (size_t)a->count * sizeof *a->ints);
+    case ATTR_STRINGS:
+        if (a->count != b->count) return false;
+        for (int i = 0; i < a->count; i++)
+            if (strcmp(a->strings[i], b->strings[i])) return false;
+        return true;
+    case ATTR_TENSOR:
+        return a->tensor && b->tensor && a->tensor->dtype == b->tensor->dtype && a->tensor->rank == b->tensor->rank &&
+               !memcmp(a->tensor->dims, b->tensor->dims, (size_t)a->tensor->rank * sizeof *a->tensor->dims) &&
+               a->tensor->bytes == b->tensor->bytes && !memcmp(a->tensor->data, b->tensor->data, a->tensor->bytes);
+    default: return false;
+    }
+}
+
+/* Node n may merge with an equal node: one output, inputs all present, an op without state or
+ * randomness, no subgraph (plan_order plans a merged node after the node it views) */
+static bool mergeable(const plan *p, const bool *live, int n)
+{
+    const ir_node *nd = &p->graph->nodes[n];
+    const op_def *def = p->defs[n];
+    if (!live[n] || p->pattern[n] != PATTERN_NONE || !def || nd->n_outputs != 1 || nd->outputs[0] < 0 || nd->n_inputs < 1 ||
+        (def->flags & (OP_NOT_CONSTANT | OP_TAKES_LISTS | OP_READS_Y_ATTR | OP_SHAPE_ONLY)))
+        return false;
+    for (int i = 0; i < nd->n_inputs; i++)
+        if (nd->inputs[i] < 0) return false;
+    for (int a = 0; a < nd->n_attrs; a++)
+        if (nd->attrs[a].type == ATTR_GRAPH || nd->attrs[a].type == ATTR_GRAPHS || nd->attrs[a].type == ATTR_TENSORS ||
+            nd->attrs[a].type == ATTR_SPARSE_TENSOR || nd->attrs[a].type == ATTR_SPARSE_TENSORS)
+            return false;
+    return true;
+}
+
+static uint64_t hash_mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    while (*s) h = hash_mix(h, (unsigned char)*s++);
+    return hash_mix(h, 0);
+}
+
+/* Nodes that compute the same thing twice (same op, attributes and inputs, the inputs counted
+ * after merging: unoptimized exports cast each weight and recompute rotary tables once per
+ * layer or step) are planned once: the later node becomes an Identity of the earlier's output,
+ * a view (PATTERN_SAME). Inputs are compared through rep[], each value's merged representative,
+ * so chains of equal nodes merge whole. */
+static vki_status merge_same_nodes(plan *p, const bool *live)
+{
+    const ir_graph *g = p->graph;
+    size_t slots = 1;
+    while (slots < (size_t)g->n_nodes * 2) slots <<= 1;
+    int *rep = malloc((size_t)g->n_values * sizeof *rep), *table = malloc(slots * sizeof *table);
+    if (!rep || !table) {
+        free(rep);
+        free(table);
+        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    for (int v = 0; v < g->n_values; v++) rep[v] = v;
+    for (size_t i = 0; i < slots; i++) table[i] = -1;
+    for (int n = 0; n < g->n_nodes; n++) {
+        if (!mergeable(p, live, n)) continue;
+        const ir_node *nd = &g->nodes[n];
+        uint64_t h = hash_str(hash_str(0xcbf29ce484222325ull, nd->domain), nd->op_type);
+        for (int i = 0; i < nd->n_inputs; i++) h = hash_mix(h, (uint64_t)rep[nd->inputs[i]] + 1);
+        for (int a = 0; a < nd->n_attrs; a++) h = hash_mix(hash_str(h, nd->attrs[a].name), (uint64_t)nd->attrs[a].i);
+        for (size_t at = h & (slots - 1);; at = (at + 1) & (slots - 1)) {
+            int m = table[at];
+            if (m < 0) {
+                table[at] = n;
+                break;
+            }
+            const ir_node *md = &g->nodes[m];
+            bool same = !strcmp(md->op_type, nd->op_type) && !strcmp(md->domain, nd->domain) &&
+                        md->n_inputs == nd->n_inputs && md->n_attrs == nd->n_attrs;
+            for (int i = 0; same && i < nd->n_inputs; i++) same = rep[md->inputs[i]] == rep[nd->inputs[i]];
+            for (int a = 0; same && a < nd->n_attrs; a++) same = same_attr(&md->attrs[a], &nd->attrs[a]);
+            if (same) {
+                p->pattern[n] = PATTERN_SAME;
+                p->pattern_in[(size_t)n * PATTERN_INPUTS] = md->outputs[0];
+                rep[nd->outputs[0]] = rep[md->outputs[0]];
+                break;
+            }
+        }
+    }
+    free(rep);
+    free(table);
+    return VKI_OK;
+}
+
 static void count_uses(plan *p, const bool *live)
 {
     const ir_graph *g = p->graph;
@@ -526,6 +626,8 @@ vki_status plan_fuse_patterns(plan *p, const bool *live)
     matcher m = {p, live};
     bool found = false;
     for (int n = 0; n < p->graph->n_nodes * PATTERN_INPUTS; n++) p->pattern_in[n] = -1;
+    VKI_TRY(merge_same_nodes(p, live));
+    count_uses(p, live);
     for (int n = 0; n < p->graph->n_nodes; n++)
         if (match_gelu(&m, n) || match_layer_norm(&m, n) || match_mish(&m, n) || match_silu(&m, n) ||
             match_rms_norm(&m, n) || match_scatter_slices(&m, n)) found = true;

@@ -226,7 +226,14 @@ static bool inputs_ready(const ir_node *node, const bool *avail)
  * can already see its value (the TorchScript exporter computes attention's scale from a
  * Shape after the Transpose of K that the scale then multiplies: with the scale known, that
  * Transpose is a view the product reads, not a copy). Returns a malloc'ed array of n_nodes. */
-static int *plan_order(const ir_graph *g, const op_def *const *defs)
+/* inputs_ready, and for a node merged with an equal one (PATTERN_SAME), that one's output too */
+static bool node_ready(const plan *p, int n, const bool *avail)
+{
+    if (!inputs_ready(&p->graph->nodes[n], avail)) return false;
+    return p->pattern[n] != PATTERN_SAME || avail[p->pattern_in[(size_t)n * PATTERN_INPUTS]];
+}
+
+static int *plan_order(const plan *p, const ir_graph *g, const op_def *const *defs)
 {
     int nn = g->n_nodes, nv = g->n_values;
     int *order = malloc(((size_t)nn + 1) * sizeof *order), *stack = malloc(((size_t)nn + 1) * sizeof *stack);
@@ -264,7 +271,7 @@ static int *plan_order(const ir_graph *g, const op_def *const *defs)
      * inputs, nodes over initializers) with what they make ready, then the graph's order */
     for (int pass = 0; pass < 2; pass++) {
         for (int n = 0; n < nn; n++) {
-            if (done[n] || (pass == 0 && !(const_node[n] && inputs_ready(&g->nodes[n], avail)))) continue;
+            if (done[n] || (pass == 0 && !(const_node[n] && node_ready(p, n, avail)))) continue;
             int top = 0;
             stack[top++] = n;
             while (top) {
@@ -279,7 +286,7 @@ static int *plan_order(const ir_graph *g, const op_def *const *defs)
                     avail[v] = true;
                     for (int r = first[v]; r < first[v + 1]; r++) { /* a full stack leaves it to graph order */
                         int rn = readers[r];
-                        if (!done[rn] && const_node[rn] && inputs_ready(&g->nodes[rn], avail) && top < nn) stack[top++] = rn;
+                        if (!done[rn] && const_node[rn] && node_ready(p, rn, avail) && top < nn) stack[top++] = rn;
                     }
                 }
             }
@@ -330,6 +337,10 @@ static vki_status plan_node(plan *p, int n)
         attrs[0] = (ir_attr){.name = "axis", .type = ATTR_INT, .i = -1};
         attrs[1] = (ir_attr){.name = "epsilon", .type = ATTR_FLOAT, .f = p->pattern_eps[n]};
         fused.n_attrs = 2;
+        break;
+    case PATTERN_SAME: /* a view of the equal node's output (merge_same_nodes) */
+        fused.op_type = "Identity";
+        fused.n_attrs = 0;
         break;
     case PATTERN_SCATTER_SLICES:
         fused.domain = "vkinfer";
@@ -542,7 +553,7 @@ static vki_status plan_build(vk_context *vk, const ir_graph *g, op_finder find_o
         else
             st = plan_fuse_patterns(p, live);
     }
-    int *order = st == VKI_OK ? plan_order(g, p->defs) : NULL;
+    int *order = st == VKI_OK ? plan_order(p, g, p->defs) : NULL;
     if (st == VKI_OK && !order) st = vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int k = 0; st == VKI_OK && k < g->n_nodes && !p->probe; k++) {
         int n = order[k];

@@ -140,7 +140,7 @@ struct plan {
 enum { PLAN_FUSED_DONE = -1 };
 
 enum plan_pattern { PATTERN_NONE = 0, PATTERN_INNER, PATTERN_GELU, PATTERN_GELU_TANH, PATTERN_LAYER_NORM,
-                    PATTERN_MISH, PATTERN_SILU, PATTERN_RMS_NORM, PATTERN_SCATTER_SLICES };
+                    PATTERN_MISH, PATTERN_SILU, PATTERN_RMS_NORM, PATTERN_SCATTER_SLICES, PATTERN_SAME };
 enum { PATTERN_INPUTS = 6 }; /* pattern_in entries per node */
 
 /* Finds the patterns among live nodes and marks them in p->pattern / p->pattern_in, then
