@@ -1,8 +1,11 @@
 #!/bin/bash
 # LeRobot's VLA policies at full size on the lent H100/H200 machine (no Vulkan loader, no network):
 # carry .gl (the loader and glvnd .debs, see bench/gpu_suite.sh), .wheels (lerobot 0.6.1,
-# transformers 5.5.4 and their pure-Python dependencies for Python 3.12, downloaded with
-# `pip download --no-deps --python-version 3.12 --only-binary=:all:`) and gpubuild/vkinfer, then
+# transformers 5.5.4, onnxscript, diffusers (groot, multi_task_dit) and their dependencies for
+# Python 3.12 that the machine lacks, downloaded with `pip download --no-deps --python-version
+# 3.12 --only-binary=:all:`; not hf_xet or pygments, which exporting never imports, nor OpenCV,
+# which bench/vla_policies.py stubs: the carry limit is 64 MiB) and gpubuild/vkinfer (stripped:
+# `strip gpubuild/vkinfer` halves it), then
 #   bench/vla_gpu.sh OUT_DIR ROW [ROW...]       ROW: policy:dtype[:seconds], e.g. smolvla:fp32:240
 # Each row is one `bench/vla_policies.py table` call under its own time limit (default 300 s);
 # rows go to OUT_DIR/rows.jsonl and the logs to OUT_DIR/log.txt. VLA_OPTIMIZE=0 skips the

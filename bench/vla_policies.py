@@ -30,6 +30,19 @@ import torch
 import torch.nn as nn
 
 SEED = 0
+
+
+def stub_missing(name):
+    """An empty module for an import that lerobot makes at module level but that exporting never
+    calls (OpenCV's video and image decoding): the lent GPU machine has no cv2, and its wheel is
+    too large to carry."""
+    try:
+        __import__(name)
+    except ImportError:
+        sys.modules[name] = types.ModuleType(name)
+
+
+stub_missing("cv2")
 OPTIMIZE = os.environ.get("VLA_OPTIMIZE", "1") != "0"  # 0: skip onnxscript's optimizer (most of a full export's time)
 
 
@@ -394,6 +407,18 @@ def build_xvla(size, dtype="fp32"):
         views, res, n_tok = 2, 64, 6
     cfg = XVLAConfig(**kw)
     model = XVLAModel(cfg, florence_config(size), proprio_dim=cfg.max_state_dim)
+    if dtype == "bf16":
+        # In bfloat16, eager X-VLA fails as LeRobot 0.6.1 and transformers 5.5.4 write it ("expected
+        # m1 and m2 to have the same dtype"): Florence-2's projector adds float32 position
+        # embeddings to the image features, and the action encoder concatenates a float32
+        # timestep embedding to the tokens. Each Linear's input is cast to its weight's dtype, as
+        # autocast would (DomainAwareLinear keeps its weights in nn.Embedding tables).
+        def cast_input(m, a):
+            w = next(m.parameters())
+            return tuple(t.to(w.dtype) if torch.is_tensor(t) and t.is_floating_point() else t for t in a)
+        for mod in model.modules():
+            if isinstance(mod, nn.Linear) or type(mod).__name__ == "DomainAwareLinear":
+                mod.register_forward_pre_hook(cast_input)
     g = torch.Generator().manual_seed(SEED + 1)
     inputs = dict(
         input_ids=torch.randint(3, 51000 if size == "full" else 290, (1, n_tok), generator=g),
@@ -1220,15 +1245,36 @@ def torch_peers(module, inputs, runs, warmup):
     return out.float().numpy(), ms_eager, ms_graph, ms_compile
 
 
-def vkinfer_bench(vkinfer, stem, runs, warmup):
+def input_args(stem, tmp):
+    """`--input NAME=FILE` for each exported input, saved into tmp: the bench runs on the inputs
+    the policy was exported with (random ones would give data-dependent counts of zero: groot's
+    token masks)."""
+    data = np.load(stem + ".npz")
+    args = []
+    for k in data.files:
+        if not k.startswith("expected"):
+            np.save(os.path.join(tmp, k + ".npy"), data[k])
+            args += ["--input", f"{k}={os.path.join(tmp, k + '.npy')}"]
+    return args
+
+
+def vkinfer_bench(vkinfer, stem, runs, warmup, profile=None):
+    """`vkinfer bench --json` on the exported inputs; with `profile` (a file), then a profiled run
+    (`--profile`: GPU time per op and kernel) into it."""
     import json
     import subprocess
-    data = np.load(stem + ".npz")
-    r = subprocess.run([vkinfer, "bench", stem + ".onnx", "--random-inputs", "--runs", str(runs), "--warmup", str(warmup),
-                        "--json", *sum((["--shape", f"{k}={'x'.join(map(str, data[k].shape))}"] for k in data.files
-                                        if not k.startswith("expected")), [])], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"vkinfer bench failed: {r.stderr.strip() or r.stdout.strip()}")
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        inputs = input_args(stem, tmp)
+        r = subprocess.run([vkinfer, "bench", stem + ".onnx", *inputs, "--runs", str(runs), "--warmup", str(warmup), "--json"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"vkinfer bench failed: {r.stderr.strip() or r.stdout.strip()}")
+        if profile:
+            p = subprocess.run([vkinfer, "bench", stem + ".onnx", *inputs, "--runs", "5", "--warmup", "2", "--profile"],
+                               capture_output=True, text=True)
+            with open(profile, "w") as f:
+                f.write(p.stdout + p.stderr)
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
@@ -1259,16 +1305,9 @@ def table_row(vkinfer, policy, size, dtype, out, runs, warmup):
     if ideal is not None:
         row["rel_err_vkinfer_vs_fp32"] = errors(got, ideal)[1]
         row["rel_err_eager_vs_fp32"] = errors(want, ideal)[1]
-    b = vkinfer_bench(vkinfer, stem, runs, warmup)
-    if os.environ.get("VLA_PROFILE_DIR"):  # `vkinfer bench --profile`: GPU time per op and kernel
-        import subprocess
-        data = np.load(stem + ".npz")
-        shapes = sum((["--shape", f"{k}={'x'.join(map(str, data[k].shape))}"] for k in data.files
-                      if not k.startswith("expected")), [])
-        r = subprocess.run([vkinfer, "bench", stem + ".onnx", "--random-inputs", "--runs", "5", "--warmup", "2", "--profile",
-                            *shapes], capture_output=True, text=True)
-        with open(os.path.join(os.environ["VLA_PROFILE_DIR"], f"profile_{policy}_{dtype}.txt"), "w") as f:
-            f.write(r.stdout + r.stderr)
+    profile = os.environ.get("VLA_PROFILE_DIR")  # `vkinfer bench --profile`: GPU time per op and kernel
+    b = vkinfer_bench(vkinfer, stem, runs, warmup,
+                      os.path.join(profile, f"profile_{policy}_{dtype}.txt") if profile else None)
     row.update(vkinfer_ms=b["median_ms"], plan_ms=b["plan_ms"], dispatches=b["dispatches"],
                gpu_mib=round((b["weight_bytes"] + b["intermediate_bytes"]) / 2**20), device=b["device"])
     return row
