@@ -6,15 +6,12 @@ VKINFER_NO_FUSION=1, compared with numpy, and the fused plan must have exactly t
 number of dispatches fewer.
 
     same_nodes.py VKINFER"""
-import os
-import re
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from fused_cases import check_cases
 
 F = TensorProto.FLOAT
 
@@ -66,36 +63,7 @@ CASES = {"chains": (chains, 8), "random_not_merged": (random_not_merged, 1)}
 
 
 def main():
-    vkinfer = sys.argv[1]
-    failed = 0
-    for name, (build, fewer) in CASES.items():
-        g, inputs, refs = build()
-        counts = []
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "m.onnx")
-            onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
-            for no_fusion in ("0", "1"):
-                cmd = [vkinfer, "run", path, "--output-dir", os.path.join(tmp, "out" + no_fusion)]
-                for k, v in inputs.items():
-                    np.save(os.path.join(tmp, k + ".npy"), v)
-                    cmd += ["--input", f"{k}={os.path.join(tmp, k + '.npy')}"]
-                r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, VKINFER_NO_FUSION=no_fusion))
-                if r.returncode != 0:
-                    print(f"FAIL {name} (no_fusion={no_fusion}): {r.stderr.strip() or r.stdout.strip()}")
-                    failed += 1
-                    continue
-                err = max(float(np.abs(np.load(os.path.join(tmp, "out" + no_fusion, k + ".npy")) - v).max())
-                          for k, v in refs.items())
-                ok = err <= 1e-5
-                print(f"{'PASS' if ok else 'FAIL'} {name} (no_fusion={no_fusion}): max abs error {err:.3g}")
-                failed += not ok
-                counts.append(int(re.search(r"plan: (\d+) dispatches", r.stdout).group(1)))
-        if len(counts) == 2:
-            ok = counts[1] - counts[0] == fewer
-            print(f"{'PASS' if ok else 'FAIL'} {name}: {counts[1]} -> {counts[0]} dispatches (expected {fewer} fewer)")
-            failed += not ok
-    print("PASS" if not failed else f"FAIL ({failed})")
-    return 1 if failed else 0
+    return 1 if check_cases(sys.argv[1], CASES, 17) else 0
 
 
 if __name__ == "__main__":

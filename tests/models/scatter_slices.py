@@ -9,15 +9,12 @@ consecutive rows cost a copy each (rope_reversed, tuples: more dispatches than u
 exact); the exporter's slice assignments are consecutive rows.
 
     scatter_slices.py VKINFER"""
-import os
-import re
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from fused_cases import check_cases
 
 F = TensorProto.FLOAT
 
@@ -66,7 +63,7 @@ def rope_like(dims_indices=False, reverse=False):
     g = helper.make_graph(nodes, "rope", [helper.make_tensor_value_info("x1", F, u1.shape),
                                           helper.make_tensor_value_info("x2", F, u2.shape)],
                           [helper.make_tensor_value_info("y", F, ref.shape)], inits)
-    return g, {"x1": u1, "x2": u2}, ref
+    return g, {"x1": u1, "x2": u2}, {"y": ref}
 
 
 def partial():
@@ -82,7 +79,7 @@ def partial():
     g = helper.make_graph(nodes, "partial", [helper.make_tensor_value_info("d", F, data.shape),
                                              helper.make_tensor_value_info("x", F, u.shape)],
                           [helper.make_tensor_value_info("y", F, ref.shape)], [numpy_helper.from_array(idx, "idx")])
-    return g, {"d": data, "x": u}, ref
+    return g, {"d": data, "x": u}, {"y": ref}
 
 
 def tuples():
@@ -98,7 +95,7 @@ def tuples():
     g = helper.make_graph(nodes, "tuples", [helper.make_tensor_value_info("d", F, data.shape),
                                             helper.make_tensor_value_info("x", F, u.shape)],
                           [helper.make_tensor_value_info("y", F, ref.shape)], [numpy_helper.from_array(idx, "idx")])
-    return g, {"d": data, "x": u}, ref
+    return g, {"d": data, "x": u}, {"y": ref}
 
 
 def control():
@@ -109,7 +106,7 @@ def control():
     extra = scatter_nd(np.zeros((16, 11, 4, 1), np.float32), np.arange(8).reshape(8, 1),
                        np.tanh(inputs["x1"]).transpose(3, 1, 2, 0)).sum()
     g.output.append(helper.make_tensor_value_info("extra", F, []))
-    return g, inputs, (ref, np.array(extra, np.float32))
+    return g, inputs, dict(ref, extra=np.array(extra, np.float32))
 
 
 # name: (builder, dispatches fewer: exactly)
@@ -123,49 +120,8 @@ CASES = {
 }
 
 
-def run(vkinfer, path, inputs, tmp, env):
-    cmd = [vkinfer, "run", path, "--output-dir", os.path.join(tmp, "out")]
-    for k, v in inputs.items():
-        np.save(os.path.join(tmp, k + ".npy"), v)
-        cmd += ["--input", f"{k}={os.path.join(tmp, k + '.npy')}"]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        raise RuntimeError(r.stderr.strip() or r.stdout.strip())
-    m = re.search(r"plan: (\d+) dispatches", r.stdout)
-    outs = [np.load(os.path.join(tmp, "out", n + ".npy")) for n in ("y", "extra") if os.path.exists(os.path.join(tmp, "out", n + ".npy"))]
-    return int(m.group(1)), outs
-
-
 def main():
-    vkinfer = sys.argv[1]
-    failed = 0
-    for name, (build, fewer) in CASES.items():
-        g, inputs, ref = build()
-        refs = list(ref) if isinstance(ref, tuple) else [ref]
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "m.onnx")
-            onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
-            counts = []
-            for no_fusion in ("0", "1"):
-                env = dict(os.environ, VKINFER_NO_FUSION=no_fusion)
-                try:
-                    n, outs = run(vkinfer, path, inputs, tmp, env)
-                except RuntimeError as e:
-                    print(f"FAIL {name} (no_fusion={no_fusion}): {e}")
-                    failed += 1
-                    break
-                err = max(float(np.abs(o.astype(np.float64) - r).max()) for o, r in zip(outs, refs))
-                tol = 1e-5 * max(1.0, max(float(np.abs(r).max()) for r in refs))
-                ok = len(outs) == len(refs) and err <= tol
-                print(f"{'PASS' if ok else 'FAIL'} {name} (no_fusion={no_fusion}): max abs error {err:.3g}, {n} dispatches")
-                failed += not ok
-                counts.append(n)
-            if len(counts) == 2:
-                ok = counts[1] - counts[0] == fewer
-                print(f"{'PASS' if ok else 'FAIL'} {name}: {counts[1]} -> {counts[0]} dispatches (expected {fewer} fewer)")
-                failed += not ok
-    print("PASS" if not failed else f"FAIL ({failed})")
-    return 1 if failed else 0
+    return 1 if check_cases(sys.argv[1], CASES, 18) else 0
 
 
 if __name__ == "__main__":
