@@ -1,15 +1,11 @@
 #!/bin/bash
 # Issue 37's tensor-core experiment in one call of the lent H100/H200 machine: the
-# VK_NV_cooperative_matrix2 MatMul (matmul_coopmat2_*) against its candidates, chosen by
+# VK_NV_cooperative_matrix2 MatMul (matmul_coopmat2_*) against its candidate, chosen by
 # VKINFER_COOPMAT2_EXP (src/ops/matmul_coopmat.c; unset = the default kernels, unchanged):
 #   dims    M, N, K and the operand strides as specialization constants (NVIDIA's
 #           vk_cooperative_matrix_perf specializes them), so the driver folds every address
-#   vec4    aligned operands read through uvec4 views of their buffers (16-byte elements, as
-#           that sample declares A and B), not only masked to multiples of 8 halves
-#   acc16   fp16 sums (matmul_coopmat2_f16acc; llama.cpp's default f16acc; fp16 products only)
-#   fullsg  the pipelines made with requiredSubgroupSize 32 and REQUIRE_FULL_SUBGROUPS
-# plus tile and layout rows that need no new code (BK 16 with 32 steps a pass, 128 invocations,
-# B stored [N,K]). Run from the repository root, carrying the build's vkinfer and .gl (the
+# (vec4, acc16, fullsg and the BK 16 / 128-invocation tiles measured no faster and were removed:
+# docs/results-h200.md). Run from the repository root, carrying the build's vkinfer and .gl (the
 # glvnd .debs and libvulkan1, bench/gpu_suite.sh):
 #   bench/coopmat2_experiment.sh BUILD_DIR OUT_DIR [--quick]
 # OUT_DIR gets devices.txt, one log per phase and summary.txt (every sweep line). --quick:
@@ -61,39 +57,29 @@ phase() {
 SWEEP="$PY bench/tile_sweep.py --vkinfer $VK"
 
 if [ "$QUICK" = "--quick" ]; then
-    phase quick_f16 120 $SWEEP --shapes 128x96x80 --env VKINFER_COOPMAT2_EXP --tiles default,dims,vec4,dims+vec4,acc16,fullsg --repeat 1 --check
-    phase quick_bf16 120 $SWEEP --dtype bfloat16 --shapes 128x96x80 --env VKINFER_COOPMAT2_EXP --tiles default,dims+vec4 --repeat 1 --check
-    VKINFER_COOPMAT2_UNROLL=32 phase quick_tiles 60 $SWEEP --shapes 128x96x80 --tiles default,128x256x16x256 --repeat 1
-    VKINFER_COOPMAT2_EXP=dims+vec4 phase quick_check 200 $PY bench/matmul_bench.py --vkinfer "$VK" --check --only bf16
+    phase quick_f16 120 $SWEEP --shapes 128x96x80 --env VKINFER_COOPMAT2_EXP --tiles default,dims --repeat 1 --check
+    phase quick_bf16 120 $SWEEP --dtype bfloat16 --shapes 128x96x80 --env VKINFER_COOPMAT2_EXP --tiles default,dims --repeat 1 --check
+    VKINFER_COOPMAT2_EXP=dims phase quick_check 200 $PY bench/matmul_bench.py --vkinfer "$VK" --check --only bf16
     echo "done in $(($(date +%s) - START)) s" | tee -a "$OUT/summary.txt"
     exit 0
 fi
 
-CANDIDATES=default,dims,vec4,dims+vec4,acc16,fullsg,dims+vec4+fullsg
-REVERSED=dims+vec4+fullsg,fullsg,acc16,dims+vec4,vec4,dims,default
-# 1. the 4096 cube, fp16 and bf16, every candidate checked against numpy; then again in the
+# 1. the 4096 cube, fp16 and bf16, each kernel checked against numpy; then again in the
 #    reverse order (rounds alternate: a card warms up over a call)
-phase cube_f16 100 $SWEEP --shapes 4096x4096x4096 --env VKINFER_COOPMAT2_EXP --tiles $CANDIDATES --repeat 2 --check
-phase cube_bf16 80 $SWEEP --dtype bfloat16 --shapes 4096x4096x4096 --env VKINFER_COOPMAT2_EXP \
-    --tiles default,dims,vec4,dims+vec4,fullsg,dims+vec4+fullsg --repeat 2 --check
-phase cube_f16_round2 50 $SWEEP --shapes 4096x4096x4096 --env VKINFER_COOPMAT2_EXP --tiles $REVERSED --repeat 2
+phase cube_f16 60 $SWEEP --shapes 4096x4096x4096 --env VKINFER_COOPMAT2_EXP --tiles default,dims --repeat 2 --check
+phase cube_bf16 60 $SWEEP --dtype bfloat16 --shapes 4096x4096x4096 --env VKINFER_COOPMAT2_EXP --tiles default,dims --repeat 2 --check
+phase cube_f16_round2 40 $SWEEP --shapes 4096x4096x4096 --env VKINFER_COOPMAT2_EXP --tiles dims,default --repeat 2
 # 2. transformer products (BERT-base's linear1/linear2, an 800-token VLA prefix's MLP), B as a
 #    Linear's weight is exported ([N,K], Gemm transB=1) and as a MatMul constant ([K,N])
-phase transformer_f16 50 $SWEEP --shapes 1024x768x3072,1024x3072x768,800x960x2560 --env VKINFER_COOPMAT2_EXP \
-    --tiles default,dims,vec4,dims+vec4,acc16 --repeat 2 --check
-phase transformer_bf16_transb 50 $SWEEP --dtype bfloat16 --transb --shapes 800x960x2560,800x2560x960,1024x768x3072 \
-    --env VKINFER_COOPMAT2_EXP --tiles default,dims,vec4,dims+vec4 --repeat 2 --check
-# 3. rows that need no new code: B stored [N,K] on the cube (llama.cpp's layout: B through a
-#    transposing view), NVIDIA's K step of 16 for fp32 sums (32 steps a pass), 128 invocations
-phase cube_f16_transb 35 $SWEEP --transb --shapes 4096x4096x4096 --env VKINFER_COOPMAT2_EXP \
-    --tiles default,dims+vec4 --repeat 2
-VKINFER_COOPMAT2_UNROLL=32 phase cube_f16_bk16 35 $SWEEP --shapes 4096x4096x4096 \
-    --tiles default,128x256x16x256,128x128x16x128 --repeat 2
-phase cube_f16_local128 25 $SWEEP --shapes 4096x4096x4096 --tiles 128x256x32x128,256x128x32x256 --repeat 2
+phase transformer_f16 60 $SWEEP --shapes 1024x768x3072,1024x3072x768,800x960x2560 --env VKINFER_COOPMAT2_EXP \
+    --tiles default,dims --repeat 2 --check
+phase transformer_bf16_transb 60 $SWEEP --dtype bfloat16 --transb --shapes 800x960x2560,800x2560x960,1024x768x3072 \
+    --env VKINFER_COOPMAT2_EXP --tiles default,dims --repeat 2 --check
+phase transformer_f16_round2 50 $SWEEP --shapes 1024x768x3072,1024x3072x768,800x960x2560 --env VKINFER_COOPMAT2_EXP \
+    --tiles dims,default --repeat 2
+# 3. B stored [N,K] on the cube (llama.cpp's layout: B through a transposing view)
+phase cube_f16_transb 35 $SWEEP --transb --shapes 4096x4096x4096 --env VKINFER_COOPMAT2_EXP --tiles default,dims --repeat 2
 # 4. the awkward products of matmul_bench.py --check (ragged edges, batches, transposes, split
-#    K, fused epilogues, bf16) on each candidate
-for c in dims+vec4 acc16 fullsg dims vec4; do
-    [ $(($(date +%s) - START)) -gt 400 ] && { echo "(check $c skipped: out of time)" | tee -a "$OUT/summary.txt"; continue; }
-    VKINFER_COOPMAT2_EXP=$c phase "check_$c" 30 $PY bench/matmul_bench.py --vkinfer "$VK" --check
-done
+#    K, fused epilogues, bf16) on the candidate
+VKINFER_COOPMAT2_EXP=dims phase check_dims 60 $PY bench/matmul_bench.py --vkinfer "$VK" --check
 echo "done in $(($(date +%s) - START)) s" | tee -a "$OUT/summary.txt"

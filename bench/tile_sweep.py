@@ -4,7 +4,7 @@ shape, for tuning the tile choice of src/ops/matmul_coopmat.c on a device.
 
     bench/tile_sweep.py [--vkinfer build/vkinfer] [--shapes 1024x768x3072,...] [--tiles 64x64x32x128,...]
         [--dtype float32 --env VKINFER_TILED_TILE --tiles default,32,64,128] [--transb]
-        [--dtype bfloat16] [--check] [--env VKINFER_COOPMAT2_EXP --tiles default,dims,vec4]
+        [--dtype bfloat16] [--check] [--env VKINFER_COOPMAT2_EXP --tiles default,dims]
 
 Each shape MxNxK is one ONNX MatMul [M,K] x [K,N] (float16, opset 17; --transb: a Gemm of B
 stored [N,K]); each tile is
@@ -14,8 +14,8 @@ time of the product's dispatches (split-K's reduce included) from one profiled r
 --dtype bfloat16: float32 input and weight cast to bfloat16 in the graph and the product cast
 back (the time is the matmul kernels' alone). --check: each tile's product is also compared
 with numpy's float32 product of the rounded inputs (max|err|/max|ref| <= 1e-2 passes).
---env names any variable whose values --tiles lists (VKINFER_COOPMAT2_EXP: issue 37's
-candidates, src/ops/matmul_coopmat.c)."""
+--env names any variable whose values --tiles lists (VKINFER_COOPMAT2_EXP=dims: issue 37's
+candidate, src/ops/matmul_coopmat.c)."""
 import argparse
 import os
 import re

@@ -11,7 +11,7 @@
 # compiler's version and the command, so that --check can tell a stale one.
 set -e
 root=$(cd "$(dirname "$0")/.." && pwd)
-shaders="matmul_coopmat_khr_f16 matmul_coopmat2_f16 matmul_coopmat2_bf16 matmul_coopmat2_exp_f16 matmul_coopmat2_exp_bf16 matmul_coopmat2_f16acc"
+shaders="matmul_coopmat_khr_f16 matmul_coopmat2_f16 matmul_coopmat2_bf16 matmul_coopmat2_dims_f16 matmul_coopmat2_dims_bf16"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -5,10 +5,10 @@
 // epilogue options as matmul_coopmat_f16.comp. Operands are read through tensor layouts with their
 // own strides, along whichever axis is contiguous (a transposing view for the other), so any stride
 // works; blocks that cross an edge of M, N or K load through a clamping layout (zeros outside) and
-// store only inside. The body of matmul_coopmat2_f16 and matmul_coopmat2_bf16
-// (shaders/variants.txt), which define ELEM (float16_t or bfloat16_t: A, B, C and Y's element) and
-// enable the extensions; compiled by scripts/build-khr-shaders.sh (the build's glslc predates
-// GL_NV_cooperative_matrix2).
+// store only inside. The body of matmul_coopmat2_f16 and matmul_coopmat2_bf16 and their _dims
+// twins (shaders/variants.txt), which define ELEM (float16_t or bfloat16_t: A, B, C and Y's
+// element), CONST_DIMS for the twins, and enable the extensions; compiled by
+// scripts/build-khr-shaders.sh (the build's glslc predates GL_NV_cooperative_matrix2).
 layout(local_size_x_id = 0) in; // as the device's flexible-dimension properties allow (128 or 256)
 layout(constant_id = 1) const uint OUT_DT = 0u;
 layout(constant_id = 2) const bool IS_INT = false;      // always false here
@@ -35,42 +35,30 @@ const bool A_ALIGNED = (ALIGNED & 1u) != 0u, B_ALIGNED = (ALIGNED & 2u) != 0u, Y
 layout(constant_id = 13) const uint GROUP_M = 0u;
 // BK steps a pass of the unclamped K loop (src/ops/matmul_coopmat.c: 16 by default)
 layout(constant_id = 14) const uint UNROLL = 16u;
-#ifdef CM2_EXP
-// Issue 37's candidates (the _exp and _f16acc rows of shaders/variants.txt, chosen by
-// VKINFER_COOPMAT2_EXP in src/ops/matmul_coopmat.c; bench/coopmat2_experiment.sh measures them).
-// EXP bit 0: M, N, K and the four operand strides as the constants 16..22, as NVIDIA's
-// vk_cooperative_matrix_perf sample specializes them, so that the driver folds every address
-// and knows every block whole at compile time; bit 1: aligned operands read through uvec4
-// views of their buffers (16-byte elements, as that sample declares A and B), not only masked.
-layout(constant_id = 15) const uint EXP = 0u;
-layout(constant_id = 16) const uint C_M = 1u;
-layout(constant_id = 17) const uint C_N = 1u;
-layout(constant_id = 18) const uint C_K = 1u;
-layout(constant_id = 19) const uint C_SAM = 1u;
-layout(constant_id = 20) const uint C_SAK = 1u;
-layout(constant_id = 21) const uint C_SBK = 1u;
-layout(constant_id = 22) const uint C_SBN = 1u;
-const bool EXP_DIMS = (EXP & 1u) != 0u, EXP_VEC4 = (EXP & 2u) != 0u;
-#define P_M (EXP_DIMS ? C_M : pc.M)
-#define P_N (EXP_DIMS ? C_N : pc.N)
-#define P_K (EXP_DIMS ? C_K : pc.K)
+#ifdef CONST_DIMS
+// matmul_coopmat2_dims_f16/_bf16 (VKINFER_COOPMAT2_EXP=dims, src/ops/matmul_coopmat.c): M, N,
+// K and the four operand strides as the constants 15..21, as NVIDIA's vk_cooperative_matrix_perf
+// sample specializes them, so that the driver folds every address and knows every block whole
+// at compile time; a pipeline per shape (H200, 4096^3: 282 against 265 TFLOP/s fp16,
+// docs/results-h200.md)
+layout(constant_id = 15) const uint C_M = 1u;
+layout(constant_id = 16) const uint C_N = 1u;
+layout(constant_id = 17) const uint C_K = 1u;
+layout(constant_id = 18) const uint C_SAM = 1u;
+layout(constant_id = 19) const uint C_SAK = 1u;
+layout(constant_id = 20) const uint C_SBK = 1u;
+layout(constant_id = 21) const uint C_SBN = 1u;
+#define P_M C_M
+#define P_N C_N
+#define P_K C_K
 #else
 #define P_M pc.M
 #define P_N pc.N
 #define P_K pc.K
 #endif
-// the sums' type: float, or float16_t in matmul_coopmat2_f16acc (llama.cpp's default f16acc
-// products; NVIDIA's sample runs fp16 sums with BK 32, fp32 sums with BK 16)
-#ifndef ACC_T
-#define ACC_T float
-#endif
 
 layout(std430, binding = 0) readonly buffer A { ELEM a[]; };
 layout(std430, binding = 1) readonly buffer B { ELEM b[]; };
-#ifdef CM2_EXP
-layout(std430, binding = 0) readonly buffer A4 { uvec4 a4[]; };
-layout(std430, binding = 1) readonly buffer B4 { uvec4 b4[]; };
-#endif
 layout(std430, binding = 2) readonly buffer C { ELEM cb[]; };
 layout(std430, binding = 3) writeonly buffer Y { ELEM y[]; };
 layout(std430, binding = 3) writeonly buffer YWords { float y_words[]; };
@@ -85,49 +73,22 @@ layout(push_constant) uniform Push {
     float lo, hi;
 } pc;
 
-#define ACC coopmat<ACC_T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
+#define ACC coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
 #define MAT_A coopmat<ELEM, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA>
 #define MAT_B coopmat<ELEM, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB>
 const uint CLAMPED = gl_CooperativeMatrixClampModeConstantNV;
 
 // alpha, C and the fused clamp on one element of the block whose corner is (m0, n0)
-ACC_T epilogue(const in uint row, const in uint col, const in ACC_T v, const in uint m0, const in uint n0)
+float epilogue(const in uint row, const in uint col, const in float v, const in uint m0, const in uint n0)
 {
     float r = pc.alpha * v;
     uint m = m0 + row, n = n0 + col;
     if (HAS_C && m < P_M && n < P_N) r += pc.beta * float(cb[m * pc.scm + n * pc.scn]);
-#ifdef ACC16
-    return ACC_T(fused_act(ACT, r, pc.lo, pc.hi));
-#else
     return fused_act(ACT, r, pc.lo, pc.hi);
-#endif
 }
 
 // One BK step of the product: the layouts name the whole operands (clamped or not), the
 // slices this step's blocks.
-#ifdef CM2_EXP
-// the block loads of one step; VEC4 (unclamped, aligned operands): through the uvec4 views,
-// offsets in 16-byte elements, the layouts still in ELEMs
-#define LOAD_A(ma, LA, k, VEC4)                                                                      \
-    if (VEC4 && A_K_CONTIG) coopMatLoadTensorNV(ma, a4, a_off >> 3, sliceTensorLayoutNV(LA, m0, BM, k, BK));   \
-    else if (VEC4) coopMatLoadTensorNV(ma, a4, a_off >> 3, sliceTensorLayoutNV(LA, k, BK, m0, BM), transposed); \
-    else if (A_K_CONTIG) coopMatLoadTensorNV(ma, a, a_off, sliceTensorLayoutNV(LA, m0, BM, k, BK));            \
-    else coopMatLoadTensorNV(ma, a, a_off, sliceTensorLayoutNV(LA, k, BK, m0, BM), transposed);
-#define LOAD_B(mb, LB, k, VEC4)                                                                      \
-    if (VEC4 && B_K_CONTIG) coopMatLoadTensorNV(mb, b4, b_off >> 3, sliceTensorLayoutNV(LB, n0, BN, k, BK), transposed); \
-    else if (VEC4) coopMatLoadTensorNV(mb, b4, b_off >> 3, sliceTensorLayoutNV(LB, k, BK, n0, BN));           \
-    else if (B_K_CONTIG) coopMatLoadTensorNV(mb, b, b_off, sliceTensorLayoutNV(LB, n0, BN, k, BK), transposed); \
-    else coopMatLoadTensorNV(mb, b, b_off, sliceTensorLayoutNV(LB, k, BK, n0, BN));
-#define MMA_STEP_V(LA, LB, k, VA, VB)                                                                \
-    {                                                                                                \
-        MAT_A ma;                                                                                    \
-        MAT_B mb;                                                                                    \
-        LOAD_A(ma, LA, k, VA)                                                                        \
-        LOAD_B(mb, LB, k, VB)                                                                        \
-        acc = coopMatMulAdd(ma, mb, acc);                                                            \
-    }
-#define MMA_STEP(LA, LB, k) MMA_STEP_V(LA, LB, k, false, false)
-#else
 #define MMA_STEP(LA, LB, k)                                                                          \
     {                                                                                                \
         MAT_A ma;                                                                                    \
@@ -138,7 +99,6 @@ ACC_T epilogue(const in uint row, const in uint col, const in ACC_T v, const in 
         else coopMatLoadTensorNV(mb, b, b_off, sliceTensorLayoutNV(LB, k, BK, n0, BN));              \
         acc = coopMatMulAdd(ma, mb, acc);                                                            \
     }
-#endif
 
 void main()
 {
@@ -160,9 +120,8 @@ void main()
     uint i2 = z % pc.bd2, i1 = (z / pc.bd2) % pc.bd1, i0 = z / (pc.bd2 * pc.bd1);
     uint a_off = pc.a_base + i0 * pc.sa0 + i1 * pc.sa1 + i2 * pc.sa2;
     uint b_off = pc.b_base + i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2;
-#ifdef CM2_EXP
-    uint sam = EXP_DIMS ? C_SAM : pc.sam, sak = EXP_DIMS ? C_SAK : pc.sak;
-    uint sbk = EXP_DIMS ? C_SBK : pc.sbk, sbn = EXP_DIMS ? C_SBN : pc.sbn;
+#ifdef CONST_DIMS
+    uint sam = C_SAM, sak = C_SAK, sbk = C_SBK, sbn = C_SBN;
 #else
     uint sam = pc.sam, sak = pc.sak, sbk = pc.sbk, sbn = pc.sbn;
 #endif
@@ -194,11 +153,7 @@ void main()
     if (m0 + BM <= P_M && n0 + BN <= P_N) {
         // whole blocks along M and N: unclamped loads while a whole BK step remains
         for (; k + UNROLL * BK <= k_end; k += UNROLL * BK) {
-#ifdef CM2_EXP
-            [[unroll]] for (uint u = 0u; u < UNROLL; u++) MMA_STEP_V(la, lb, k + u * BK, EXP_VEC4 && A_ALIGNED, EXP_VEC4 && B_ALIGNED)
-#else
             [[unroll]] for (uint u = 0u; u < UNROLL; u++) MMA_STEP(la, lb, k + u * BK)
-#endif
         }
         for (; k + BK <= k_end; k += BK) MMA_STEP(la, lb, k)
     }
@@ -210,13 +165,7 @@ void main()
     ly = setTensorLayoutStrideNV(setTensorLayoutDimensionNV(ly, P_M, P_N), Y_ALIGNED ? P_N & ~7u : P_N, 1);
     if (!SPLIT_K && (HAS_C || ACT != 0u || pc.alpha != 1.0)) coopMatPerElementNV(acc, acc, epilogue, m0, n0);
     if (SPLIT_K || OUT_WORDS) {
-#ifdef ACC16
-        coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> w =
-            coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(acc);
-        coopMatStoreTensorNV(w, y_words, y_off, sliceTensorLayoutNV(ly, m0, BM, n0, BN));
-#else
         coopMatStoreTensorNV(acc, y_words, y_off, sliceTensorLayoutNV(ly, m0, BM, n0, BN));
-#endif
     } else {
         coopmat<ELEM, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> h =
             coopmat<ELEM, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(acc);

@@ -844,7 +844,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     float lo = p->lo, hi = p->hi;
     /* the activation compiled into the kernels (fused_act.glsl's ACT), not decoded per element */
     uint32_t act = op_act_code(clamp, lo, hi);
-    uint32_t spec_tiled[23] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0, act};
+    uint32_t spec_tiled[22] = {MM_LOCAL, out_dt, is_int, p->sak == 1 && p->K > 1, b_k_contig, p->has_c, (uint32_t)tile, 0, act};
     uint32_t spec_gemv[8] = {MM_LOCAL, out_dt, is_int, (uint32_t)(p->M ? p->M : 1), gemv_cols, b_k_contig, p->has_c, act};
     /* without C, binding 2 repeats A: the shaders never read it */
     /* binding 4: R, for the *_res kernels */
@@ -908,11 +908,10 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         spec_tiled[6] = cm.tile_n;
         /* spec 8 keeps act: the tensor-core kernels compile the activation in (ACT) as the others do */
         memcpy(&spec_tiled[9], cm.spec_tail, ((cm.n_spec < 15 ? cm.n_spec : 15) - 9) * sizeof spec_tiled[0]);
-        /* issue 37's candidates (matmul_coopmat.c): their EXP and, with its bit 0, the shape */
-        if (cm.n_spec > 15) spec_tiled[15] = cm.exp;
-        if (cm.n_spec > 16) {
+        /* matmul_coopmat2_dims_* (issue 37's candidate, matmul_coopmat.c): the shape as constants */
+        if (cm.n_spec > 15) {
             uint32_t dims[7] = {push.M, push.N, push.K, push.sam, push.sak, push.sbk, push.sbn};
-            memcpy(&spec_tiled[16], dims, sizeof dims);
+            memcpy(&spec_tiled[15], dims, sizeof dims);
         }
         gx = (p->N + cm.tile_n - 1) / cm.tile_n;
         gy = (p->M + cm.tile_m - 1) / cm.tile_m;

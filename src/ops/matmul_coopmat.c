@@ -77,21 +77,17 @@ static bool choose_aligned(op_ctx *c, int64_t M, int64_t N, int64_t batches, mm_
     return true;
 }
 
-/* Issue 37's candidates, for bench/coopmat2_experiment.sh: VKINFER_COOPMAT2_EXP lists them
- * (separated by ',' or '+'): dims (M, N, K and the operand strides as specialization
- * constants), vec4 (aligned operands read through uvec4 views), acc16 (fp16 sums,
- * matmul_coopmat2_f16acc; fp16 products only), fullsg (the pipelines ask for full 32-wide
- * subgroups: src/vk/device.c and pipeline.c, nothing here). Unset, the kernels are the
- * default ones, unchanged. */
+/* Issue 37's candidate, for bench/coopmat2_experiment.sh: VKINFER_COOPMAT2_EXP=dims runs
+ * matmul_coopmat2_dims_*, which take M, N, K and the operand strides as specialization
+ * constants (src/ops/matmul.c sets them), a pipeline per shape. Measured on the H200 at 4096^3:
+ * 282 against 265 TFLOP/s fp16, 285 against 267 bf16 (cuBLAS 730); whether it becomes the
+ * default waits for transformer shapes. vec4 (uvec4 views of aligned operands), acc16 (fp16
+ * sums) and fullsg (full 32-wide subgroups) measured no faster and were removed. */
 static void coopmat2_candidate(const op_ctx *c, bool bf16, mm_coopmat_kernel *k)
 {
-    unsigned exp = c->vk->opts.coopmat2_exp;
-    uint32_t bits = (exp & OPT_CM2_EXP_DIMS ? 1u : 0u) | (exp & OPT_CM2_EXP_VEC4 ? 2u : 0u);
-    bool acc16 = !bf16 && (exp & OPT_CM2_EXP_ACC16);
-    if (!bits && !acc16) return;
-    k->shader = acc16 ? "matmul_coopmat2_f16acc" : bf16 ? "matmul_coopmat2_exp_bf16" : "matmul_coopmat2_exp_f16";
-    k->exp = bits;
-    k->n_spec = bits & 1u ? 23 : 16;
+    if (!(c->vk->opts.coopmat2_exp & OPT_CM2_EXP_DIMS)) return;
+    k->shader = bf16 ? "matmul_coopmat2_dims_bf16" : "matmul_coopmat2_dims_f16";
+    k->n_spec = 22;
 }
 
 /* VK_NV_cooperative_matrix2's workgroup-scope kernel (matmul_coopmat2_f16): any strides, the
@@ -141,7 +137,7 @@ static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t K, int64_t 
      * overrides, for tuning. */
     uint32_t steps = (uint32_t)c->vk->opts.coopmat2_unroll;
     *k = (mm_coopmat_kernel){bf16 ? "matmul_coopmat2_bf16" : "matmul_coopmat2_f16", bm, bn, local, 15,
-                             {0, bm, bk, aligned, group_m, steps}, 0};
+                             {0, bm, bk, aligned, group_m, steps}};
     coopmat2_candidate(c, bf16, k);
     return true;
 }

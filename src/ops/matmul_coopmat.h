@@ -12,10 +12,9 @@ typedef struct mm_coopmat_kernel {
     const char *shader;
     uint32_t tile_m, tile_n, local;
     uint32_t n_spec;          /* 10 (matmul_coopmat_f16), 15 (matmul_coopmat2_f16/_bf16 and the aligned kernel),
-                                 16 or 23 (issue 37's _exp/_f16acc candidates) */
+                                 22 (matmul_coopmat2_dims_*: src/ops/matmul.c sets 15..21 to M, N, K and
+                                 the operand strides) */
     uint32_t spec_tail[6];    /* constant ids 9..14 */
-    uint32_t exp;             /* constant 15 of the candidates (their EXP); with bit 0, src/ops/matmul.c
-                                 sets 16..22 to M, N, K and the operand strides */
 } mm_coopmat_kernel;
 
 /* Whether the product [batches x] M x K by K x N, over values[0..3] = A, B, C (A again when

@@ -249,11 +249,9 @@ static const opt_def options[] = {
      "the VK_NV_cooperative_matrix2 kernel takes its blocks in columns N tall (0: row by row) (tuning)"},
     {"VKINFER_COOPMAT2_UNROLL", OPT_INT, "tuning", F(coopmat2_unroll), "1-32", NULL, 16, "16",
      "the K steps of 16 the VK_NV_cooperative_matrix2 kernel's loop unrolls (tuning)"},
-    {"VKINFER_COOPMAT2_EXP", OPT_LIST, "tuning", F(coopmat2_exp), "dims|vec4|acc16|fullsg", NULL, 0, "",
-     "issue 37's candidate VK_NV_cooperative_matrix2 kernels (`bench/coopmat2_experiment.sh`): dims (M, N, K and the "
-     "operand strides as specialization constants), vec4 (aligned operands read through uvec4 views), acc16 (fp16 "
-     "sums, fp16 products only), fullsg (the pipelines ask for full 32-wide subgroups). Default: none, the default "
-     "kernels"},
+    {"VKINFER_COOPMAT2_EXP", OPT_LIST, "tuning", F(coopmat2_exp), "dims", NULL, 0, "",
+     "issue 37's candidate VK_NV_cooperative_matrix2 kernel (`bench/coopmat2_experiment.sh`): dims (M, N, K and the "
+     "operand strides as specialization constants, a pipeline per shape). Default: none, the default kernels"},
 
     /* ---- tuning and A/B checks: fusion and element-wise kernels ---- */
     {"VKINFER_ATTENTION_ROWS", OPT_ENUM, "tuning", F(attention_rows), "0|1|tile", NULL, OPT_AUTO, "",

@@ -42,7 +42,7 @@ enum {
 };
 
 /* VKINFER_COOPMAT2_EXP: a bit per candidate kernel */
-enum { OPT_CM2_EXP_DIMS = 1, OPT_CM2_EXP_VEC4 = 2, OPT_CM2_EXP_ACC16 = 4, OPT_CM2_EXP_FULLSG = 8 };
+enum { OPT_CM2_EXP_DIMS = 1 };
 
 /* A string option: set (even to "") or not. */
 typedef struct opt_text {

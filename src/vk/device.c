@@ -639,20 +639,6 @@ vki_status vk_device_open(vk_context *vk)
         features = &coopmat2;
         extensions[n_extensions++] = VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME;
     }
-    /* VKINFER_COOPMAT2_EXP=fullsg (issue 37's experiment, src/ops/matmul_coopmat.c): the
-     * workgroup-scope kernels' pipelines ask for full 32-wide subgroups */
-    VkPhysicalDeviceSubgroupSizeControlFeatures sg_control = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
-    if (vk->caps.cooperative_matrix2 && (vk->opts.coopmat2_exp & OPT_CM2_EXP_FULLSG) &&
-        vk->caps.props.apiVersion >= VK_API_VERSION_1_3) {
-        VkPhysicalDeviceFeatures2 f2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &sg_control};
-        vk->f.vkGetPhysicalDeviceFeatures2(vk->phys, &f2);
-        vk->caps.coopmat2_full_subgroups = sg_control.subgroupSizeControl && sg_control.computeFullSubgroups;
-        if (!vk->caps.coopmat2_full_subgroups)
-            return vki_fail(VKI_ERROR_UNSUPPORTED,
-                            "VKINFER_COOPMAT2_EXP=fullsg: the device lacks subgroupSizeControl or computeFullSubgroups");
-        sg_control.pNext = features;
-        features = &sg_control;
-    }
     if (vk->caps.cooperative_matrix2 && vk->caps.cooperative_matrix2_bf16) {
         bf16.shaderBFloat16Type = bf16.shaderBFloat16CooperativeMatrix = VK_TRUE;
         bf16.pNext = features;

@@ -134,12 +134,6 @@ vki_status vk_pipeline_get(vk_context *vk, const vk_shader *shader, const uint32
         ci.stage.module = module;
         ci.stage.pName = "main";
         ci.stage.pSpecializationInfo = n_spec ? &si : NULL;
-        VkPipelineShaderStageRequiredSubgroupSizeCreateInfo sg32 = {
-            VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO, NULL, 32};
-        if (vk->caps.coopmat2_full_subgroups && !strncmp(shader->name, "matmul_coopmat2", 15)) {
-            ci.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
-            ci.stage.pNext = &sg32;
-        }
         ci.layout = p->layout;
         r = vk->f.vkCreateComputePipelines(vk->device, vk->pipeline_cache, 1, &ci, NULL, &p->pipeline);
         vk->f.vkDestroyShaderModule(vk->device, module, NULL);

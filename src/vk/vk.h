@@ -165,11 +165,6 @@ typedef struct vk_caps {
     /* and the same for bfloat16 operands through VK_KHR_shader_bfloat16, enabled, at every
      * workgroup size and granularity above (matmul_coopmat2_bf16) */
     bool cooperative_matrix2_bf16;
-    /* issue 37's experiment (VKINFER_COOPMAT2_EXP=fullsg): the matmul_coopmat2* pipelines are
-     * made with requiredSubgroupSize 32 and REQUIRE_FULL_SUBGROUPS, as NVIDIA's
-     * vk_cooperative_matrix_perf makes its workgroup-scope ones (subgroupSizeControl and
-     * computeFullSubgroups enabled) */
-    bool coopmat2_full_subgroups;
     uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
 } vk_caps;
 
@@ -286,7 +281,7 @@ const vk_shader *vk_shader_find(const char *name);
  * from the SPIR-V, so that no kernel reaches the driver (or the validation layer) too big. */
 vki_status vk_shader_check_limits(const vk_context *vk, const vk_shader *s, const uint32_t *spec, uint32_t n_spec);
 
-#define VK_MAX_SPEC 24
+#define VK_MAX_SPEC 22
 struct vk_pipeline {
     const vk_shader *shader;
     uint32_t spec[VK_MAX_SPEC];
