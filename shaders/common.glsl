@@ -59,7 +59,7 @@ uint from_float(uint dt, float v)
 #define linear_id() (gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x)
 // Element-wise kernels (binary, unary, copy) put their work for element i in a function and
 // end in ELEMENTWISE_MAIN(count, function). On GPUs (spec constant GRID_STRIDE, set by
-// op_grid_elementwise in src/plan/op_dispatch.c) the grid is capped and each invocation takes
+// op_grid_elementwise in src/plan/op_ctx.c) the grid is capped and each invocation takes
 // every grid_stride()-th element from linear_id() on, stopping before i would pass count (no
 // wrap past 2^32); elsewhere an invocation per element, without the loop: lavapipe (Mesa
 // 22.3) grows its memory by about a kilobyte per dispatch of a kernel with such a loop.
@@ -130,7 +130,7 @@ float log1p_accurate(float y)
 }
 float softplus(float v) { return v > 20.0 ? v : max(v, 0.0) + log1p_accurate(exp(-abs(v))); }
 
-// A fused epilogue (op_fuse_clamp, op_fuse_activation in src/plan/op_fusion.c): with lo <= hi a
+// A fused epilogue (op_fuse_clamp, op_fuse_activation in src/plan/op_ctx.c): with lo <= hi a
 // Relu/Clip, min(max(v, lo), hi); with lo > hi (lo = +inf) an activation that hi names: 0 GELU
 // with erf, 1 GELU with tanh, 2 SiLU (x * sigmoid(x)), 3 Sigmoid, 4 ELU (alpha 1), 5 Mish,
 // 6 Tanh; each as unary.glsl computes it (the sigmoid without overflow of exp either side).
