@@ -70,7 +70,8 @@ typedef struct gemm_choice {
     uint32_t tm, tn, splits;
 } gemm_choice;
 
-gemm_choice conv_gemm_choose(op_ctx *c, const conv_geom *g, int64_t batch, uint64_t oh, uint64_t ow, uint64_t kernel_hw);
+gemm_choice conv_gemm_choose(op_ctx *c, const conv_geom *g, int64_t batch, uint64_t oh, uint64_t ow,
+                             uint64_t kernel_hw);
 /* The depthwise kernel (one input channel a group) for `batch` images: bindings `values` (X,
  * W, B or W again, Y; values[3] may be rebound to a Transpose's output that Y is stored
  * through) over windows `win` (NULL: whole), in storage st. */
