@@ -1,5 +1,5 @@
 #version 450
-// ConvTranspose's output on CPU devices (src/ops/conv.c), 32-bit float words, from the product
+// ConvTranspose's output on CPU devices (src/ops/conv_matmul.c), 32-bit float words, from the product
 // col = W^T X that the CPU MatMul computes: col[n][(oc * KH + ky) * KW + kx][iy * IW + ix] is
 // what input pixel (iy, ix) gives output channel oc through tap (ky, kx). Output pixel (oy, ox)
 // gathers the taps whose input lands on it, iy * SH - PH + ky * DH == oy. An invocation writes
@@ -23,7 +23,7 @@ layout(std430, binding = 0) readonly buffer Col { uint col[]; };
 layout(std430, binding = 1) readonly buffer B { uint b[]; };
 layout(std430, binding = 2) writeonly buffer Y { uint y[]; };
 
-// keep in step with col2im_push in src/ops/conv.c; rows: batch * cout * OH
+// keep in step with col2im_push in src/ops/conv_matmul.c; rows: batch * cout * OH
 layout(push_constant) uniform Push {
     uint rows, cout, has_bias;
     int IH, IW, OH, OW, PH, PW;

@@ -2,7 +2,7 @@
 // Y[oc, pixel] = sum_ic W[oc, ic] * X[ic, pixel] per image. As in conv2d_cpu_packed.glsl, every
 // storage-buffer load instruction costs a scalar load per SIMD lane on llvmpipe, so both
 // operands are read as vec4: W repacked at plan time to [block of OCB channels][ic][OCB], and
-// X, Y as 4 consecutive pixels (conv.c takes this kernel only when a plane is a multiple of 4
+// X, Y as 4 consecutive pixels (conv_cpu.c takes this kernel only when a plane is a multiple of 4
 // pixels). An invocation computes OCB output channels x PXB pixels.
 #include "storage_vec4.glsl"
 

@@ -38,7 +38,7 @@ layout(binding = 1) uniform utextureBuffer W;
 layout(std430, binding = 2) readonly buffer B { uint b[]; };
 layout(std430, binding = 3) writeonly buffer Y { uint y[]; };
 layout(std430, binding = 3) writeonly buffer Y4 { uvec4 y4[]; };
-// keep in step with record_cpu_dw_planes in src/ops/conv.c
+// keep in step with record_cpu_dw_planes in src/ops/conv_cpu.c
 layout(push_constant) uniform Push {
     uint planes;           // batch * cout
     uint cin, cout, cout_g; // cout_g: the channel multiplier

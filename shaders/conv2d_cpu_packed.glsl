@@ -1,4 +1,4 @@
-// 2-D Conv for CPU Vulkan drivers with weights repacked at plan time (conv.c) into
+// 2-D Conv for CPU Vulkan drivers with weights repacked at plan time (conv_cpu.c) into
 // [group][block of OCB output channels][k = (ic, kh, kw)][OCB], so that the OCB weights of one
 // k are OCB/4 vec4 loads. On llvmpipe every storage-buffer load instruction costs a scalar
 // load per SIMD lane, whatever its address, so the kernel is built to issue few of them: an

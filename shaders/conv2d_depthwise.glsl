@@ -1,7 +1,7 @@
 // Depthwise 2-D Conv (one input channel per group, any channel multiplier): one invocation per
 // output element, the kernel geometry specialized so the window loop unrolls (3x3 mostly).
 // Y_LAYOUT: Y stored through a layout of (image, channel, pixel) instead of [N, C, OH, OW] (a
-// Transpose after it claimed, src/ops/conv.c: ConvNeXt's [N, C, H, W] -> [N, H, W, C] before its
+// Transpose after it claimed, src/ops/conv_gpu.c: ConvNeXt's [N, C, H, W] -> [N, H, W, C] before its
 // LayerNormalization, so that no copy of its own runs).
 
 #include "fused_act.glsl"

@@ -1,6 +1,6 @@
 #version 450
-// Converts a tensor between two storages of the same dtype (src/plan/op_ctx.c,
-// record_convert): the 32-bit word form every kernel can read, and the packed 16- and 8-bit
+// Converts a tensor between two storages of the same dtype (src/plan/op_dispatch.c,
+// plan_record_convert): the 32-bit word form every kernel can read, and the packed 16- and 8-bit
 // storages, and float64's 8 bytes (GPU_F64). Both sides are read and written as 32-bit words,
 // one destination word per invocation, so no 8- or 16-bit storage feature is needed and no two
 // invocations share a word; float64 is converted with integer operations, so neither is

@@ -1,5 +1,5 @@
 // The columns of a 2-D convolution's input, for running it as a matrix product
-// (src/ops/conv.c, conv as matmul): col[n][k][p] with k = (ci, ky, kx) and p = (oy, ox) is the
+// (src/ops/conv_matmul.c, conv as matmul): col[n][k][p] with k = (ci, ky, kx) and p = (oy, ox) is the
 // input pixel that weight k meets at output pixel p, or 0 in the padding; element (n, k, p) is
 // at n * col_image + k * col_stride + p (rows padded to 16 bytes, or the images side by side
 // in one row per k; padding elements are not written and never read). One invocation
@@ -12,7 +12,7 @@ layout(local_size_x_id = 0) in;
 layout(std430, binding = 0) readonly buffer X { ELEM x[]; };
 layout(std430, binding = 1) writeonly buffer Col { ELEM col[]; };
 
-// keep in step with im2col_push in src/ops/conv.c
+// keep in step with im2col_push in src/ops/conv_matmul.c
 layout(push_constant) uniform Push {
     uint count, cin, h, w, kh, kw, oh, ow; // count: invocations, n x runs of k x pixels
     uint sh, sw, dh, dw;

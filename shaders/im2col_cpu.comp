@@ -1,6 +1,6 @@
 #version 450
 #extension GL_EXT_samplerless_texture_functions : require
-// The columns of a 2-D convolution's input for the CPU-device MatMul (src/ops/conv.c, conv as
+// The columns of a 2-D convolution's input for the CPU-device MatMul (src/ops/conv_matmul.c, conv as
 // matmul on lavapipe), 32-bit words: col[n][k][oy * ow + ox] with k = (ci, ky, kx) is the input
 // pixel that weight k meets at output pixel (oy, ox), or 0 in the padding; each row of k is
 // padded with zeros to col_stride, a multiple of 4. shaders/im2col.glsl does the same one
@@ -17,7 +17,7 @@ layout(local_size_x_id = 0) in;
 layout(binding = 0) uniform utextureBuffer X;
 layout(std430, binding = 1) writeonly buffer Col { uvec4 col4[]; };
 
-// keep in step with im2col_push in src/ops/conv.c; count: rows (batch * k_pad); the rows of k
+// keep in step with im2col_push in src/ops/conv_matmul.c; count: rows (batch * k_pad); the rows of k
 // from K = cin * kh * kw to k_pad (K rounded up to 4 where W was padded) are zeros
 layout(push_constant) uniform Push {
     uint count, cin, h, w, kh, kw, oh, ow;

@@ -1,7 +1,7 @@
 #version 450
 #extension GL_EXT_samplerless_texture_functions : require
 // The columns of a 2-D convolution's input transposed, for the CPU-device MatMul's transposed
-// products (src/ops/conv.c, record_as_matmul): colT[n][oy * ow + ox][k], k = (ci, ky, kx), is
+// products (src/ops/conv_matmul.c, record_cpu_transposed): colT[n][oy * ow + ox][k], k = (ci, ky, kx), is
 // the input pixel that weight k meets at output pixel (oy, ox), or 0 in the padding and for k
 // from K = cin * kh * kw to k_pad (K rounded up to 4). An invocation writes the row of one output
 // pixel, 4 k per store (llvmpipe stores one lane at a time: a uvec4 is one such loop for 4
@@ -15,7 +15,7 @@ layout(local_size_x_id = 0) in;
 layout(binding = 0) uniform utextureBuffer X;
 layout(std430, binding = 1) writeonly buffer Col { uvec4 col4[]; };
 
-// keep in step with im2col_push in src/ops/conv.c; count: rows (batch * oh * ow); col_stride:
+// keep in step with im2col_push in src/ops/conv_matmul.c; count: rows (batch * oh * ow); col_stride:
 // k_pad, the elements of a row; col_image: oh * ow * k_pad
 layout(push_constant) uniform Push {
     uint count, cin, h, w, kh, kw, oh, ow;

@@ -1,5 +1,5 @@
 // The dtypes held widened in 32-bit words that only Cast (unary.glsl) and the quantizers see
-// by their own codes (src/plan/op_ctx.c, op_dtype_code_exact): the float8, float6 and float4
+// by their own codes (src/plan/op_dispatch.c, op_dtype_code_exact): the float8, float6 and float4
 // formats and float8e8m0 as fp32 (exact), the 4- and 2-bit integers as int32. Every other
 // kernel gets DT_F32 / DT_I32 for them: they meet only data movement there. (Kept out of
 // common.glsl, which shaders/prebuilt/*.inc are compiled from.)

@@ -1,4 +1,5 @@
-/* Shared between the vkinfer program's files: help texts, error lines, `info`. */
+/* Shared between the vkinfer program's files: help texts, error lines, the commands' entry
+ * points (each in tools/cli_<command>.c). */
 #ifndef VKINFER_CLI_H
 #define VKINFER_CLI_H
 
@@ -15,6 +16,10 @@ extern const char cli_overview[];
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Whether argv holds --help or -h (before a lone "--"). */
 bool cli_wants_help(int argc, char **argv);
+/* "vkinfer: WHAT: " and the library's last error on stderr; returns 1. */
+int cli_lib_error(const char *what);
+/* CLOCK_MONOTONIC in milliseconds. */
+double cli_now_ms(void);
 
 /* A JSON string literal with quotes and escapes. */
 void cli_fprint_json_string(FILE *f, const char *s);
@@ -22,7 +27,12 @@ void cli_fprint_json_string(FILE *f, const char *s);
 /* s as one Markdown table cell: '|' escaped, line breaks as spaces. */
 void cli_print_md_cell(const char *s);
 
-int cmd_info(int argc, char **argv);
+/* The commands: each returns the program's exit status. */
+int cmd_devices(void);
+int cmd_ops(int argc, char **argv);
 int cmd_options(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

@@ -1,8 +1,10 @@
-/* bench's GPU profile and --plot. The plot is drawn by tools/plot_bench.py, embedded in the
- * program at build time and fed to `python3 -`: the C program needs no plotting library, the
- * script finds matplotlib where the user has it, and the same script runs on saved JSON. */
+/* `vkinfer bench`: timed runs of a model (latency percentiles, throughput, --json), its GPU
+ * profile and --plot. The plot is drawn by tools/plot_bench.py, embedded in the program at
+ * build time and fed to `python3 -`: the C program needs no plotting library, the script finds
+ * matplotlib where the user has it, and the same script runs on saved JSON. */
 #include "cli_bench.h"
 #include "cli.h"
+#include "cli_run.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -172,4 +174,174 @@ int cli_plot(const char *json_path, const char *png_path)
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
     /* the script or execlp said why on stderr */
     return 1;
+}
+
+/* ---- the bench command ---------------------------------------------------------------------- */
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* numpy's default (linear) percentile of sorted values */
+static double percentile(const double *sorted, long n, double q)
+{
+    double pos = q * (double)(n - 1);
+    long lo = (long)pos;
+    if (lo >= n - 1) return sorted[n - 1];
+    return sorted[lo] + (sorted[lo + 1] - sorted[lo]) * (pos - (double)lo);
+}
+
+/* Timed runs: `runs` of them, or as many as fit in duration_s. A progress line on stderr when it
+ * is a terminal. Returns the times (ms, in run order) and their count, or NULL after an error. */
+static double *timed_runs(vki_session *s, const run_options *o, long *count)
+{
+    long cap = o->duration_s > 0 ? 1024 : o->runs, n = 0;
+    double *times = malloc((size_t)cap * sizeof *times);
+    if (!times) {
+        cli_lib_error("out of memory");
+        return NULL;
+    }
+    bool progress = isatty(STDERR_FILENO);
+    double start = cli_now_ms(), last_progress = 0;
+    for (;;) {
+        double elapsed = cli_now_ms() - start;
+        if (o->duration_s > 0 ? n > 0 && elapsed >= o->duration_s * 1e3 : n >= o->runs) break;
+        if (n == cap) {
+            double *grown = realloc(times, (size_t)cap * 2 * sizeof *times);
+            if (!grown) {
+                free(times);
+                cli_lib_error("out of memory");
+                return NULL;
+            }
+            times = grown;
+            cap *= 2;
+        }
+        double t0 = cli_now_ms();
+        if (vki_session_run(s) != VKI_OK) {
+            free(times);
+            cli_lib_error("running the model");
+            return NULL;
+        }
+        times[n++] = cli_now_ms() - t0;
+        if (progress && cli_now_ms() - last_progress > 100) {
+            last_progress = cli_now_ms();
+            if (o->duration_s > 0)
+                fprintf(stderr, "\rbench: %ld runs, %.1f / %.1f s, last %.3f ms   ", n, elapsed / 1e3, o->duration_s, times[n - 1]);
+            else fprintf(stderr, "\rbench: run %ld / %ld, last %.3f ms   ", n, o->runs, times[n - 1]);
+        }
+    }
+    if (progress) fprintf(stderr, "\r%60s\r", "");
+    *count = n;
+    return times;
+}
+
+typedef struct latency {
+    double min, mean, median, p10, p90, p99, max, items_per_s;
+    int64_t batch;
+} latency;
+
+
+static void write_bench_json(FILE *f, const run_options *o, const loaded *l, const vki_session_stats *st,
+                             const vki_device_info *dev, double first_ms, const double *times, long n,
+                             const latency *lat, const profile_result *pr)
+{
+    fprintf(f, "{\"model\": ");
+    cli_fprint_json_string(f, o->model);
+    fprintf(f, ", \"device\": ");
+    cli_fprint_json_string(f, dev->name);
+    if (l->cpu_threads >= 0) fprintf(f, ", \"cpu_threads\": %ld, \"cpu_threads_auto\": %s", l->cpu_threads, l->cpu_auto ? "true" : "false");
+    fprintf(f, ", \"load_ms\": %.4f, \"session_ms\": %.4f, \"plan_ms\": %.4f, \"first_run_ms\": %.4f, "
+               "\"min_ms\": %.4f, \"mean_ms\": %.4f, \"median_ms\": %.4f, \"p10_ms\": %.4f, \"p90_ms\": %.4f, "
+               "\"p99_ms\": %.4f, \"max_ms\": %.4f, \"batch\": %lld, \"items_per_s\": %.4f, \"runs\": %ld, \"warmup\": %ld, "
+               "\"duration_s\": %.4f, \"dispatches\": %u, \"weight_bytes\": %llu, \"intermediate_bytes\": %llu, \"times_ms\": [",
+            l->load_ms, l->session_ms, st->plan_ms, first_ms, lat->min, lat->mean, lat->median, lat->p10, lat->p90, lat->p99,
+            lat->max, (long long)lat->batch, lat->items_per_s, n, o->warmup, o->duration_s, st->dispatch_count,
+            (unsigned long long)st->weight_bytes, (unsigned long long)st->intermediate_bytes);
+    for (long i = 0; i < n; i++) fprintf(f, "%s%.4f", i ? ", " : "", times[i]);
+    fprintf(f, "]");
+    if (pr) {
+        cli_profile_json(f, pr);
+        fprintf(f, ", \"outside_ms\": %.4f", lat->median - pr->total_ms); /* median run minus the GPU's span */
+    }
+    fprintf(f, "}\n");
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    run_options o;
+    if (cli_parse_run_options("bench", argc, argv, true, &o)) return EXIT_USAGE;
+    loaded l;
+    int rc = cli_load(&o, &l);
+    int64_t batch = 1;
+    if (!rc) rc = cli_set_inputs(l.model, l.session, &o, o.json, &batch);
+    double first_ms = 0, *times = NULL;
+    long n = 0;
+    if (!rc) {
+        double t0 = cli_now_ms();
+        if (vki_session_run(l.session) != VKI_OK) rc = cli_lib_error("running the model");
+        first_ms = cli_now_ms() - t0;
+    }
+    for (long i = 0; !rc && i < o.warmup; i++)
+        if (vki_session_run(l.session) != VKI_OK) rc = cli_lib_error("running the model");
+    if (!rc && !(times = timed_runs(l.session, &o, &n))) rc = 1;
+    vki_session_stats stats = {0};
+    vki_device_info dev = {0};
+    if (!rc && vki_session_stats_get(l.session, &stats) != VKI_OK) rc = cli_lib_error("reading stats");
+    if (!rc && vki_context_device_info(l.ctx, &dev) != VKI_OK) rc = cli_lib_error("reading the device");
+    profile_result pr = {0};
+    if (!rc && o.profile && cli_profile_collect(l.session, &pr)) rc = cli_lib_error("profiling");
+    if (!rc) {
+        double *sorted = malloc((size_t)n * sizeof *sorted);
+        if (!sorted) {
+            rc = cli_lib_error("out of memory");
+            goto done;
+        }
+        memcpy(sorted, times, (size_t)n * sizeof *sorted);
+        qsort(sorted, (size_t)n, sizeof *sorted, compare_doubles);
+        latency lat = {.min = sorted[0], .max = sorted[n - 1], .median = percentile(sorted, n, 0.5),
+                       .p10 = percentile(sorted, n, 0.1), .p90 = percentile(sorted, n, 0.9),
+                       .p99 = percentile(sorted, n, 0.99), .batch = batch};
+        double sum = 0;
+        for (long i = 0; i < n; i++) sum += sorted[i];
+        lat.mean = sum / (double)n;
+        lat.items_per_s = lat.mean > 0 ? (double)lat.batch * 1e3 / lat.mean : 0;
+        free(sorted);
+        if (o.json) {
+            write_bench_json(stdout, &o, &l, &stats, &dev, first_ms, times, n, &lat, o.profile ? &pr : NULL);
+        } else {
+            printf("model:      %s\ndevice:     %s\n", o.model, dev.name);
+            char threads[200];
+            if (*cli_cpu_threads_note(&l, &dev, threads, sizeof threads)) printf("cpu threads: %s\n", threads);
+            printf("load:       %.2f ms\nsession:    %.2f ms (creation; includes the plan when every input shape is "
+                   "declared)\nplan:       %.2f ms\nfirst run:  %.2f ms\n", l.load_ms, l.session_ms, stats.plan_ms, first_ms);
+            printf("runs:       %ld timed after %ld warm-up (whole vki_session_run calls: upload + GPU + download)\n", n,
+                   o.warmup);
+            printf("latency:    min %.3f  mean %.3f  median %.3f  p90 %.3f  p99 %.3f  max %.3f ms\n", lat.min, lat.mean,
+                   lat.median, lat.p90, lat.p99, lat.max);
+            printf("throughput: %.1f items/s (batch %lld, from the mean)\n", lat.items_per_s, (long long)lat.batch);
+            printf("plan:       %u dispatches; weights %.2f MiB, intermediates %.2f MiB\n", stats.dispatch_count,
+                   (double)stats.weight_bytes / 1048576.0, (double)stats.intermediate_bytes / 1048576.0);
+            if (o.profile) cli_profile_text(stdout, &pr, o.profile_all, lat.median);
+        }
+        if (o.plot) {
+            char json_path[] = "/tmp/vkinfer-bench-XXXXXX";
+            int fd = mkstemp(json_path);
+            FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+            if (!f) {
+                fprintf(stderr, "vkinfer: --plot: cannot create a temporary file: %s\n", strerror(errno));
+                rc = 1;
+            } else {
+                write_bench_json(f, &o, &l, &stats, &dev, first_ms, times, n, &lat, &pr);
+                rc = fclose(f) != 0 ? 1 : cli_plot(json_path, o.plot);
+                unlink(json_path);
+            }
+        }
+    }
+done:
+    cli_profile_free(&pr);
+    free(times);
+    cli_unload(&l);
+    return rc;
 }

@@ -175,7 +175,7 @@ AUTO_INLINE_BYTES = 1 << 20
 def _auto_inline(path):
     """True where a model's weights and declared inputs (symbolic dims as 1) come to less than 1
     MiB: on lavapipe such a model runs each dispatch on the submit thread (LP_NUM_THREADS=0), as
-    `vkinfer run` chooses (tools/vkinfer.c auto_inline says why: 50-70 us of thread wake-ups a
+    `vkinfer run` chooses (tools/cli_load.c auto_inline says why: 50-70 us of thread wake-ups a
     dispatch otherwise)."""
     try:
         if os.path.getsize(path) >= AUTO_INLINE_BYTES or os.path.getsize(os.fspath(path) + ".data") >= AUTO_INLINE_BYTES:
@@ -188,7 +188,7 @@ def _auto_inline(path):
         return False
     total = info["weight_bytes"]
     for spec in info["inputs"]:
-        n = dtype_size(_DTYPE_CODES[spec.dtype]) or 1  # as tools/vkinfer.c counts them
+        n = dtype_size(_DTYPE_CODES[spec.dtype]) or 1  # as tools/cli_load.c counts them
         for d in spec.shape or ():
             n *= d if isinstance(d, int) and d > 0 else 1
         total += n
@@ -329,7 +329,7 @@ class Session:
       given; options={"VKINFER_NO_FUSION": "1"} sets the library's options by name;
       cpu_threads None with LP_NUM_THREADS unset: 0 for a model of under 1 MiB of weights and
       inputs, whose dispatches on lavapipe cost more in thread wake-ups than in work, else 4 on a
-      machine of 2 cores (two per core: steadier there, as tools/vkinfer.c chooses), else one
+      machine of 2 cores (two per core: steadier there, as tools/cli_load.c chooses), else one
       thread per core; .cpu_threads says what was set, None for nothing);
       precision: "fp32" (the model's own dtypes) or "fp16" (the fp16 execution mode: float32
       weights and activations held as float16 on the GPU, fp32 accumulation); context: a

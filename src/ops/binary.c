@@ -746,7 +746,7 @@ static vki_status plan_binary(op_ctx *c)
     /* a permuted view (a Transpose that only this node reads: ConvNeXt's NHWC -> NCHW before
      * its layer scale) is read through its strides by one pass of two float inputs bound
      * whole; in any other case (a view whose scale was to be a constant and is not,
-     * src/plan/op_ctx.c constant_scale) its elements are copied in row-major order first */
+     * src/plan/op_fusion.c constant_scale) its elements are copied in row-major order first */
     int kept = 0; /* output dims of size > 1: the strided pass keeps each (strided_pass) */
     for (int dd = 0; dd < out_shape.rank; dd++) kept += out_shape.dims[dd] != 1;
     bool strided_ok = n == 2 && code >= B_ADD && code <= B_DIV && dtype_is_float(out_dtype) && !op_in(c, 0)->view_scale &&

@@ -176,6 +176,9 @@ void plan_destroy(plan *p);
 gpu_storage plan_storage_for(const plan *p, int value_index, vki_dtype t);
 /* Records the conversions of outputs written through scratch copies (op_dispatch_stored). */
 vki_status plan_finish_node(op_ctx *c);
+/* Converts numel elements of value src (held in storage `from`) into value dst (storage `to`)
+ * on the GPU (src/plan/op_dispatch.c). */
+vki_status plan_record_convert(op_ctx *c, int src, gpu_storage from, int dst, gpu_storage to, int64_t numel);
 /* Device bytes of a value in its storage (a multiple of 4, at least 16). */
 uint64_t plan_value_bytes(const plan_value *v);
 

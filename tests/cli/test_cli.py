@@ -428,7 +428,7 @@ def run_help_info_shape_bench(relu, names):
     small_auto, text = bench_threads(relu)
     check("bench --json: a small model gets cpu_threads 0, chosen", small_auto == (0, True), text)
     got, text = bench_threads(big)
-    # (two per core chosen on a machine of 2 cores, tools/vkinfer.c; elsewhere nothing set)
+    # (two per core chosen on a machine of 2 cores, tools/cli_load.c; elsewhere nothing set)
     want = (4, True) if os.cpu_count() == 2 else (None, None)
     check(f"bench --json: a model of 1.4 MB of inputs gets {want} on {os.cpu_count()} cores", got == want, text)
     got, text = bench_threads(relu, "--cpu-threads", "2")

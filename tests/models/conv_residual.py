@@ -1,7 +1,7 @@
 """Convolutions at batch > 1 as one product over the batch (VKINFER_CONV_KERNELS=gemm_batch, what
 the H200 runs for ResNet's 28x28 and smaller maps in fp16): the product's [Cout, N*OH*OW]
 result is put into NCHW by one pass, which also takes a residual Add that alone reads the
-convolution and a Relu after it (src/ops/conv.c). A ResNet bottleneck-style block at batch 3
+convolution and a Relu after it (src/ops/conv_matmul.c). A ResNet bottleneck-style block at batch 3
 against PyTorch eager, fused and with VKINFER_NO_FUSION=1. In the fp16 mode (the batched
 product; float32 products take the CPU MatMul on CPU devices, per image): exactly 6 dispatches
 fewer, the Relus of the first two convolutions (their products' epilogue) and each residual's

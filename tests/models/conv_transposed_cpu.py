@@ -1,4 +1,4 @@
-"""Convolutions as transposed products on CPU devices (src/ops/conv.c, record_cpu_transposed:
+"""Convolutions as transposed products on CPU devices (src/ops/conv_matmul.c, record_cpu_transposed:
 Y^T = colT x W^T, shaders/im2col_t_cpu.comp and matmul_cpu's Y_T store) against PyTorch eager:
 padding, strides, dilation, K not a multiple of 4, 1x1 with and without stride, Conv1d, a
 non-square kernel, a bias, a fused residual Add and Relu, batch 1-3; and 1x1 convolutions of

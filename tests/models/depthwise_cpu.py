@@ -2,7 +2,7 @@
 (float32: the lanes are output planes, an invocation walks RB output rows of PXB columns with
 the input rows under its window held in registers) and, with VKINFER_CPU_DW=rows (as for
 16-bit storage and tensors too large for a texel buffer), conv2d_cpu_depthwise(_tx) (lanes
-along a row's columns, PXB pixels of OHB rows an invocation; src/ops/conv.c). The cases cover
+along a row's columns, PXB pixels of OHB rows an invocation; src/ops/conv_cpu.c). The cases cover
 heights that leave the last row block part empty, widths that leave the last column block
 part empty or are no multiple of 4 (no uvec4 stores; X read as words, else 4 columns a
 fetch, conv2d_cpu_dw_planes_v4: VKINFER_CPU_DW_X4=0 reads words everywhere), strides 1 and 2, dilation 2, padding 0,
