@@ -6,7 +6,7 @@
 #           vk_cooperative_matrix_perf specializes them), so the driver folds every address
 # (vec4, acc16, fullsg and the BK 16 / 128-invocation tiles measured no faster and were removed:
 # docs/results-h200.md). Run from the repository root, carrying the build's vkinfer and .gl (the
-# glvnd .debs and libvulkan1, bench/gpu_suite.sh):
+# glvnd .debs and libvulkan1, tests/gpu/gpu_suite.sh):
 #   bench/coopmat2_experiment.sh BUILD_DIR OUT_DIR [--quick]
 # OUT_DIR gets devices.txt, one log per phase and summary.txt (every sweep line). --quick:
 # small shapes and one candidate list, for a dry run on lavapipe (no cooperative matrices
@@ -59,7 +59,7 @@ SWEEP="$PY bench/tile_sweep.py --vkinfer $VK"
 if [ "$QUICK" = "--quick" ]; then
     phase quick_f16 120 $SWEEP --shapes 128x96x80 --env VKINFER_COOPMAT2_EXP --tiles default,dims --repeat 1 --check
     phase quick_bf16 120 $SWEEP --dtype bfloat16 --shapes 128x96x80 --env VKINFER_COOPMAT2_EXP --tiles default,dims --repeat 1 --check
-    VKINFER_COOPMAT2_EXP=dims phase quick_check 200 $PY bench/matmul_bench.py --vkinfer "$VK" --check --only bf16
+    VKINFER_COOPMAT2_EXP=dims phase quick_check 200 $PY bench/peers/matmul_bench.py --vkinfer "$VK" --check --only bf16
     echo "done in $(($(date +%s) - START)) s" | tee -a "$OUT/summary.txt"
     exit 0
 fi
@@ -81,5 +81,5 @@ phase transformer_f16_round2 50 $SWEEP --shapes 1024x768x3072,1024x3072x768,800x
 phase cube_f16_transb 35 $SWEEP --transb --shapes 4096x4096x4096 --env VKINFER_COOPMAT2_EXP --tiles default,dims --repeat 2
 # 4. the awkward products of matmul_bench.py --check (ragged edges, batches, transposes, split
 #    K, fused epilogues, bf16) on the candidate
-VKINFER_COOPMAT2_EXP=dims phase check_dims 60 $PY bench/matmul_bench.py --vkinfer "$VK" --check
+VKINFER_COOPMAT2_EXP=dims phase check_dims 60 $PY bench/peers/matmul_bench.py --vkinfer "$VK" --check
 echo "done in $(($(date +%s) - START)) s" | tee -a "$OUT/summary.txt"

@@ -26,7 +26,7 @@ import tempfile
 import numpy as np
 from onnx import TensorProto
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))  # matmul_bench
 from matmul_bench import build_model, input_flags  # noqa: E402
 from onnx import helper  # noqa: E402
 

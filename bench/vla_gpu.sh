@@ -1,6 +1,6 @@
 #!/bin/bash
 # LeRobot's VLA policies at full size on the lent H100/H200 machine (no Vulkan loader, no network):
-# carry .gl (the loader and glvnd .debs, see bench/gpu_suite.sh), .wheels (lerobot 0.6.1,
+# carry .gl (the loader and glvnd .debs, see tests/gpu/gpu_suite.sh), .wheels (lerobot 0.6.1,
 # transformers 5.5.4, onnxscript, diffusers (groot, multi_task_dit) and their dependencies for
 # Python 3.12 that the machine lacks, downloaded with `pip download --no-deps --python-version
 # 3.12 --only-binary=:all:`; not hf_xet or pygments, which exporting never imports, nor OpenCV,

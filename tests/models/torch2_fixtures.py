@@ -1,4 +1,4 @@
-"""Models exported by a current PyTorch (tests/models/torch2/, made by bench/make_torch2_fixtures.py
+"""Models exported by a current PyTorch (tests/models/torch2/, made by tests/models/make_torch2_fixtures.py
 with torch 2.11 on the GPU machine), run here with their inputs and compared with PyTorch's
 outputs: torch 2's TorchScript exporter (nn.MultiheadAttention's packed q/k/v split: Reshape,
 Unsqueeze, Transpose, Squeeze, three Gathers) and the default dynamo exporter (opset 20, weights
