@@ -17,7 +17,7 @@
 /* Below this many tiles (all images) or channels a product is too small to gain from the
  * transforms' two extra dispatches. On GPUs (WINO_LOCAL_GPU invocations a workgroup) only
  * products of WINO_MIN_GPU_MACS multiply-adds or more (Cout x tiles x Cin, one of the 16):
- * measured on the H200 (bench/gpu_profile.py, VKINFER_CONV_WINOGRAD=1 against im2col and one
+ * measured on the H200 (bench/tuning/gpu_profile.py, VKINFER_CONV_WINOGRAD=1 against im2col and one
  * product), every 3x3 layer of resnet50 at batch 32 (64 x 25088 x 64 to 512 x 512 x 512, 100M+
  * multiply-adds) took 1.4-2.4x less time (the model 16.2 -> 13.5 ms), while resnet18 at batch
  * 1 (64 x 784 x 64 to 512 x 16 x 512, 3-4M) went 0.61 -> 0.67 ms, layer4 0.033 -> 0.053 ms a

@@ -335,7 +335,7 @@ static uint32_t sgemm_local(const mm_sgemm_tiles *t)
 static int64_t mm_busy_groups(const op_ctx *c) { return c->vk->opts.mm_busy_groups; }
 
 /* Whether float32 p runs matmul_sgemm, and on which tiles. By default on GPUs, for products
- * of one batch (z_count 1): measured on the H200 (bench/gpu_sgemm_check.sh), against
+ * of one batch (z_count 1): measured on the H200 (bench/tuning/gpu_sgemm_check.sh), against
  * matmul_tiled, the 4096 cube 4.19 -> 3.66 ms (37.6 TFLOP/s), BERT-base's [1024,768] x
  * [768,3072] 0.219 -> 0.160 ms, the encoder at batch 8 9.9 -> 9.1 ms, vit_b_16 3.45 -> 3.37.
  * Batched products (convolutions at batch 32, the 16 of a Winograd layer) of 128 rows or more
@@ -386,7 +386,7 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
      * 64 x 128 and 128 x 64 tiles with 8 x 8 sums on 128 invocations (not 4 x 8 on 256), and a
      * product of 512+ rows too small for them with 4 x 8 sums on 64 x 64 tiles (128
      * invocations, split K after) while it still has half the busy-groups count. Measured on
-     * the H200 (bench/gpu_sgemm_blocks.sh, GPU ms, 16 x 16 invocations -> these): BERT-base at
+     * the H200 (bench/tuning/gpu_sgemm_blocks.sh, GPU ms, 16 x 16 invocations -> these): BERT-base at
      * batch 8's 1024x3072x768 0.157 -> 0.145, 1024x2304x768 0.154 -> 0.142, 1024x768x3072 0.191
      * -> 0.180, 1024x768x768 0.057 -> 0.053; ViT's 197-row products stay on 256 invocations,
      * where 4 x 8 on 64 x 64 lost (197x3072x768 0.056 -> 0.059, 197x2304x768 0.054 -> 0.057).
@@ -394,7 +394,7 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
      * 32's batched convolution products on them too, 12.31-12.50 -> 12.64 ms.
      * An activation beyond a clamp on 8 x 8 sums goes through shared memory (EPI_SHARED in
      * shaders/matmul_sgemm.glsl): inline it ran 15x slower, so until session 15 such products
-     * kept 4 x 8 sums. bench/sgemm_act_check.py on the H200, Linear(768, 3072) + erf GELU, GPU
+     * kept 4 x 8 sums. bench/tuning/sgemm_act_check.py on the H200, Linear(768, 3072) + erf GELU, GPU
      * ms: 1024 rows on 64 x 128 tiles, 4 x 8 inline 0.171, 8 x 8 inline 2.39, 8 x 8 through
      * shared memory 0.150 (a Relu 0.146); 4096 rows on 128 x 128 tiles 8.45 -> 0.616, on 64 x
      * 128 tiles of 8 x 8 0.578. VKINFER_SGEMM_BLOCKS=0 keeps 16 x 16 invocations everywhere. */
