@@ -13,6 +13,7 @@
  * where the pieces do not cover its first dimension. Indices must be constants. */
 #include "movement.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,26 +131,36 @@ static vki_status plan_scatter_elements(op_ctx *c)
     return gpu_scatter(c, "scatter_elements", (uint32_t)r, red, &push, sizeof push);
 }
 
+/* ScatterND's rules for data x, indices ind and updates of dims ud (rank ur; `upd` names them in
+ * the message): tuples of *k indices, updates of shape indices.shape[:-1] + data.shape[k:],
+ * constant indices in range. */
+static vki_status nd_shapes(op_ctx *c, const plan_value *x, const plan_value *ind, const int64_t *ud, int ur,
+                            const char *upd, int *k)
+{
+    if (ind->rank < 1) return op_error(c, VKI_ERROR_SHAPE, "indices must have rank >= 1");
+    *k = (int)ind->dims[ind->rank - 1];
+    if (*k < 1 || *k > x->rank) return op_error(c, VKI_ERROR_SHAPE, "index tuples of length %d for data of rank %d", *k, x->rank);
+    bool ok = ur == ind->rank - 1 + x->rank - *k;
+    for (int d = 0; ok && d < ind->rank - 1; d++) ok = ud[d] == ind->dims[d];
+    for (int d = 0; ok && d < x->rank - *k; d++) ok = ud[ind->rank - 1 + d] == x->dims[*k + d];
+    if (!ok) return op_error(c, VKI_ERROR_SHAPE, "%s must have shape indices.shape[:-1] + data.shape[%d:]", upd, *k);
+    if (ind->host)
+        for (int64_t i = 0; i < shape_numel(ind->dims, ind->rank - 1) * *k; i++) {
+            int64_t v = host_read_i64(ind->dtype, ind->host, (size_t)i), n = x->dims[i % *k];
+            if (v < -n || v >= n) return op_error(c, VKI_ERROR_SHAPE, "index %lld is out of range for a dimension of size %lld", (long long)v, (long long)n);
+        }
+    return VKI_OK;
+}
+
 static vki_status plan_scatter_nd(op_ctx *c)
 {
     enum reduction red;
     VKI_TRY(common_checks(c, &red));
     plan_value *x = op_in(c, 0), *ind = op_in(c, 1), *upd = op_in(c, 2);
-    if (ind->rank < 1) return op_error(c, VKI_ERROR_SHAPE, "indices must have rank >= 1");
-    int k = (int)ind->dims[ind->rank - 1];
-    if (k < 1 || k > x->rank) return op_error(c, VKI_ERROR_SHAPE, "index tuples of length %d for data of rank %d", k, x->rank);
-    int upd_rank = ind->rank - 1 + x->rank - k;
-    bool ok = upd->rank == upd_rank;
-    for (int d = 0; ok && d < ind->rank - 1; d++) ok = upd->dims[d] == ind->dims[d];
-    for (int d = 0; ok && d < x->rank - k; d++) ok = upd->dims[ind->rank - 1 + d] == x->dims[k + d];
-    if (!ok) return op_error(c, VKI_ERROR_SHAPE, "updates must have shape indices.shape[:-1] + data.shape[%d:]", k);
+    int k;
+    VKI_TRY(nd_shapes(c, x, ind, upd->dims, upd->rank, "updates", &k));
     int64_t tuples = shape_numel(ind->dims, ind->rank - 1), slice = shape_numel(x->dims + k, x->rank - k), outer_strides[VKI_MAX_RANK];
     contiguous_strides(x->dims, k, outer_strides);
-    if (ind->host)
-        for (int64_t i = 0; i < tuples * k; i++) {
-            int64_t v = host_read_i64(ind->dtype, ind->host, (size_t)i), n = x->dims[i % k];
-            if (v < -n || v >= n) return op_error(c, VKI_ERROR_SHAPE, "index %lld is out of range for a dimension of size %lld", (long long)v, (long long)n);
-        }
     if (movement_folds(c)) {
         void *out = op_output_host(c, 0);
         memcpy(out, x->host, (size_t)shape_numel(x->dims, x->rank) * vki_dtype_size(x->dtype));
@@ -205,24 +216,21 @@ static vki_status scatter_piece(op_ctx *c, int ii, int ui, const int *perm, cons
     if (!ind->host) return op_error(c, VKI_ERROR_UNSUPPORTED, "indices %d are not a constant", ii);
     if (ind->dtype != VKI_DTYPE_INT32 && ind->dtype != VKI_DTYPE_INT64) return op_error(c, VKI_ERROR_MODEL, "indices must be int32 or int64");
     if (u->dtype != x->dtype) return op_error(c, VKI_ERROR_MODEL, "input %d and data differ in dtype", ui);
-    if (ind->rank < 1) return op_error(c, VKI_ERROR_SHAPE, "indices must have rank >= 1");
-    int k = (int)ind->dims[ind->rank - 1], lead = ind->rank - 1;
-    if (k < 1 || k > r) return op_error(c, VKI_ERROR_SHAPE, "index tuples of length %d for data of rank %d", k, r);
     int64_t ud[VKI_MAX_RANK], ustr[VKI_MAX_RANK];
-    bool ok = ur == lead + r - k;
-    for (int m = 0; ok && m < ur; m++) ud[m] = u->dims[perm[m]];
-    for (int m = 0; ok && m < lead; m++) ok = ud[m] == ind->dims[m];
-    for (int d = 0; ok && d < r - k; d++) ok = ud[lead + d] == x->dims[k + d];
-    if (!ok) return op_error(c, VKI_ERROR_SHAPE, "input %d, transposed, must have shape indices.shape[:-1] + data.shape[%d:]", ui, k);
+    for (int m = 0; m < ur; m++) ud[m] = u->dims[perm[m]];
+    char what[40];
+    snprintf(what, sizeof what, "input %d, transposed,", ui);
+    int k;
+    VKI_TRY(nd_shapes(c, x, ind, ud, ur, what, &k));
+    int lead = ind->rank - 1;
     int src = op_in_index(c, ui);
     if (record && (u->permuted || u->view_scale)) VKI_TRY(op_contiguous_copy(c, src, &src)); /* a view: its elements in order */
     contiguous_strides(u->dims, ur, ustr);
     int64_t tuples = shape_numel(ind->dims, lead);
     for (int64_t t = 0; t < tuples;) {
         int64_t out_base = 0, first = 0, len = 1;
-        for (int q = 0; q < k; q++) {
+        for (int q = 0; q < k; q++) { /* in range: nd_shapes */
             int64_t v = host_read_i64(ind->dtype, ind->host, (size_t)(t * k + q)), n = x->dims[q];
-            if (v < -n || v >= n) return op_error(c, VKI_ERROR_SHAPE, "index %lld is out of range for a dimension of size %lld", (long long)v, (long long)n);
             if (q == 0) first = v < 0 ? v + n : v;
             out_base += (v < 0 ? v + n : v) * sstr[q];
         }

@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* plan_const_scalar, also giving the constant's dtype */
 /* Reshape, Identity, Squeeze or Unsqueeze: a node whose output holds its first input's elements */
 static bool is_reshape(const ir_node *n)
 {
@@ -88,6 +87,7 @@ static bool const_scalar_rank(const plan *p, int v, double *out, vki_dtype *dtyp
     return true;
 }
 
+/* plan_const_scalar, also giving the constant's dtype */
 static bool const_scalar(const plan *p, int v, double *out, vki_dtype *dtype)
 {
     int rank;
@@ -307,6 +307,14 @@ static bool match_layer_norm(matcher *m, int n)
     return true;
 }
 
+/* Node n is a Cast to float32, float16 or bfloat16 */
+static bool is_float_cast(const ir_node *n)
+{
+    int64_t to = ir_attr_int(n, "to", 0);
+    return !*n->domain && !strcmp(n->op_type, "Cast") && n->n_inputs == 1 &&
+           (to == VKI_DTYPE_FLOAT || to == VKI_DTYPE_FLOAT16 || to == VKI_DTYPE_BFLOAT16);
+}
+
 /* RMSNorm's Scale: a 1-D float initializer (or an Identity of one), a Cast of one to a float
  * type (a bfloat16 weight widened), or Add(c, w) / Add(w, c) of a one-element constant c of
  * rank <= 1 and such a w (Gemma's 1 + w, where the exporter did not fold it). */
@@ -318,10 +326,7 @@ static bool is_scale(const matcher *m, int v, int depth)
     int n = g->values[v].producer;
     if (n < 0 || !m->live[n] || *g->nodes[n].domain) return false;
     const ir_node *node = &g->nodes[n];
-    if (!strcmp(node->op_type, "Cast") && node->n_inputs == 1) {
-        int64_t to = ir_attr_int(node, "to", 0);
-        return (to == VKI_DTYPE_FLOAT || to == VKI_DTYPE_FLOAT16 || to == VKI_DTYPE_BFLOAT16) && is_scale(m, node->inputs[0], depth + 1);
-    }
+    if (is_float_cast(node)) return is_scale(m, node->inputs[0], depth + 1);
     if (!strcmp(node->op_type, "Add") && node->n_inputs == 2) {
         double c;
         vki_dtype dt;
@@ -379,11 +384,8 @@ static bool match_rms_norm(matcher *m, int n)
         if (mx < 0 || other_input(m, mx, out0(m, rc)) != x) return false;
     }
     int cast = only_reader(m, out0(m, mx), "Cast", 1), last = mx;
-    if (cast >= 0) {
-        int64_t to = ir_attr_int(&g->nodes[cast], "to", 0);
-        if (to != VKI_DTYPE_FLOAT && to != VKI_DTYPE_FLOAT16 && to != VKI_DTYPE_BFLOAT16) return false;
-        last = cast;
-    }
+    if (cast >= 0 && !is_float_cast(&g->nodes[cast])) return false;
+    if (cast >= 0) last = cast;
     int mg = only_reader(m, out0(m, last), "Mul", 2);
     int gamma = mg >= 0 ? other_input(m, mg, out0(m, last)) : -1;
     if (gamma < 0 || !is_scale(m, gamma, 0)) /* no Scale (or one computed, as pi05's adaptive norm): x * r alone */

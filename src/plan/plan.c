@@ -221,11 +221,6 @@ static bool inputs_ready(const ir_node *node, const bool *avail)
     return true;
 }
 
-/* The order nodes are planned in: the graph's, except that a constant-like node (above) is
- * planned as soon as its inputs are, so that a node planned before it in the graph's order
- * can already see its value (the TorchScript exporter computes attention's scale from a
- * Shape after the Transpose of K that the scale then multiplies: with the scale known, that
- * Transpose is a view the product reads, not a copy). Returns a malloc'ed array of n_nodes. */
 /* inputs_ready, and for a node merged with an equal one (PATTERN_SAME), that one's output too */
 static bool node_ready(const plan *p, int n, const bool *avail)
 {
@@ -233,6 +228,11 @@ static bool node_ready(const plan *p, int n, const bool *avail)
     return p->pattern[n] != PATTERN_SAME || avail[p->pattern_in[(size_t)n * PATTERN_INPUTS]];
 }
 
+/* The order nodes are planned in: the graph's, except that a constant-like node (above) is
+ * planned as soon as its inputs are, so that a node planned before it in the graph's order
+ * can already see its value (the TorchScript exporter computes attention's scale from a
+ * Shape after the Transpose of K that the scale then multiplies: with the scale known, that
+ * Transpose is a view the product reads, not a copy). Returns a malloc'ed array of n_nodes. */
 static int *plan_order(const plan *p, const ir_graph *g, const op_def *const *defs)
 {
     int nn = g->n_nodes, nv = g->n_values;
@@ -330,10 +330,15 @@ static vki_status plan_node(plan *p, int n)
         fused.op_type = "Swish";
         fused.n_attrs = 0;
         break;
-    case PATTERN_RMS_NORM:
+    case PATTERN_RMS_NORM: /* without a Scale where no weight follows (match_rms_norm) */
     case PATTERN_LAYER_NORM:
-        fused.op_type = p->pattern[n] == PATTERN_RMS_NORM ? "RMSNormalization" : "LayerNormalization";
-        fused.n_inputs = p->pattern[n] != PATTERN_RMS_NORM ? 3 : p->pattern_in[(size_t)n * PATTERN_INPUTS + 1] >= 0 ? 2 : 1;
+        if (p->pattern[n] == PATTERN_RMS_NORM) {
+            fused.op_type = "RMSNormalization";
+            fused.n_inputs = p->pattern_in[(size_t)n * PATTERN_INPUTS + 1] >= 0 ? 2 : 1;
+        } else {
+            fused.op_type = "LayerNormalization";
+            fused.n_inputs = 3;
+        }
         attrs[0] = (ir_attr){.name = "axis", .type = ATTR_INT, .i = -1};
         attrs[1] = (ir_attr){.name = "epsilon", .type = ATTR_FLOAT, .f = p->pattern_eps[n]};
         fused.n_attrs = 2;

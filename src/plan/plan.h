@@ -147,7 +147,7 @@ enum { PATTERN_INPUTS = 6 }; /* pattern_in entries per node */
  * counts p->uses and p->reader over the nodes as they will be planned. */
 vki_status plan_fuse_patterns(plan *p, const bool *live);
 /* Whether value v is a float scalar known before planning (an initializer or a Constant
- * node's tensor, of one element); its value in *out. */
+ * node's tensor, or a Reshape, Identity or (Un)squeeze of one, of one element); its value in *out. */
 bool plan_const_scalar(const plan *p, int v, double *out);
 /* The perms of the ScatterSlices pattern ending at node `last`: P, the Transpose of the pieces,
  * and Q, the Transpose after it (*n_out 0: none). */
