@@ -809,6 +809,9 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
         p = &transposed;
         a = op_value(c, p->a_value), b = op_value(c, p->b_value);
     }
+    bool wide;
+    VKI_TRY(mm_record_gemv_wide(c, p, &wide));
+    if (wide) return VKI_OK;
     bool gemv = p->M <= gemv_rows;
     bool b_k_contig = p->sbk == 1 && p->K > 1;
     /* GEMV: columns per workgroup, the rest of the 128 invocations split K */

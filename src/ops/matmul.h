@@ -78,6 +78,12 @@ double mm_flops(const mm_problem *p, int64_t batches);
  * MatMul, Gemm and, for convolutions as matrix products, Conv (src/ops/conv.c). */
 vki_status mm_record(op_ctx *c, const mm_problem *p);
 
+/* Records p on matmul_gemv_wide (src/ops/matmul_gemv.c) where it takes it: one product (no
+ * batch dims) of at most 8 rows without R, whose weight B it reads in 16-byte runs (its columns
+ * or its rows contiguous and aligned to them), on GPU kernels, VKINFER_MM_GEMV_WIDE on. Sets
+ * *taken; records nothing where it does not take p. */
+vki_status mm_record_gemv_wide(op_ctx *c, const mm_problem *p, bool *taken);
+
 /* p's product without R and its activation into a scratch value, then one pass adding R and
  * applying the activation into Y: for the kernels that do not take a residual. */
 vki_status mm_record_then_add(op_ctx *c, const mm_problem *p);

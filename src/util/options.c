@@ -217,6 +217,9 @@ static const opt_def options[] = {
      "products that fill a discrete GPU, else 64"},
     {"VKINFER_MM_GEMV_ROWS", OPT_INT, "tuning", F(mm_gemv_rows), "1-32", NULL, 16, "16",
      "products of at most N rows run on `matmul_gemv` on GPUs (tuning on a new device)"},
+    {"VKINFER_MM_GEMV_WIDE", OPT_BOOL, "tuning", F(mm_gemv_wide), NULL, NULL, 1, "1",
+     "0: products of at most 8 rows keep `matmul_gemv` instead of `matmul_gemv_wide` (16-byte loads of the weight, K "
+     "split across workgroups) (measuring)"},
     {"VKINFER_MM_BUSY_GROUPS", OPT_INT, "tuning", F(mm_busy_groups), "1-1048576", NULL, 256, "256",
      "the workgroup count taken to fill the GPU in the scalar kernels' tile choices (`matmul_sgemm`'s and "
      "`matmul_tiled`'s 128 tiles) and split K's slice count (tuning; `bench/gpu_tune.sh`)"},

@@ -80,7 +80,7 @@ typedef struct vki_options {
     int64_t sgemm_bk;
     int attention_rows;
     int64_t attention_tile_rows;
-    int transposed_stores, splitk_chain, channel_ln, split_views, splitk_finish, splitk_ln;
+    int transposed_stores, splitk_chain, channel_ln, split_views, splitk_finish, mm_gemv_wide, splitk_ln;
     int64_t mm_split_below, mm_min_k_slice, mm_min_split_k, coopmat_min_flops, tiled_tile, mm_busy_groups, mm_gemv_rows,
         elementwise_groups;
     opt_dims coopmat_tile, coopmat2_tile;
