@@ -18,7 +18,7 @@ VK=${1:-gpubuild/vkinfer}; OUT=${2:-/tmp/vkinfer-blocks}; STEPS=${3:-1 2 3 4}
 mkdir -p "$OUT"
 export VKINFER_CACHE_DIR=/tmp/vkinfer-cache PYTHONUNBUFFERED=1
 "$VK" devices | head -3
-T="python3 bench/tile_sweep.py --vkinfer $VK --dtype float32 --env VKINFER_SGEMM_TILE"
+T="python3 bench/tuning/tile_sweep.py --vkinfer $VK --dtype float32 --env VKINFER_SGEMM_TILE"
 for step in $STEPS; do
     case $step in
     1)
@@ -45,7 +45,7 @@ for step in $STEPS; do
     4)
         python3 bench/tuning/gpu_profile.py "$VK" --models bert_b8,vit_b_16_b1,bert_b1,resnet50_b32 --keep /tmp/keep --runs 3 \
             > "$OUT/profile.txt" 2>&1
-        bash bench/env_sweep.sh "$VK" /tmp/keep VKINFER_SGEMM_EXACT "- 0" bert_b8 vit_b_16_b1 bert_b1 resnet50_b32 \
+        bash bench/tuning/env_sweep.sh "$VK" /tmp/keep VKINFER_SGEMM_EXACT "- 0" bert_b8 vit_b_16_b1 bert_b1 resnet50_b32 \
             | tee "$OUT/models.txt"
         ;;
     5)
@@ -59,7 +59,7 @@ for step in $STEPS; do
         [ -d /tmp/keep/bert_b8 ] || python3 bench/tuning/gpu_profile.py "$VK" --models bert_b8,vit_b_16_b1,bert_b1,resnet50_b32 \
             --keep /tmp/keep --runs 3 > "$OUT/profile.txt" 2>&1
         python3 bench/tuning/gpu_profile.py "$VK" --models resnet50_b1,convnext_tiny_b1 --keep /tmp/keep --runs 3 > "$OUT/profile2.txt" 2>&1
-        bash bench/env_sweep.sh "$VK" /tmp/keep VKINFER_SGEMM_BLOCKS "- 0" bert_b8 vit_b_16_b1 bert_b1 resnet50_b32 \
+        bash bench/tuning/env_sweep.sh "$VK" /tmp/keep VKINFER_SGEMM_BLOCKS "- 0" bert_b8 vit_b_16_b1 bert_b1 resnet50_b32 \
             resnet50_b1 convnext_tiny_b1 | tee "$OUT/models_blocks.txt"
         ;;
     esac

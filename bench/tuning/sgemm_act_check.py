@@ -19,7 +19,7 @@ import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "models"))
-sys.path.insert(0, os.path.join(HERE, ".."))  # bench/tile_sweep.py
+sys.path.insert(0, HERE)  # bench/tuning/tile_sweep.py
 from tile_sweep import gpu_ms  # noqa: E402  (GPU ms of one profiled run, best of `repeat`)
 from torch_export import export_onnx  # noqa: E402
 

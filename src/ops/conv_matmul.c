@@ -190,7 +190,7 @@ vki_status conv_matmul_record(op_ctx *c, const conv_geom *g, bool *taken)
      * faster aligned on the H200). A 1x1 convolution whose maps are not (ResNet's and
      * MobileNet's 14x14 and 7x7) reads X in place all the same: a padded copy of X cost more
      * than the unaligned loads. H200, fp16 mode at batch 1, the padded copy against reading in
-     * place (bench/env_sweep.sh, two passes): mobilenet_v2
+     * place (bench/tuning/env_sweep.sh, two passes): mobilenet_v2
      * 0.619 / 0.608 -> 0.498 / 0.520 ms (115 -> 93 dispatches), efficientnet_b0 0.973 / 0.968
      * -> 0.794 / 0.748 (206 -> 152), resnet50 1.098 / 1.074 -> 1.016 / 1.003 (159 -> 142; its
      * products 0.579 -> 0.602 ms of GPU time, its copies 0.234 -> 0.125). */

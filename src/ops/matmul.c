@@ -21,12 +21,12 @@ enum { MM_LOCAL = 128 };    /* invocations per workgroup in the shaders */
 /* Workgroups that keep a large GPU busy (an H200 has 132 multiprocessors, VKINFER_MM_BUSY_GROUPS
  * 256 by default): 128-tiles where there are that many of them (discrete GPUs), and fewer tiles
  * than MM_SPLIT_BELOW split K (MM_SPLIT_BELOW_SCALAR for the scalar kernels: measured on the
- * H200, bench/tile_sweep.py --dtype float32 --env VKINFER_MM_SPLIT_BELOW, 128 -> 200 took ViT-B's [197,768]x[768,2304]
+ * H200, bench/tuning/tile_sweep.py --dtype float32 --env VKINFER_MM_SPLIT_BELOW, 128 -> 200 took ViT-B's [197,768]x[768,2304]
  * from 0.071 to 0.058 ms, [197,768]x[768,3072] 0.072 -> 0.059 and BERT's [1024,768]x[768,768]
  * 0.073 -> 0.062; the tensor-core kernels lost on the last, 0.019 -> 0.025). Slices of K are at
  * least MM_MIN_K_SLICE long on GPUs: batch-1 CNNs' products are small (mobilenet_v2's
  * [64,384]x[384,196]: 4 tiles that each walked all of K), and slices of 32 instead of 256 took
- * whole models on the H200 (bench/env_sweep.sh, VKINFER_MM_MIN_K_SLICE 256/128/64/32, median
+ * whole models on the H200 (bench/tuning/env_sweep.sh, VKINFER_MM_MIN_K_SLICE 256/128/64/32, median
  * ms): mobilenet_v2 0.747 -> 0.513, efficientnet_b0 1.97 -> 1.31, convnext_tiny 2.03 -> 1.66,
  * resnet18 0.80 -> 0.60, vit_b_16 3.59 -> 3.46, the BERT-base encoder 2.54 -> 2.31. CPU
  * devices keep MM_MIN_K_SLICE_CPU (each slice is one more pass over Y there). */
@@ -339,7 +339,7 @@ static int64_t mm_busy_groups(const op_ctx *c) { return c->vk->opts.mm_busy_grou
  * matmul_tiled, the 4096 cube 4.19 -> 3.66 ms (37.6 TFLOP/s), BERT-base's [1024,768] x
  * [768,3072] 0.219 -> 0.160 ms, the encoder at batch 8 9.9 -> 9.1 ms, vit_b_16 3.45 -> 3.37.
  * Batched products (convolutions at batch 32, the 16 of a Winograd layer) of 128 rows or more
- * too: with a bias and a Relu (bench/tile_sweep.py --batch 32 --epilogue bias_relu) W [M,K] x
+ * too: with a bias and a Relu (bench/tuning/tile_sweep.py --batch 32 --epilogue bias_relu) W [M,K] x
  * X [32,K,N] of 128x3136x256 0.301 -> 0.289 ms, 256x784x512 0.297 -> 0.279, 512x196x1024 0.345
  * -> 0.253, but 64x3136x256 0.162 -> 0.191 (so 64-row ones keep matmul_tiled); resnet50 at
  * batch 32 13.2 -> 12.5 ms with every batched product on sgemm. (Before the activation was
@@ -373,7 +373,7 @@ static bool sgemm_choose(const op_ctx *c, const mm_problem *p, int64_t z_count, 
     }
     /* Too small a product for any tile to fill the GPU (split K follows): one or two 128-row
      * blocks whose K is long against N, or one block of a wide product, take 128 x 128 tiles.
-     * Measured on the H200 (bench/tile_sweep.py --transb, GPU ms, 64 x 64 -> 128 x 128): ViT's
+     * Measured on the H200 (bench/tuning/tile_sweep.py --transb, GPU ms, 64 x 64 -> 128 x 128): ViT's
      * 197x768x3072 0.071 -> 0.046, BERT at batch 1's 128x768x3072 0.037 -> 0.033, 128x3072x768
      * 0.043 -> 0.033, 128x2304x768 0.034 -> 0.029; the others keep 64 x 64, where it was as
      * fast or faster: 197x3072x768 0.058 against 0.073, 128x768x768 0.017 against 0.020,
@@ -818,14 +818,14 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     uint32_t gemv_cols = b_k_contig ? 4 : 8;
     int64_t batches = batch_count(p, 0);
     /* 64 tiles (split K below where they are few); 128 for one large product on a discrete
-     * GPU. Measured on the H200 (bench/tile_sweep.py --dtype float32): 32 tiles, once taken
+     * GPU. Measured on the H200 (bench/tuning/tile_sweep.py --dtype float32): 32 tiles, once taken
      * where 64 ones were few, lost everywhere (BERT-base's [1024,768]x[768,3072] 0.354 against
      * 0.275 ms, ViT's [197,3072]x[3072,768] 0.172 against 0.071 with split K); 128 tiles take
      * the 4096 cube from 4.96 to 4.22 ms (32.6 TFLOP/s) but made resnet50's batched
      * convolution products 6x slower (float32 at batch 32: 16.7 -> 105.8 ms). Words only: the
      * 16-bit variants' 128 tiles ran the fp16 4096 cube (tensor cores off) in 60 ms.
      * MM_EPILOGUE_TILES: not for a product with C or a fused activation. The 4096 cube with a
-     * bias and a Relu (bench/tile_sweep.py --epilogue bias_relu, VKINFER_MM_SGEMM=0) takes 59
+     * bias and a Relu (bench/tuning/tile_sweep.py --epilogue bias_relu, VKINFER_MM_SGEMM=0) takes 59
      * ms on 128 tiles against 4.96 on 64 ones and 4.2 on 128 without the epilogue, with the
      * activation decoded at run time and, measured again, compiled in (fused_act.glsl's ACT):
      * so it is not the activation's code here (it was for sgemm, whose 128 x 128 tiles ran the
@@ -951,7 +951,7 @@ vki_status mm_record(op_ctx *c, const mm_problem *p)
     int64_t min_k_slice = c->vk->caps.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? MM_MIN_K_SLICE_CPU : MM_MIN_K_SLICE;
     if (c->vk->opts.mm_min_k_slice != OPT_AUTO) min_k_slice = c->vk->opts.mm_min_k_slice;
     /* The scalar kernels split no K under MM_MIN_SPLIT_K_SCALAR: a K of 64 walked whole takes
-     * less than the reduce pass's dispatch costs. Measured on the H200 (bench/env_sweep.sh,
+     * less than the reduce pass's dispatch costs. Measured on the H200 (bench/tuning/env_sweep.sh,
      * VKINFER_MM_MIN_SPLIT_K unset (64) / 128 / 256, median ms of two passes, session 19):
      * the transformer policy at batch 8 0.150,0.149 / 0.146,0.147 / 0.151,0.152; vit_b_16
      * 3.121,3.127 / 3.057,3.046 / 3.180,3.150; BERT-base at batch 1 2.014,2.030 / 2.001,2.013 /
@@ -1245,7 +1245,7 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     double flops = 2.0 * (double)z_count * (double)p->M * (double)p->N * (double)(p->K + E);
     /* longer key sequences on GPUs: attention_tile, blocks of 16 or 32 query rows with the
      * keys in chunks through shared memory, for heads of up to 64 on fp32 words. Measured on
-     * the H200 against the three dispatches (bench/env_sweep.sh VKINFER_ATTENTION_ROWS "0 -",
+     * the H200 against the three dispatches (bench/tuning/env_sweep.sh VKINFER_ATTENTION_ROWS "0 -",
      * two passes, session 21): ViT-B/16 at batch 1 2.724 / 2.752 -> 2.648 / 2.648 ms, BERT-base
      * at batch 1 1.769 / 1.771 -> 1.665 / 1.690, at batch 8 7.667 / 7.631 -> 7.682 / 7.664. A
      * first form (no prefetch, 16 rows of 1 x 4 sums, 5 shared reads for 4 multiply-adds) was

@@ -77,7 +77,7 @@ static bool choose_aligned(op_ctx *c, int64_t M, int64_t N, int64_t batches, mm_
     return true;
 }
 
-/* Issue 37's candidate, for bench/coopmat2_experiment.sh: VKINFER_COOPMAT2_EXP=dims runs
+/* Issue 37's candidate, for bench/tuning/coopmat2_experiment.sh: VKINFER_COOPMAT2_EXP=dims runs
  * matmul_coopmat2_dims_*, which take M, N, K and the operand strides as specialization
  * constants (src/ops/matmul.c sets them), a pipeline per shape. Measured on the H200 at 4096^3:
  * 282 against 265 TFLOP/s fp16, 285 against 267 bf16 (cuBLAS 730); whether it becomes the
@@ -94,7 +94,7 @@ static void coopmat2_candidate(const op_ctx *c, bool bf16, mm_coopmat_kernel *k)
  * driver stages the tiles. Blocks of 128 x 256 on the largest workgroup the device offers where
  * they fill the GPU, 128 x 128 next, then 64 x 128 and 64 x 64 on the smallest; each a multiple
  * of that size's granularity. 64 x 64 blocks take K in steps of 64 where K is long and they are
- * few. Measured on the H200 (bench/tile_sweep.py): BERT-base's [1024,768]x[768,3072] 0.048
+ * few. Measured on the H200 (bench/tuning/tile_sweep.py): BERT-base's [1024,768]x[768,3072] 0.048
  * -> 0.037 ms with 64 x 128 blocks, [1024,3072]x[3072,768] 0.049 -> 0.042 ms with K steps of
  * 64; resnet50's batch-32 [128,1152]x[1152,25088] 0.090 -> 0.054 (64 x 128), [512,4608] x
  * [4608,1568] 0.127 -> 0.101 (K steps of 64), but [256,2304]x[2304,6272] (392 blocks) 0.057
@@ -129,7 +129,7 @@ static bool choose_coopmat2(op_ctx *c, int64_t M, int64_t N, int64_t K, int64_t 
     if (!offered) return false;
     /* VKINFER_COOPMAT2_GROUP_M=G takes the blocks in columns G tall (the shader's GROUP_M) */
     uint32_t group_m = (uint32_t)c->vk->opts.coopmat2_group_m;
-    /* K steps unrolled 16 at a time (the shader's UNROLL): measured on the H200 (bench/tile_sweep.py,
+    /* K steps unrolled 16 at a time (the shader's UNROLL): measured on the H200 (bench/tuning/tile_sweep.py,
      * 4096^3 on 128 x 256 x 32 blocks, GPU ms of the product, alternating rounds): 2 steps 217.8 /
      * 218.9 TFLOP/s, 4 (until session 18) 245.4 / 245.0, 8 259.3 / 260.8 / 260.3 / 259.8, 12 256.9,
      * 16 268.4 / 267.9 / 267.4; BERT's [1024,768]x[768,3072] 0.043 ms with 4, 0.042 with 8 or 16,

@@ -360,7 +360,7 @@ void op_grid_1d(uint64_t count, uint32_t local, uint32_t *gx, uint32_t *gy);
  * invocation taking every grid-stride-th element, so that a large tensor is not hundreds of
  * thousands of one-element-per-invocation workgroups; on CPU devices an invocation per
  * element (lavapipe grows its memory per dispatch of a kernel with that loop).
- * Measured on the H200 (bench/env_sweep.sh, 0 / 1024 / 4096 / 16384): resnet50 at batch 32,
+ * Measured on the H200 (bench/tuning/env_sweep.sh, 0 / 1024 / 4096 / 16384): resnet50 at batch 32,
  * whose residual Adds run over 25.7M elements, 16.67 -> 16.09 ms in float32 and 10.01 -> 9.22
  * in the fp16 mode; batch-1 models unchanged. */
 enum { OP_ELEMENTWISE_GROUPS = 4096 };

@@ -222,10 +222,11 @@ static const opt_def options[] = {
      "split across workgroups) (measuring)"},
     {"VKINFER_MM_BUSY_GROUPS", OPT_INT, "tuning", F(mm_busy_groups), "1-1048576", NULL, 256, "256",
      "the workgroup count taken to fill the GPU in the scalar kernels' tile choices (`matmul_sgemm`'s and "
-     "`matmul_tiled`'s 128 tiles) and split K's slice count (tuning; `bench/gpu_tune.sh`)"},
+     "`matmul_tiled`'s 128 tiles) and split K's slice count (tuning; `bench/tuning/gpu_tune.sh`)"},
     {"VKINFER_MM_SPLIT_BELOW", OPT_INT, "tuning", F(mm_split_below), ">=0", NULL, OPT_AUTO, "",
-     "split a product's K when it has fewer than N workgroups (tuning on a new device; `bench/tile_sweep.py --env`, "
-     "`bench/env_sweep.sh`). Default: 200 on the scalar kernels, 128 on the tensor-core kernels"},
+     "split a product's K when it has fewer than N workgroups (tuning on a new device; "
+     "`bench/tuning/tile_sweep.py --env`, `bench/tuning/env_sweep.sh`). Default: 200 on the scalar kernels, 128 on "
+     "the tensor-core kernels"},
     {"VKINFER_MM_MIN_K_SLICE", OPT_INT, "tuning", F(mm_min_k_slice), ">=16", NULL, OPT_AUTO, "",
      "split K's slices are at least N long (tuning). Default: 32 on GPUs, 256 on CPU devices"},
     {"VKINFER_MM_MIN_SPLIT_K", OPT_INT, "tuning", F(mm_min_split_k), ">=0", NULL, OPT_AUTO, "",
@@ -247,14 +248,14 @@ static const opt_def options[] = {
      "kernel cannot take is ignored (tuning). Default: from the product's size (src/ops/matmul_coopmat.c)"},
     {"VKINFER_COOPMAT2_TILE", OPT_DIMS, "tuning", F(coopmat2_tile), "BMxBNxBKxLOCAL", NULL, 0, "",
      "the VK_NV_cooperative_matrix2 kernel's blocks and workgroup size; one the device does not offer is ignored "
-     "(tuning; `bench/tile_sweep.py`). Default: from the product's size (src/ops/matmul_coopmat.c)"},
+     "(tuning; `bench/tuning/tile_sweep.py`). Default: from the product's size (src/ops/matmul_coopmat.c)"},
     {"VKINFER_COOPMAT2_GROUP_M", OPT_INT, "tuning", F(coopmat2_group_m), ">=0", NULL, 0, "0",
      "the VK_NV_cooperative_matrix2 kernel takes its blocks in columns N tall (0: row by row) (tuning)"},
     {"VKINFER_COOPMAT2_UNROLL", OPT_INT, "tuning", F(coopmat2_unroll), "1-32", NULL, 16, "16",
      "the K steps of 16 the VK_NV_cooperative_matrix2 kernel's loop unrolls (tuning)"},
     {"VKINFER_COOPMAT2_EXP", OPT_LIST, "tuning", F(coopmat2_exp), "dims", NULL, 0, "",
-     "issue 37's candidate VK_NV_cooperative_matrix2 kernel (`bench/coopmat2_experiment.sh`): dims (M, N, K and the "
-     "operand strides as specialization constants, a pipeline per shape). Default: none, the default kernels"},
+     "issue 37's candidate VK_NV_cooperative_matrix2 kernel (`bench/tuning/coopmat2_experiment.sh`): dims (M, N, K "
+     "and the operand strides as specialization constants, a pipeline per shape). Default: none, the default kernels"},
 
     /* ---- tuning and A/B checks: fusion and element-wise kernels ---- */
     {"VKINFER_ATTENTION_ROWS", OPT_ENUM, "tuning", F(attention_rows), "0|1|tile", NULL, OPT_AUTO, "",

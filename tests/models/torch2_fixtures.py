@@ -5,7 +5,7 @@ Unsqueeze, Transpose, Squeeze, three Gathers) and the default dynamo exporter (o
 in model.onnx.data). Debian's torch 1.13 cannot make these, so CI covers both exporters through
 them. vit_mha_b1's q/k/v split must be views (src/ops/gather.c): its profile names no Transpose,
 Squeeze or Gather dispatch inside its attention block. The LeRobot VLA cases (smolvla, pi0 at tiny
-sizes, bench/vla_policies.py `fixture`) carry their own bound in meta.json's rtol: pi0's 3 Euler
+sizes, bench/peers/vla_policies.py `fixture`) carry their own bound in meta.json's rtol: pi0's 3 Euler
 steps over random weights 1e-3 (lavapipe measured 9.5e-5), smolvla in bf16 2e-2 against eager bf16
 (lavapipe measured 7.1e-3; eager bf16 itself is 6.4e-3 from the same weights in fp32).
 

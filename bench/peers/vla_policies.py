@@ -3,8 +3,8 @@
 access, exported as one graph per action chunk (the denoising loop unrolled), run by vkinfer and
 compared with PyTorch eager in the same dtype.
 
-    python3 bench/vla_policies.py export --policy smolvla --size full --dtype bf16 --out DIR
-    python3 bench/vla_policies.py run VKINFER --policy smolvla --size full --dtype bf16 [--runs 20]
+    python3 bench/peers/vla_policies.py export --policy smolvla --size full --dtype bf16 --out DIR
+    python3 bench/peers/vla_policies.py run VKINFER --policy smolvla --size full --dtype bf16 [--runs 20]
 
 `export` writes DIR/<policy>_<size>_<dtype>.onnx (+ .onnx.data), the inputs it was exported on
 (.npz) and eager PyTorch's action chunk for them; `run` exports (or reuses DIR), runs vkinfer on

@@ -1,6 +1,6 @@
 #!/bin/bash
 # One environment setting's values side by side on models kept by bench/tuning/gpu_profile.py --keep:
-#   bench/env_sweep.sh VKINFER KEEP_DIR VAR "V1 V2 ..." MODEL... [-- extra bench options]
+#   bench/tuning/env_sweep.sh VKINFER KEEP_DIR VAR "V1 V2 ..." MODEL... [-- extra bench options]
 # prints, per model, the median ms and dispatch count of `vkinfer bench` under each value
 # ("-" leaves VAR unset), values alternating twice so that drift shows.
 set -u

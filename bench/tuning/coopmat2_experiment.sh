@@ -7,7 +7,7 @@
 # (vec4, acc16, fullsg and the BK 16 / 128-invocation tiles measured no faster and were removed:
 # docs/results-h200.md). Run from the repository root, carrying the build's vkinfer and .gl (the
 # glvnd .debs and libvulkan1, tests/gpu/gpu_suite.sh):
-#   bench/coopmat2_experiment.sh BUILD_DIR OUT_DIR [--quick]
+#   bench/tuning/coopmat2_experiment.sh BUILD_DIR OUT_DIR [--quick]
 # OUT_DIR gets devices.txt, one log per phase and summary.txt (every sweep line). --quick:
 # small shapes and one candidate list, for a dry run on lavapipe (no cooperative matrices
 # there: the default kernels run and only the script is checked). Each phase has its own
@@ -54,7 +54,7 @@ phase() {
     timeout "$limit" "$@" 2>&1 | tee "$OUT/$name.log" | grep -E "TFLOP/s|ms |^(PASS|FAIL)|Error|error" | tee -a "$OUT/summary.txt"
     [ "${PIPESTATUS[0]}" = 124 ] && echo "($name stopped at its ${limit} s limit)" | tee -a "$OUT/summary.txt"
 }
-SWEEP="$PY bench/tile_sweep.py --vkinfer $VK"
+SWEEP="$PY bench/tuning/tile_sweep.py --vkinfer $VK"
 
 if [ "$QUICK" = "--quick" ]; then
     phase quick_f16 120 $SWEEP --shapes 128x96x80 --env VKINFER_COOPMAT2_EXP --tiles default,dims --repeat 1 --check

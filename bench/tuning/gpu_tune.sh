@@ -1,6 +1,6 @@
 #!/bin/bash
 # Tile and split-K choices of the GPU product kernels on a lent GPU, in one call (session 11):
-#   bench/gpu_tune.sh VKINFER OUT_DIR
+#   bench/tuning/gpu_tune.sh VKINFER OUT_DIR
 # Run from the repository root with Vulkan set up as tests/gpu/gpu_suite.sh says; needs torch (CUDA).
 # 1. fp16 4096 cube on VK_NV_cooperative_matrix2 per block shape (VKINFER_COOPMAT2_TILE) and order
 #    (VKINFER_COOPMAT2_GROUP_M), beside torch.matmul's GPU time;
@@ -13,7 +13,7 @@ VK=${1:-build/vkinfer}; OUT=${2:-/tmp/vkinfer-tune}
 mkdir -p "$OUT"
 export VKINFER_CACHE_DIR=$OUT/cache PYTHONUNBUFFERED=1
 "$VK" devices | head -4
-T="python3 bench/tile_sweep.py --vkinfer $VK"
+T="python3 bench/tuning/tile_sweep.py --vkinfer $VK"
 $T --shapes 4096x4096x4096 --tiles default,128x256x64x256,256x128x32x256,256x128x64x256,128x128x64x256,128x256x32x128 | tee "$OUT/fp16_4096.txt"
 $T --shapes 4096x4096x4096 --env VKINFER_COOPMAT2_GROUP_M --tiles 4,8,16 | tee -a "$OUT/fp16_4096.txt"
 BERT=1024x768x3072,1024x3072x768,1024x768x768,1024x2304x768
@@ -29,5 +29,5 @@ done
 $T --dtype float32 --env VKINFER_SGEMM_BK --tiles 8,16 --shapes 4096x4096x4096 | tee -a "$OUT/sgemm_bert.txt"
 $T --shapes $BERT --tiles default,64x64x32x128,64x128x32x128,128x64x32x128,128x128x32x256,64x64x64x128 | tee "$OUT/fp16_bert.txt"
 python3 bench/tuning/gpu_profile.py "$VK" --models bert_b8,resnet50_b32,vit_b_16_b1,bert_b1 --keep "$OUT/keep" --runs 3 > "$OUT/profile.txt" 2>&1
-bash bench/env_sweep.sh "$VK" "$OUT/keep" VKINFER_MM_BUSY_GROUPS "- 132 264 396 528" bert_b8 resnet50_b32 vit_b_16_b1 bert_b1 | tee "$OUT/models.txt"
-bash bench/env_sweep.sh "$VK" "$OUT/keep" VKINFER_MM_SPLIT_BELOW "- 0 132 264" bert_b8 vit_b_16_b1 bert_b1 | tee -a "$OUT/models.txt"
+bash bench/tuning/env_sweep.sh "$VK" "$OUT/keep" VKINFER_MM_BUSY_GROUPS "- 132 264 396 528" bert_b8 resnet50_b32 vit_b_16_b1 bert_b1 | tee "$OUT/models.txt"
+bash bench/tuning/env_sweep.sh "$VK" "$OUT/keep" VKINFER_MM_SPLIT_BELOW "- 0 132 264" bert_b8 vit_b_16_b1 bert_b1 | tee -a "$OUT/models.txt"

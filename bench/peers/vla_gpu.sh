@@ -4,10 +4,10 @@
 # transformers 5.5.4, onnxscript, diffusers (groot, multi_task_dit) and their dependencies for
 # Python 3.12 that the machine lacks, downloaded with `pip download --no-deps --python-version
 # 3.12 --only-binary=:all:`; not hf_xet or pygments, which exporting never imports, nor OpenCV,
-# which bench/vla_policies.py stubs: the carry limit is 64 MiB) and gpubuild/vkinfer (stripped:
+# which bench/peers/vla_policies.py stubs: the carry limit is 64 MiB) and gpubuild/vkinfer (stripped:
 # `strip gpubuild/vkinfer` halves it), then
-#   bench/vla_gpu.sh OUT_DIR ROW [ROW...]       ROW: policy:dtype[:seconds], e.g. smolvla:fp32:240
-# Each row is one `bench/vla_policies.py table` call under its own time limit (default 300 s);
+#   bench/peers/vla_gpu.sh OUT_DIR ROW [ROW...]       ROW: policy:dtype[:seconds], e.g. smolvla:fp32:240
+# Each row is one `bench/peers/vla_policies.py table` call under its own time limit (default 300 s);
 # rows go to OUT_DIR/rows.jsonl and the logs to OUT_DIR/log.txt. VLA_OPTIMIZE=0 skips the
 # exporter's onnxscript optimizer, most of a full-size export's time; VLA_COMPILE=1 adds
 # torch.compile's column. VLA_EXPORT_JOBS=N exports every row's policy first, N at a time in
@@ -30,7 +30,7 @@ if [ "${VLA_EXPORT_JOBS:-0}" -gt 0 ]; then
         stem=/tmp/vla/${policy}_full_${dtype}
         [ -e "$stem.npz" ] || [ -e "$stem.started" ] || { touch "$stem.started"; echo "$policy $dtype"; }
     done | setsid nohup xargs -P "$VLA_EXPORT_JOBS" -L 1 sh -c \
-        'PYTHONUNBUFFERED=1 python3 bench/vla_policies.py export --policy "$0" --size full --dtype "$1" --out /tmp/vla \
+        'PYTHONUNBUFFERED=1 python3 bench/peers/vla_policies.py export --policy "$0" --size full --dtype "$1" --out /tmp/vla \
              > "/tmp/vla/$0_full_$1.export.log" 2>&1; echo $? > "/tmp/vla/$0_full_$1.done"' > /dev/null 2>&1 &
 fi
 # VLA_BEFORE_ROWS: a command that uses the GPU while the exports keep the CPUs busy
@@ -52,7 +52,7 @@ for row in "$@"; do
             continue
         fi
     fi
-    PYTHONUNBUFFERED=1 timeout "${limit:-300}" python3 bench/vla_policies.py table gpubuild/vkinfer --policies "$policy" \
+    PYTHONUNBUFFERED=1 timeout "${limit:-300}" python3 bench/peers/vla_policies.py table gpubuild/vkinfer --policies "$policy" \
         --dtypes "$dtype" --out /tmp/vla --json "$OUT/rows.jsonl" --runs 20 --warmup 3 2>&1 |
         grep -v "Warning\|warn(" | tee -a "$OUT/log.txt"
     echo "== exit ${PIPESTATUS[0]}" | tee -a "$OUT/log.txt"

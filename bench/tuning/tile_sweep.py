@@ -2,7 +2,7 @@
 """GPU time of one fp16 MatMul (B a constant, as a Linear layer's weight) per tensor-core tile
 shape, for tuning the tile choice of src/ops/matmul_coopmat.c on a device.
 
-    bench/tile_sweep.py [--vkinfer build/vkinfer] [--shapes 1024x768x3072,...] [--tiles 64x64x32x128,...]
+    bench/tuning/tile_sweep.py [--vkinfer build/vkinfer] [--shapes 1024x768x3072,...] [--tiles 64x64x32x128,...]
         [--dtype float32 --env VKINFER_TILED_TILE --tiles default,32,64,128] [--transb]
         [--dtype bfloat16] [--check] [--env VKINFER_COOPMAT2_EXP --tiles default,dims]
 
@@ -26,7 +26,7 @@ import tempfile
 import numpy as np
 from onnx import TensorProto
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))  # matmul_bench
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers"))  # matmul_bench
 from matmul_bench import build_model, input_flags  # noqa: E402
 from onnx import helper  # noqa: E402
 
@@ -102,7 +102,7 @@ def torch_ms(M, N, K, dtype_name):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--vkinfer", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "vkinfer"))
+    ap.add_argument("--vkinfer", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "vkinfer"))
     ap.add_argument("--shapes", default=DEFAULT_SHAPES)
     ap.add_argument("--tiles", default=DEFAULT_TILES)
     ap.add_argument("--repeat", type=int, default=2)
