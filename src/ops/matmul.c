@@ -21,8 +21,8 @@ enum { MM_LOCAL = 128 };    /* invocations per workgroup in the shaders */
 /* Workgroups that keep a large GPU busy (an H200 has 132 multiprocessors, VKINFER_MM_BUSY_GROUPS
  * 256 by default): 128-tiles where there are that many of them (discrete GPUs), and fewer tiles
  * than MM_SPLIT_BELOW split K (MM_SPLIT_BELOW_SCALAR for the scalar kernels: measured on the
- * H200, bench/tuning/tile_sweep.py --dtype float32 --env VKINFER_MM_SPLIT_BELOW, 128 -> 200 took ViT-B's [197,768]x[768,2304]
- * from 0.071 to 0.058 ms, [197,768]x[768,3072] 0.072 -> 0.059 and BERT's [1024,768]x[768,768]
+ * H200, bench/tuning/tile_sweep.py --dtype float32 --env VKINFER_MM_SPLIT_BELOW, 128 -> 200
+ * took ViT-B's [197,768]x[768,2304] from 0.071 to 0.058 ms, [197,768]x[768,3072] 0.072 -> 0.059 and BERT's [1024,768]x[768,768]
  * 0.073 -> 0.062; the tensor-core kernels lost on the last, 0.019 -> 0.025). Slices of K are at
  * least MM_MIN_K_SLICE long on GPUs: batch-1 CNNs' products are small (mobilenet_v2's
  * [64,384]x[384,196]: 4 tiles that each walked all of K), and slices of 32 instead of 256 took
