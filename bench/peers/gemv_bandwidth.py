@@ -2,7 +2,7 @@
 """Batch-1 products (GEMV) against memory bandwidth: how close vkinfer's x @ W at one row comes
 to the rate the GPU copies memory, the bound on every batch-1 policy step of a large model.
 
-    python3 bench/peers/gemv_bandwidth.py VKINFER [--dtypes bf16,fp16,fp32] [--runs 20]
+    python3 bench/peers/gemv_bandwidth.py VKINFER [--dtypes bf16,fp16,fp32] [--runs 20] [--transb]
 
 For each weight shape [K, N] (a VLA's MLP and attention projections, a 2B language model's MLP
 and a 257k-token head) and dtype, a one-MatMul ONNX model x[1, K] @ W[K, N] (W an initializer)
@@ -39,11 +39,15 @@ def weight(name, k, n, dtype, rng):
     return helper.make_tensor(name, ONNX_DTYPE[dtype], [k, n], raw, raw=True)
 
 
-def gemv_model(path, k, n, dtype, rng):
-    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "gemv",
+def gemv_model(path, k, n, dtype, rng, transb=False):
+    """x[1, k] @ W: MatMul of W [k, n], or (transb) Gemm of W [n, k] with transB=1, as a Linear
+    layer's weight lies."""
+    node = (helper.make_node("Gemm", ["x", "w"], ["y"], transB=1) if transb
+            else helper.make_node("MatMul", ["x", "w"], ["y"]))
+    g = helper.make_graph([node], "gemv",
                           [helper.make_tensor_value_info("x", ONNX_DTYPE[dtype], [1, k])],
                           [helper.make_tensor_value_info("y", ONNX_DTYPE[dtype], [1, n])],
-                          [weight("w", k, n, dtype, rng)])
+                          [weight("w", n, k, dtype, rng) if transb else weight("w", k, n, dtype, rng)])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path, save_as_external_data=True,
               location=os.path.basename(path) + ".data")
 
@@ -101,6 +105,8 @@ def main():
     ap.add_argument("--dtypes", default="bf16,fp16,fp32")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--shapes", help="KxN,KxN... (default: the list in the source)")
+    ap.add_argument("--transb", action="store_true", help="Gemm with W [N, K] and transB=1 (a Linear's weight) "
+                    "instead of MatMul with W [K, N]")
     a = ap.parse_args()
     shapes = [tuple(map(int, s.split("x"))) for s in a.shapes.split(",")] if a.shapes else SHAPES
     rng = np.random.default_rng(0)
@@ -121,13 +127,13 @@ def main():
         for k, n in shapes:
             for dt in a.dtypes.split(","):
                 path = os.path.join(tmp, f"gemv_{k}_{n}_{dt}.onnx")
-                gemv_model(path, k, n, dt, rng)
+                gemv_model(path, k, n, dt, rng, a.transb)
                 try:
                     b = profile(a.vkinfer, path, a.runs)
                 except RuntimeError as e:
                     print(f"| {k}x{n} | {dt} | | failed: {str(e)[:100]} | | |")
                     continue
-                ms = op_ms(b, "MatMul")
+                ms = op_ms(b, "Gemm" if a.transb else "MatMul")
                 mib = k * n * SIZE[dt] / 2**20
                 gbps = k * n * SIZE[dt] / (ms * 1e-3) / 1e9
                 print(f"| {k}x{n} | {dt} | {mib:.0f} | {ms:.3f} | {gbps:.0f} | {100 * gbps / best:.0f}% |",

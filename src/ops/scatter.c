@@ -1,7 +1,8 @@
 /* ScatterElements (and the older Scatter) and ScatterND with every reduction (none, add, mul, max,
  * min; shaders/scatter_elements.comp, shaders/scatter_nd.glsl). The shaders work as gathers: each
  * output element collects the updates aimed at it in order, so duplicate indices need no atomics
- * and reduce exactly as the reference does. Small constant inputs are folded on the host. Constant
+ * and reduce exactly as the reference does. ScatterND without reduction over many tuples (a
+ * masked_scatter) is three linear passes instead (scatter_nd_owned), the last duplicate winning. Small constant inputs are folded on the host. Constant
  * indices out of range are errors at plan time; on the GPU an update whose index (ScatterND: any
  * index of its tuple) is out of range is skipped, so nothing is written outside the output.
  *
@@ -152,6 +153,48 @@ static vki_status nd_shapes(op_ctx *c, const plan_value *x, const plan_value *in
     return VKI_OK;
 }
 
+/* ScatterND's gather (shaders/scatter_nd.glsl) scans every tuple for each output element: up to
+ * this many tuples; more, without a reduction, take scatter_nd_owned's three passes. */
+enum { ND_GATHER_MAX_TUPLES = 64 };
+
+/* Keep in step with the Push block of shaders/scatter_nd_owned.glsl. */
+typedef struct nd_owned_push {
+    uint32_t count, elements, outers, slice;
+    int32_t dims[8], outer_strides[8];
+} nd_owned_push;
+
+/* ScatterND without reduction as three dispatches over the output (shaders/scatter_nd_owned.glsl):
+ * Y = data with an owner per outer position reset, each tuple claiming its position (the last
+ * wins), each owning tuple's slice stored; work linear in data and updates, for the many
+ * tuples of a masked_scatter (a VLM's image features put into its token sequence). */
+static vki_status scatter_nd_owned(op_ctx *c, int k, int64_t tuples, int64_t slice, const int64_t *outer_strides)
+{
+    plan_value *x = op_in(c, 0);
+    int64_t elements = shape_numel(x->dims, x->rank), outers = shape_numel(x->dims, k);
+    if (elements == 0) return VKI_OK;
+    for (int i = 0; i < 3; i++) VKI_TRY(op_require_gpu_dtype(c, i));
+    int owner;
+    VKI_TRY(op_temp(c, VKI_DTYPE_INT32, outers, &owner));
+    int values[5] = {op_in_index(c, 0), op_in_index(c, 1), op_in_index(c, 2), op_out_index(c, 0), owner};
+    int data[3] = {values[0], values[2], values[3]};
+    gpu_storage st = op_half_storage(c, data, 3), stores[5] = {st, GPU_W32, st, st, GPU_W32};
+    const char *shader = op_variant(c, "scatter_nd_owned", st);
+    nd_owned_push push = {0, (uint32_t)elements, (uint32_t)outers, (uint32_t)(slice ? slice : 1), {0}, {0}};
+    for (int t = 0; t < k; t++) {
+        push.dims[t] = (int32_t)x->dims[t];
+        push.outer_strides[t] = (int32_t)outer_strides[t];
+    }
+    int64_t counts[3] = {elements > outers ? elements : outers, tuples, tuples * slice};
+    for (uint32_t mode = 0; mode < 3; mode++) {
+        if (counts[mode] == 0) continue;
+        push.count = (uint32_t)counts[mode];
+        uint32_t spec[3] = {128, (uint32_t)k, mode}, gx, gy;
+        op_grid_1d((uint64_t)counts[mode], 128, &gx, &gy);
+        VKI_TRY(op_dispatch_stored(c, shader, spec, 3, &push, sizeof push, values, NULL, stores, 5, gx, gy, 1));
+    }
+    return VKI_OK;
+}
+
 static vki_status plan_scatter_nd(op_ctx *c)
 {
     enum reduction red;
@@ -182,6 +225,7 @@ static vki_status plan_scatter_nd(op_ctx *c)
         push.dims[t] = (int32_t)x->dims[t];
         push.outer_strides[t] = (int32_t)outer_strides[t];
     }
+    if (red == RED_NONE && tuples > ND_GATHER_MAX_TUPLES) return scatter_nd_owned(c, k, tuples, slice, outer_strides);
     return gpu_scatter(c, "scatter_nd", (uint32_t)k, red, &push, sizeof push);
 }
 
