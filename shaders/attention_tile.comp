@@ -35,7 +35,7 @@ layout(push_constant) uniform Push {
     uint bd1, bd2;                // the inner two batch dims' sizes (the outermost implied)
     uint sq0, sq1, sq2, sk0, sk1, sk2, sv0, sv1, sv2;
     uint q0, k0, v0;              // first elements (strided Slices of one projection read in place)
-    // where Y(z, m, e) goes (a Transpose after the attention stored through: src/ops/matmul.c
+    // where Y(z, m, e) goes (a Transpose after the attention stored through: src/ops/matmul_fuse.c
     // transposed_store; dense: y_a = M E, y_zb = Z, y_a2 = 0, y_b = E, y_nb = E, y_c = 0)
     uint y_a, y_zb, y_a2, y_b, y_nb, y_c;
 } pc;

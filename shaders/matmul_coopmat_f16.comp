@@ -38,7 +38,7 @@ layout(std430, binding = 2) readonly buffer C { float16_t cb[]; };
 layout(std430, binding = 3) writeonly buffer Y { float16_t y[]; };
 layout(std430, binding = 3) writeonly buffer YWords { uint y_words[]; };
 
-// keep in step with mm_push in src/ops/matmul.c
+// keep in step with mm_push in src/ops/matmul_record.c
 layout(push_constant) uniform Push {
     uint M, N, K, sam, sak, sbk, sbn, scm, scn;
     float alpha, beta;

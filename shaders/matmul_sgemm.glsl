@@ -1,6 +1,6 @@
 // The body of matmul_sgemm and matmul_sgemm_res: float32 MatMul and Gemm on GPUs:
 // Y = alpha * A B + beta * C, batched over gl_WorkGroupID.z,
-// with matmul_tiled's push constants, bindings, grid and split-K output, so src/ops/matmul.c
+// with matmul_tiled's push constants, bindings, grid and split-K output, so src/ops/matmul_record.c
 // records it in matmul_tiled's place. What it does that matmul_tiled does not: each invocation
 // holds a TM x TN block of sums (4 x 4 up to 8 x 8) as 4 x 4 blocks BM / (TM / 4) rows and
 // BN / (TN / 4) columns apart, so that every shared-memory read is a vec4 and each k step costs
@@ -10,7 +10,7 @@
 // multiplied, then stored into the other of two shared buffers (one barrier a step); operands
 // whose contiguous runs start on 16 bytes are read 16 bytes at a time (VEC). fp32 words only.
 
-layout(local_size_x_id = 0) in; // (BM / TM) x (BN / TN): src/ops/matmul.c sets both
+layout(local_size_x_id = 0) in; // (BM / TM) x (BN / TN): src/ops/matmul_record.c sets both
 layout(constant_id = 3) const bool A_K_CONTIG = true;  // A(m,k+1) follows A(m,k): quads along k
 layout(constant_id = 4) const bool B_K_CONTIG = false; // B(k+1,n) follows B(k,n): quads along k
 layout(constant_id = 5) const bool HAS_C = false;
@@ -68,7 +68,7 @@ layout(std430, binding = BIND_COUNT) coherent buffer Count { uint done[]; };
 shared bool last_slice;
 #endif
 
-// keep in step with mm_push in src/ops/matmul.c
+// keep in step with mm_push in src/ops/matmul_record.c
 layout(push_constant) uniform Push {
     uint M, N, K, sam, sak, sbk, sbn, scm, scn;
     float alpha, beta;

@@ -1,7 +1,7 @@
 #version 450
 // The split-K reduce pass (matmul_splitk_reduce.glsl) and the LayerNormalization that reads its
-// Y, in one dispatch (src/ops/matmul.c, splitk_layer_norm): a pre-norm transformer's residual
-// stream h = x + Linear(...) is read by the next block's LayerNormalization and by the next
+// Y, in one dispatch (src/ops/matmul_fuse.c, mm_splitk_layer_norm): a pre-norm transformer's
+// residual stream h = x + Linear(...) is read by the next block's LayerNormalization and by the next
 // residual Add, so h is stored as the reduce pass stores it and the LayerNormalization of each
 // row follows from the values in registers, without a dispatch and a barrier of its own (ViT's
 // two per block). One workgroup per row of N sums, up to 256 invocations, VPT elements each;
@@ -27,7 +27,7 @@ layout(std430, binding = 3) readonly buffer R { float rb[]; };            // HAS
 layout(std430, binding = 4) readonly buffer ScaleShift { vec2 scale_shift[]; }; // the LayerNormalization's (Scale, B) per element
 layout(std430, binding = 5) writeonly buffer Out { float o[]; };
 
-// keep in step with mm_splitk_ln_push in src/ops/matmul.c
+// keep in step with mm_splitk_ln_push in src/ops/matmul_fuse.c
 layout(push_constant) uniform Push {
     uint rows, N, slices, M, scm, scn;
     float alpha, beta, eps;

@@ -10,7 +10,7 @@ layout(constant_id = 2) const bool IS_INT = false;
 layout(constant_id = 3) const bool HAS_C = false;
 layout(constant_id = 4) const uint ACT = 0u; // a fused activation: fused_act.glsl's code (op_act_code)
 layout(constant_id = 5) const bool HAS_R = false; // a residual of Y's shape and layout added before ACT (a fused Add)
-// SCALE: a per-column factor after C (ConvNeXt's layer scale, src/ops/matmul.c splitk_layer_scale):
+// SCALE: a per-column factor after C (ConvNeXt's layer scale, src/ops/matmul_fuse.c mm_splitk_layer_scale):
 // C holds 2 N values, Y = sum * cb[N + n] + cb[n] (alpha, beta and the factor folded in at plan time)
 layout(constant_id = 6) const bool SCALE = false;
 // Y_LAYOUT: Y (and R) at (z % y_zb) * y_a + (z / y_zb) * y_a2 + m * y_b + (n / y_nb) * y_c + n % y_nb

@@ -14,7 +14,7 @@ layout(constant_id = 2) const bool IS_INT = false;
 layout(constant_id = 3) const bool A_K_CONTIG = true;  // A(m,k+1) follows A(m,k): load along k
 layout(constant_id = 4) const bool B_K_CONTIG = false; // B(k+1,n) follows B(k,n): load along k
 layout(constant_id = 5) const bool HAS_C = false;
-layout(constant_id = 6) const uint TILE = 64u; // 32, 64 or 128 (src/ops/matmul.c)
+layout(constant_id = 6) const uint TILE = 64u; // 32, 64 or 128 (src/ops/matmul_record.c)
 // split K: z also picks a slice of K, and raw sums go to y as [slice][z][M][N] for
 // shaders/matmul_splitk_reduce.glsl to add up and finish
 layout(constant_id = 7) const bool SPLIT_K = false;
@@ -32,7 +32,7 @@ layout(std430, binding = 4) readonly buffer R { ELEM rb[]; };
 // SPLIT_K writes fp32 partial sums to binding 3 whatever the storage: the same binding as words
 layout(std430, binding = 3) writeonly buffer YWords { uint y_words[]; };
 
-// keep in step with mm_push in src/ops/matmul.c
+// keep in step with mm_push in src/ops/matmul_record.c
 layout(push_constant) uniform Push {
     uint M, N, K, sam, sak, sbk, sbn, scm, scn;
     float alpha, beta;

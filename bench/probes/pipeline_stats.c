@@ -7,8 +7,9 @@
  *   glslc --target-env=vulkan1.1 -O -I shaders -o sgemm.spv build/shaders/variants/matmul_sgemm.comp
  *   ./pipeline_stats sgemm.spv --bindings 4 256 0 0 1 0 0 128 0 0 128 8 7 1
  * The numbers after the file are the specialization constants 0, 1, 2... (32-bit unsigned
- * values, as src/ops/matmul.c passes them). Every core feature of Vulkan 1.1-1.3 the device has
- * is enabled, no other extension: enough for the float32 kernels, not for the tensor-core ones. */
+ * values, as src/ops/matmul_record.c passes them). Every core feature of Vulkan 1.1-1.3 the
+ * device has is enabled, no other extension: enough for the float32 kernels, not for the
+ * tensor-core ones. */
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
 #include "probe_file.h"

@@ -5,7 +5,7 @@
 # with it off and on; then Winograd convolutions off and on.   bench/tuning/gpu_sgemm_check.sh VKINFER OUT_DIR
 # Run from the repository root with Vulkan set up as tests/gpu/gpu_suite.sh says (the loader and
 # glvnd .debs unpacked, VK_DRIVER_FILES and __EGL_VENDOR_LIBRARY_FILENAMES set); needs torch.
-# If it wins, make it the default in sgemm_choose (src/ops/matmul.c) with the numbers.
+# If it wins, make it the default in sgemm_choose (src/ops/matmul_record.c) with the numbers.
 set -u
 VK=${1:-build/vkinfer}; OUT=${2:-/tmp/vkinfer-sgemm}
 mkdir -p "$OUT"

@@ -4,7 +4,7 @@
 #   cc bench/probes/pipeline_stats.c -o DIR/pipeline_stats -ldl
 #   glslc --target-env=vulkan1.1 -O -I shaders -o DIR/sgemm.spv build/shaders/variants/matmul_sgemm.comp
 #   bench/tuning/gpu_sgemm_stats.sh DIR
-# Spec constants as src/ops/matmul.c passes them: 0 local size, 3 A_K_CONTIG, 5 HAS_C, 6 BN,
+# Spec constants as src/ops/matmul_record.c passes them: 0 local size, 3 A_K_CONTIG, 5 HAS_C, 6 BN,
 # 8 ACT (1 a clamp, 7 erf GELU), 9 BM, 10 BK, 11 VEC, 12 TM, 13 TN, 14 EXACT: a Linear's product
 # (A row-major, B [K, N], a bias) with whole blocks.
 DIR=${1:-gpubuild}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GPU time of a Linear whose activation the float32 product takes as its epilogue, per
 matmul_sgemm tile and register block: a fused erf GELU on 64 sums an invocation once ran 15x
-slower than on 32 (src/ops/matmul.c, sgemm_choose).
+slower than on 32 (src/ops/matmul_record.c, sgemm_choose).
 
     bench/tuning/sgemm_act_check.py VKINFER [--rows 1024,4096] [--act gelu,relu,none]
         [--tiles default,128x128,64x128,64x128x8x8]

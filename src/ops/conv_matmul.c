@@ -1,7 +1,7 @@
-/* Conv and ConvTranspose as matrix products on MatMul's kernels (src/ops/matmul.c, and the CPU
- * MatMul of src/ops/matmul_cpu.c on CPU devices): im2col and one product per image or one over
- * the batch, the transposed product for small maps on CPU devices, and ConvTranspose as a
- * product and a gather (col2im). conv.c tries them before the convolution kernels. */
+/* Conv and ConvTranspose as matrix products on MatMul's kernels (src/ops/matmul_record.c, and
+ * the CPU MatMul of src/ops/matmul_cpu.c on CPU devices): im2col and one product per image or
+ * one over the batch, the transposed product for small maps on CPU devices, and ConvTranspose
+ * as a product and a gather (col2im). conv.c tries them before the convolution kernels. */
 #include "binary.h"
 #include "conv.h"
 #include "matmul.h"
@@ -11,7 +11,7 @@
 #include <string.h>
 
 /* ---- a convolution as a matrix product ----
- * On GPUs a 2-D convolution without groups runs as MatMul's kernels (src/ops/matmul.c):
+ * On GPUs a 2-D convolution without groups runs as MatMul's kernels (src/ops/matmul_record.c):
  * Y[n] = W [Cout, Cin*kh*kw] x col[n] [Cin*kh*kw, OH*OW], where col is X itself for a 1x1,
  * stride-1, unpadded convolution and an im2col copy of X otherwise. The product kernels are
  * the fastest the device has (register-blocked tiles, split K, cooperative matrices for

@@ -1,11 +1,14 @@
-/* What src/ops/matmul.c (the op, the GPU kernels) and src/ops/matmul_cpu.c (the kernels for
- * CPU Vulkan devices) share: one (batched) product as strides. Internal to these two files. */
+/* What MatMul/Gemm's files share: one (batched) product as strides. src/ops/matmul.c reads the
+ * nodes into it, matmul_fuse.c claims the nodes after it that its kernels apply,
+ * matmul_record.c chooses its GPU kernel and records it, matmul_cpu.c holds the kernels for CPU
+ * Vulkan devices. Conv (src/ops/conv*.c) records its products and transposed stores through it. */
 #ifndef VKI_OPS_MATMUL_H
 #define VKI_OPS_MATMUL_H
 
 #include "op.h"
 
 enum { MM_MAX_BATCH = VKI_MAX_RANK, MM_SHADER_BATCH_DIMS = 3 };
+enum { MM_LOCAL = 128 }; /* invocations per workgroup in the shaders */
 
 /* One (batched) product, all strides in elements. Y is contiguous [batch..., M, N]. */
 typedef struct mm_problem {
@@ -25,7 +28,7 @@ typedef struct mm_problem {
     bool has_r;                 /* a residual R of Y's shape and layout added before the activation */
     int r_value;                /* (a fused Add's other operand): Y = act(alpha A B + beta C + R) */
     int readers_value;          /* 1 + the value Y's readers read once the claimed epilogue nodes are
-                                 * applied (fuse_epilogues); 0: not known (then no LayerNormalization
+                                 * applied (mm_fuse_epilogues); 0: not known (then no LayerNormalization
                                  * after a split-K product joins its reduce pass) */
     bool y_t;                   /* Y (and R) held transposed, [batch][N][M]: only mm_record_cpu takes it
                                  * (Conv's transposed products on CPU devices, src/ops/conv.c) */
@@ -42,6 +45,15 @@ typedef struct mm_store_layout {
 } mm_store_layout;
 
 mm_store_layout mm_dense_layout(int64_t Z, int64_t M, int64_t N);
+
+/* Keep in step with shaders/matmul_splitk_reduce.glsl. */
+typedef struct mm_reduce_push {
+    uint32_t count, slices, M, N, scm, scn;
+    float alpha, beta;
+    uint32_t y_base;
+    float lo, hi;
+    mm_store_layout y; /* Y_LAYOUT's (spec 7) */
+} mm_reduce_push;
 
 /* A kernel writing value y (elements in the order of a dense [Z][M][N]) whose readers see
  * value v (y, or a view of it through claimed epilogue nodes; dims vd, rank vr): where a
@@ -74,6 +86,9 @@ gpu_storage mm_storage(op_ctx *c, const mm_problem *p);
 /* The floating-point operations of `batches` of p's products (2 M N K each), for the profile. */
 double mm_flops(const mm_problem *p, int64_t batches);
 
+/* The batches of p from batch dim `from` on: the product of their sizes. */
+int64_t mm_batch_count(const mm_problem *p, int from);
+
 /* Records p (the node's dispatches) with the kernel the device and shapes call for. Used by
  * MatMul, Gemm and, for convolutions as matrix products, Conv (src/ops/conv.c). */
 vki_status mm_record(op_ctx *c, const mm_problem *p);
@@ -84,6 +99,10 @@ vki_status mm_record(op_ctx *c, const mm_problem *p);
  * *taken; records nothing where it does not take p. */
 vki_status mm_record_gemv_wide(op_ctx *c, const mm_problem *p, bool *taken);
 
+/* Products of at most this many rows take matmul_gemv on GPUs (VKINFER_MM_GEMV_ROWS, 16 by
+ * default; measured on the H200: see docs/history/benchmarks-notebook.md) */
+int64_t mm_gemv_max_rows(const op_ctx *c);
+
 /* p's product without R and its activation into a scratch value, then one pass adding R and
  * applying the activation into Y: for the kernels that do not take a residual. */
 vki_status mm_record_then_add(op_ctx *c, const mm_problem *p);
@@ -92,6 +111,39 @@ vki_status mm_record_then_add(op_ctx *c, const mm_problem *p);
  * shape into p as its residual R, where that operand is a GPU tensor of Y's layout and Y fits one
  * binding; returns the value after it (`last` where nothing was taken). */
 int mm_fuse_residual(op_ctx *c, mm_problem *p, int last);
+
+/* Epilogues the kernels apply where they store Y: a following Add of a bias (one N-vector,
+ * any shape of it, or a scalar) or of a residual of Y's shape when Y is one [M,N] product
+ * (C has no batch strides) becomes C, where Y has none yet (MatMul, Gemm without C); then a
+ * Relu/Clip or a GELU after Y (or after that Add) becomes the clamp (op_fuse_activation_value). */
+void mm_fuse_epilogues(op_ctx *c, mm_problem *p);
+
+/* The Mul or Div by a constant scalar that alone reads value v (*f its factor), or -1. */
+int mm_scale_reader(op_ctx *c, int v, double *f);
+
+/* The split-K reduce pass's fusions, called by mm_record after the slices: `values` are the
+ * product's bindings (A, B, C, Y, R, as mm_record binds them), `act` its op_act_code. */
+
+/* After a float32 split-K product's slices (its raw sums in `partial`): where a
+ * LayerNormalization reads the finished Y (through the claimed bias and residual Adds, among
+ * other readers: a pre-norm transformer's residual stream) along rows of Y's N columns, with
+ * plan-time Scale and B, one dispatch adds the slices as the reduce pass does, stores Y and
+ * normalizes each row into the LayerNormalization's output, which it claims
+ * (shaders/matmul_splitk_ln.comp). ViT-B/16 has two a block. *taken false: not this case,
+ * nothing recorded. VKINFER_SPLITK_LN=0 keeps the two passes (for measuring). */
+vki_status mm_splitk_layer_norm(op_ctx *c, const mm_problem *p, int partial, int64_t slices, const int *values,
+                                uint32_t act, bool *taken);
+
+/* After a float32 split-K product's slices: where Y (through its claimed bias Add) is read only
+ * by a Transpose, that only by a Mul by a plan-time constant varying along Y's columns alone (a
+ * per-channel factor), and that only by an Add of a residual of the Transpose's shape (ConvNeXt's
+ * block end: the NHWC product permuted back to NCHW, times the layer scale, plus the block's
+ * input), the reduce pass applies the factor and the residual and stores through the
+ * Transpose's layout into the Add's output, claiming the three nodes (no binary_chain pass of
+ * their own). The factor, alpha, beta and the bias are folded into one plan-time constant of
+ * 2 N values. *taken false: not this case. VKINFER_SPLITK_CHAIN=0 keeps the passes (measuring). */
+vki_status mm_splitk_layer_scale(op_ctx *c, const mm_problem *p, int partial, int64_t slices, int64_t z_count,
+                                 const int *values, uint32_t act, bool *taken);
 
 /* Records p with the CPU-device kernels (shaders/matmul_cpu*). Sets *taken = false and
  * records nothing when they do not take p (integer products, operands or packed copies larger

@@ -1,7 +1,7 @@
 /* Choosing the tensor-core MatMul kernel and its tiles. The kernels take matmul_tiled's push
  * constants, grid and specialization constants (plus OUT_WORDS, and the aligned kernels their
- * tile shape), so src/ops/matmul.c records them in matmul_tiled's place; this file decides when.
- * The aligned kernel exists twice, on VK_NV_cooperative_matrix (matmul_coopmat_f16_aligned) and
+ * tile shape), so src/ops/matmul_record.c records them in matmul_tiled's place; this file
+ * decides when. The aligned kernel exists twice, on VK_NV_cooperative_matrix (matmul_coopmat_f16_aligned) and
  * on VK_KHR_cooperative_matrix (matmul_coopmat_khr_f16, same constants); the element-wise
  * loading kernel matmul_coopmat_f16 only on NV. */
 #include "matmul_coopmat.h"
@@ -79,8 +79,8 @@ static bool choose_aligned(op_ctx *c, int64_t M, int64_t N, int64_t batches, mm_
 
 /* Issue 37's candidate, for bench/tuning/coopmat2_experiment.sh: VKINFER_COOPMAT2_EXP=dims runs
  * matmul_coopmat2_dims_*, which take M, N, K and the operand strides as specialization
- * constants (src/ops/matmul.c sets them), a pipeline per shape. Measured on the H200 at 4096^3:
- * 282 against 265 TFLOP/s fp16, 285 against 267 bf16 (cuBLAS 730); whether it becomes the
+ * constants (src/ops/matmul_record.c sets them), a pipeline per shape. Measured on the H200 at
+ * 4096^3: 282 against 265 TFLOP/s fp16, 285 against 267 bf16 (cuBLAS 730); whether it becomes the
  * default waits for transformer shapes. vec4 (uvec4 views of aligned operands), acc16 (fp16
  * sums) and fullsg (full 32-wide subgroups) measured no faster and were removed. */
 static void coopmat2_candidate(const op_ctx *c, bool bf16, mm_coopmat_kernel *k)

@@ -1,6 +1,6 @@
 /* The tensor-core MatMul kernels (shaders/matmul_coopmat_f16.comp and its vector-load sibling
- * matmul_coopmat_f16_aligned, shaders/matmul_coopmat_aligned.glsl): when src/ops/matmul.c may run
- * them instead of matmul_tiled, and with which tiles. */
+ * matmul_coopmat_f16_aligned, shaders/matmul_coopmat_aligned.glsl): when src/ops/matmul_record.c
+ * may run them instead of matmul_tiled, and with which tiles. */
 #ifndef VKI_MATMUL_COOPMAT_H
 #define VKI_MATMUL_COOPMAT_H
 
@@ -12,8 +12,8 @@ typedef struct mm_coopmat_kernel {
     const char *shader;
     uint32_t tile_m, tile_n, local;
     uint32_t n_spec;          /* 10 (matmul_coopmat_f16), 15 (matmul_coopmat2_f16/_bf16 and the aligned kernel),
-                                 22 (matmul_coopmat2_dims_*: src/ops/matmul.c sets 15..21 to M, N, K and
-                                 the operand strides) */
+                                 22 (matmul_coopmat2_dims_*: src/ops/matmul_record.c sets 15..21 to M, N,
+                                 K and the operand strides) */
     uint32_t spec_tail[6];    /* constant ids 9..14 */
 } mm_coopmat_kernel;
 

@@ -2,7 +2,7 @@
  * product reads its weight once, so the kernel reads it 16 bytes an invocation and splits K
  * across workgroups until the GPU is full, the last workgroup of each column block adding the
  * slices. Products it does not take (batched, unaligned, integer, with a residual) keep
- * matmul_gemv (src/ops/matmul.c). */
+ * matmul_gemv (src/ops/matmul_record.c). */
 #include "matmul.h"
 
 /* Keep in step with the Push block of shaders/matmul_gemv_wide.glsl. */
@@ -50,7 +50,7 @@ vki_status mm_record_gemv_wide(op_ctx *c, const mm_problem *p, bool *taken)
     gpu_storage st = mm_storage(c, p);
     const plan_value *y = op_value(c, p->y_value);
     if (!c->vk->opts.mm_gemv_wide || (st == GPU_W32 && mm_cpu_kernels(c))) return VKI_OK;
-    if (p->M < 1 || p->M > GEMV_MAX_ROWS || p->M > c->vk->opts.mm_gemv_rows || p->nb > 0 || p->has_r || p->y_t ||
+    if (p->M < 1 || p->M > GEMV_MAX_ROWS || p->M > mm_gemv_max_rows(c) || p->nb > 0 || p->has_r || p->y_t ||
         !dtype_is_float(y->dtype) || p->K < 1)
         return VKI_OK;
     int64_t run = 16 / (int64_t)storage_size(st);
@@ -63,7 +63,8 @@ vki_status mm_record_gemv_wide(op_ctx *c, const mm_problem *p, bool *taken)
         return VKI_OK;
     if (op_bound_numel(c, p->a_value) > UINT32_MAX || op_bound_numel(c, p->b_value) > UINT32_MAX) return VKI_OK;
 
-    /* column blocks, then K's slices until the workgroups fill the GPU */
+    /* column blocks, then K's slices until the workgroups fill the GPU (mm_busy_groups's count
+     * GEMV_BLOCKS_PER_GROUP times) */
     int64_t cols = b_k_contig ? GEMV_DEEP : GEMV_SIDE * run;
     int64_t blocks = (p->N + cols - 1) / cols;
     if (blocks > 65535) return VKI_OK;

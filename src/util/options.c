@@ -204,7 +204,7 @@ static const opt_def options[] = {
      "rows (measured on the H200, docs/architecture.md)"},
     {"VKINFER_SGEMM_TILE", OPT_DIMS, "tuning", F(sgemm_tile), "BMxBN[xTMxTN]", NULL, 0, "",
      "`matmul_sgemm`'s tile, BM and BN 64 or 128, and the sums an invocation, TM x TN, 4 or 8 each, at most 256 "
-     "invocations (tuning). Default: from the product's size (src/ops/matmul.c)",
+     "invocations (tuning). Default: from the product's size (src/ops/matmul_record.c)",
      sgemm_tile_check},
     {"VKINFER_SGEMM_BK", OPT_INT, "tuning", F(sgemm_bk), "8|16", NULL, 8, "8", "`matmul_sgemm`'s K step (tuning)"},
     {"VKINFER_SGEMM_BLOCKS", OPT_BOOL, "tuning", F(sgemm_blocks), NULL, NULL, 1, "1",

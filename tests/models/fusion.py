@@ -551,7 +551,7 @@ class HeadsBack(nn.Module):
     """The heads moved back beside the sequence after attention, before the out-projection:
     [B, H, S, D] -> [B, S, H, D] -> [B, S, H D] (PyTorch 2's and Hugging Face's spelling) and
     [B H, S, D] -> [S, B H, D] (the TorchScript exporter's nn.MultiheadAttention). The attention
-    kernel stores through the Transpose's layout (src/ops/matmul.c mm_store_transposed): no
+    kernel stores through the Transpose's layout (src/ops/matmul_fuse.c mm_store_transposed): no
     Transpose dispatched (checked through the profile); on CPU devices' kernels, where attention
     stays three dispatches, the P V product (matmul_cpu, matmul_cpu_small) stores through."""
 
@@ -879,7 +879,7 @@ CONV_ON_GPU_KERNELS = os.environ.get("VKINFER_CONV_KERNELS") == "gpu"
 RESIDUAL_INTO_NORM = {"encoder", "encoder_opset14"}
 
 
-# Half products on a device with tensor cores take no residual as R (src/ops/matmul.c,
+# Half products on a device with tensor cores take no residual as R (src/ops/matmul_fuse.c,
 # mm_fuse_residual: their kernels have no R, and the Add is left to what reads it, such as the
 # LayerNormalization after it), so in the fp16 mode and on bfloat16 models there these cases
 # save fewer dispatches: the bias Adds of residual_twice, the views of residual_views (no node

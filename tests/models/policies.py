@@ -96,7 +96,7 @@ def main():
         named = profiled_dispatches(vkinfer, os.path.join(tmp, "model.onnx"), names=True)
         dispatched = [(k, op) for k, op, _ in named] if named is not None else None
         # attention's outputs moved back by a Transpose (directly or through a Reshape): stored
-        # through by the kernel before it (src/ops/matmul.c mm_store_transposed), claimed
+        # through by the kernel before it (src/ops/matmul_fuse.c mm_store_transposed), claimed
         graph = onnx.load(os.path.join(tmp, "model.onnx"))
         made_by = {o: n for n in graph.graph.node for o in n.output}
 
