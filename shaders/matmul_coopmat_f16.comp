@@ -48,6 +48,8 @@ layout(push_constant) uniform Push {
     float lo, hi;
 } pc;
 
+#include "matmul_slice.glsl"
+
 #define LOCAL 128u
 #define TK 32u
 #define PAD 8u // halves: rows stay 16-byte aligned and consecutive rows start on other banks
@@ -69,16 +71,8 @@ void main()
     uint t = gl_LocalInvocationID.x, sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
     uint n0 = gl_WorkGroupID.x * TILE, m0 = gl_WorkGroupID.y * TILE;
     uint sm = (sg / 2u) * SUB, sn = (sg % 2u) * SUB; // this subgroup's block within the tile
-    uint z = gl_WorkGroupID.z + pc.batch_base, k_begin = 0u, k_end = pc.K;
-    if (SPLIT_K) {
-        uint slice = gl_WorkGroupID.z / pc.z_count;
-        z = gl_WorkGroupID.z % pc.z_count;
-        k_begin = slice * pc.k_slice;
-        k_end = min(pc.K, k_begin + pc.k_slice);
-    }
-    uint i2 = z % pc.bd2, i1 = (z / pc.bd2) % pc.bd1, i0 = z / (pc.bd2 * pc.bd1);
-    uint a_off = pc.a_base + i0 * pc.sa0 + i1 * pc.sa1 + i2 * pc.sa2;
-    uint b_off = pc.b_base + i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2;
+    uint z, k_begin, k_end, a_off, b_off;
+    mm_workgroup_slice(pc.K, z, k_begin, k_end, a_off, b_off);
 
     // fixed-size arrays (TILE is a spec constant); the [[unroll]] loops over FRAGS keep the
     // accumulators in registers once the driver knows TILE

@@ -78,6 +78,8 @@ layout(push_constant) uniform Push {
     float lo, hi;
 } pc;
 
+#include "matmul_slice.glsl"
+
 const uint TM = TM0 != 0u ? TM0 : BM / 16u, TN = TN0 != 0u ? TN0 : BN / 16u;
 const uint RG = TM / 4u, CG = TN / 4u;      // 4 x 4 blocks per invocation along M and N
 const uint LX = BN / TN, LY = BM / TM;      // invocations along N and M
@@ -220,16 +222,8 @@ void main()
 {
     uint t = gl_LocalInvocationID.x, tx = t % LX, ty = t / LX;
     uint n0 = gl_WorkGroupID.x * BN, m0 = gl_WorkGroupID.y * BM;
-    uint z = gl_WorkGroupID.z + pc.batch_base, k_begin = 0u, k_end = pc.K;
-    if (SPLIT_K) {
-        uint slice = gl_WorkGroupID.z / pc.z_count;
-        z = gl_WorkGroupID.z % pc.z_count;
-        k_begin = slice * pc.k_slice;
-        k_end = min(pc.K, k_begin + pc.k_slice);
-    }
-    uint i2 = z % pc.bd2, i1 = (z / pc.bd2) % pc.bd1, i0 = z / (pc.bd2 * pc.bd1);
-    uint a_off = pc.a_base + i0 * pc.sa0 + i1 * pc.sa1 + i2 * pc.sa2;
-    uint b_off = pc.b_base + i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2;
+    uint z, k_begin, k_end, a_off, b_off;
+    mm_workgroup_slice(pc.K, z, k_begin, k_end, a_off, b_off);
 
     float acc[RG * 4u][CG * 4u];
     [[unroll]] for (uint i = 0u; i < RG * 4u; i++)

@@ -42,6 +42,8 @@ layout(push_constant) uniform Push {
     float lo, hi;          // ACT's bounds (a clamp's)
 } pc;
 
+#include "matmul_slice.glsl"
+
 #define TM TILE
 #define TN TILE
 #define TK 16u
@@ -60,16 +62,8 @@ void main()
     uint t = gl_LocalInvocationID.x;
     uint tx = t % 16u, ty = t / 16u; // this invocation owns columns tx + 16j, rows ty + 8i
     uint n0 = gl_WorkGroupID.x * TN, m0 = gl_WorkGroupID.y * TM;
-    uint z = gl_WorkGroupID.z + pc.batch_base, k_begin = 0u, k_end = pc.K;
-    if (SPLIT_K) {
-        uint slice = gl_WorkGroupID.z / pc.z_count;
-        z = gl_WorkGroupID.z % pc.z_count;
-        k_begin = slice * pc.k_slice;
-        k_end = min(pc.K, k_begin + pc.k_slice);
-    }
-    uint i2 = z % pc.bd2, i1 = (z / pc.bd2) % pc.bd1, i0 = z / (pc.bd2 * pc.bd1);
-    uint a_off = pc.a_base + i0 * pc.sa0 + i1 * pc.sa1 + i2 * pc.sa2;
-    uint b_off = pc.b_base + i0 * pc.sb0 + i1 * pc.sb1 + i2 * pc.sb2;
+    uint z, k_begin, k_end, a_off, b_off;
+    mm_workgroup_slice(pc.K, z, k_begin, k_end, a_off, b_off);
 
     float accf[RM][RN];
     int acci[RM][RN];
