@@ -131,7 +131,7 @@ void cli_profile_free(profile_result *p)
     memset(p, 0, sizeof *p);
 }
 
-int cli_plot(const char *json_path, const char *png_path)
+int cli_plot(const char *json_path, const char *png_path, const char *python)
 {
     int fds[2];
     if (pipe(fds) != 0) {
@@ -150,10 +150,6 @@ int cli_plot(const char *json_path, const char *png_path)
         dup2(fds[0], STDIN_FILENO);
         close(fds[0]);
         close(fds[1]);
-        /* the interpreter this program starts, not a setting of the library: like PATH, which
-         * execlp searches, it belongs to the program's environment */
-        const char *python = getenv("VKINFER_PYTHON");
-        if (!python || !*python) python = "python3";
         execlp(python, python, "-", json_path, png_path, (char *)NULL);
         fprintf(stderr, "vkinfer: --plot needs %s (Debian: python3 and python3-matplotlib): %s\n", python, strerror(errno));
         _exit(127);
@@ -334,7 +330,7 @@ int cmd_bench(int argc, char **argv)
                 rc = 1;
             } else {
                 write_bench_json(f, &o, &l, &stats, &dev, first_ms, times, n, &lat, &pr);
-                rc = fclose(f) != 0 ? 1 : cli_plot(json_path, o.plot);
+                rc = fclose(f) != 0 ? 1 : cli_plot(json_path, o.plot, o.python);
                 unlink(json_path);
             }
         }

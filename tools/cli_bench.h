@@ -34,8 +34,9 @@ void cli_profile_text(FILE *f, const profile_result *p, bool all, double median_
 void cli_profile_json(FILE *f, const profile_result *p);
 void cli_profile_free(profile_result *p);
 
-/* Draws FILE.png from the bench JSON with the embedded tools/plot_bench.py through python3.
- * Returns 0, or 1 after saying why on stderr (no python3, no matplotlib...). */
-int cli_plot(const char *json_path, const char *png_path);
+/* Draws FILE.png from the bench JSON with the embedded tools/plot_bench.py through `python`
+ * (VKINFER_PYTHON, else python3). Returns 0, or 1 after saying why on stderr (no python3, no
+ * matplotlib...). */
+int cli_plot(const char *json_path, const char *png_path, const char *python);
 
 #endif

@@ -63,7 +63,7 @@ const char *cli_cpu_threads_note(const loaded *l, const vki_device_info *dev, ch
     if (!dev->type || strcmp(dev->type, "cpu")) return "";
     /* lavapipe takes its thread count only from the process's environment, so that is where
      * the count a user set is found (the library's options cannot carry it) */
-    const char *env = getenv("LP_NUM_THREADS");
+    const char *env = l->lp_num_threads;
     if (l->cpu_auto == CPU_CHOSEN_INLINE)
         snprintf(buf, size, "0 (each dispatch on lavapipe's submit thread: chosen for a model of under 1 MiB of weights "
                             "and inputs; --cpu-threads N to change)");
@@ -86,7 +86,8 @@ int cli_load(const run_options *o, loaded *l)
      * finds it, so the program reads and sets it there, not through the library's options; it
      * has one thread here, so setting the environment is safe (the library never does) */
     l->cpu_threads = o->cpu_threads;
-    if (l->cpu_threads < 0 && !getenv("LP_NUM_THREADS")) {
+    l->lp_num_threads = o->lp_num_threads;
+    if (l->cpu_threads < 0 && !o->lp_num_threads) {
         if (auto_inline(o->model)) l->cpu_threads = 0, l->cpu_auto = CPU_CHOSEN_INLINE;
         else if (sysconf(_SC_NPROCESSORS_ONLN) == 2) l->cpu_threads = 4, l->cpu_auto = CPU_CHOSEN_TWO_PER_CORE;
     }

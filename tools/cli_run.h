@@ -34,6 +34,10 @@ typedef struct run_options {
     long cpu_threads;  /* >= 0: LP_NUM_THREADS for lavapipe; -1: as the environment says */
     const char *option_names[MAX_INPUT_ARGS], *option_values[MAX_INPUT_ARGS]; /* --option NAME=VALUE */
     int n_options;
+    /* the program's environment, read by cli_parse_run_options (the library reads its own
+     * VKINFER_* options in src/util/options.c): LP_NUM_THREADS, lavapipe's thread count (NULL
+     * unset), and VKINFER_PYTHON, the interpreter --plot runs (python3 unless set) */
+    const char *lp_num_threads, *python;
 } run_options;
 
 /* Accepts "--opt value" and "--opt=value". Returns 0, or EXIT_USAGE after printing why. */
@@ -46,6 +50,7 @@ typedef struct loaded {
     double load_ms;
     double session_ms; /* includes the plan when every input shape is declared */
     long cpu_threads;  /* LP_NUM_THREADS as set here: --cpu-threads or the small-model choice; -1 not set */
+    const char *lp_num_threads; /* LP_NUM_THREADS as the environment gave it (NULL: unset) */
     int cpu_auto;      /* how cpu_threads was chosen: CPU_CHOSEN_* (cli_load.c) */
 } loaded;
 

@@ -59,6 +59,11 @@ int cli_parse_run_options(const char *cmd, int argc, char **argv, bool bench, ru
     o->warmup = 10;
     o->runs = 50;
     o->cpu_threads = -1;
+    /* lavapipe takes its thread count only from the process's environment, and --plot's
+     * interpreter belongs to it as PATH does: the program's two variables, read here only */
+    o->lp_num_threads = getenv("LP_NUM_THREADS");
+    o->python = getenv("VKINFER_PYTHON");
+    if (!o->python || !*o->python) o->python = "python3";
     for (int i = 0; i < argc; i++) {
         char *arg = argv[i], *value = NULL;
         char opt[64];
