@@ -49,7 +49,13 @@ vki_status mm_record_gemv_wide(op_ctx *c, const mm_problem *p, bool *taken)
     *taken = false;
     gpu_storage st = mm_storage(c, p);
     const plan_value *y = op_value(c, p->y_value);
+    const VkPhysicalDeviceLimits *lim = &c->vk->caps.props.limits;
     if (!c->vk->opts.mm_gemv_wide || (st == GPU_W32 && mm_cpu_kernels(c))) return VKI_OK;
+    /* its workgroups and shared sums (8 KiB): devices of fewer keep matmul_gemv (the Android
+     * Baseline allows 128 invocations) */
+    if (lim->maxComputeWorkGroupInvocations < GEMV_LOCAL || lim->maxComputeWorkGroupSize[0] < GEMV_LOCAL ||
+        lim->maxComputeSharedMemorySize < GEMV_LOCAL * 8 * 4 + 4)
+        return VKI_OK;
     if (p->M < 1 || p->M > GEMV_MAX_ROWS || p->M > mm_gemv_max_rows(c) || p->nb > 0 || p->has_r || p->y_t ||
         !dtype_is_float(y->dtype) || p->K < 1)
         return VKI_OK;

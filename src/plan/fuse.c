@@ -348,6 +348,42 @@ static bool is_scale(const matcher *m, int v, int depth)
  * RMSNormalization(x, gamma): its sums are float32 whatever the dtype. Where the product is not
  * by a Scale (none, or one computed in the graph: pi05's adaptive norm multiplies by 1 +
  * a conditioning), the pattern ends at x * r, planned as RMSNormalization(x) without a Scale. */
+/* v's dtype where the graph tells it before planning: an input's, an initializer's, a Cast's
+ * `to`, or through ops whose result has their first input's dtype (element-wise arithmetic,
+ * products, moves), up to 12 nodes back; UNDEFINED otherwise */
+static vki_dtype dtype_before_planning(const matcher *m, int v)
+{
+    static const char *const same_as_first[] = {"Add", "Sub", "Mul", "Div", "MatMul", "Gemm", "Neg", "Relu", "Sigmoid",
+                                                "Tanh", "Softmax", "Reshape", "Transpose", "Identity", "Squeeze",
+                                                "Unsqueeze", "Slice", "Concat", "Expand"};
+    const ir_graph *g = m->p->graph;
+    for (int depth = 0; depth < 12 && v >= 0 && v < g->n_values; depth++) {
+        if (g->values[v].dtype != VKI_DTYPE_UNDEFINED) return g->values[v].dtype;
+        int n = g->values[v].producer;
+        if (n < 0 || *g->nodes[n].domain || g->nodes[n].n_inputs < 1) break;
+        const ir_node *node = &g->nodes[n];
+        if (!strcmp(node->op_type, "Cast")) return (vki_dtype)ir_attr_int(node, "to", 0);
+        bool same = false;
+        for (size_t i = 0; i < sizeof same_as_first / sizeof *same_as_first && !same; i++)
+            same = !strcmp(node->op_type, same_as_first[i]);
+        if (!same) break;
+        v = node->inputs[0];
+    }
+    return VKI_DTYPE_UNDEFINED;
+}
+
+/* The Cast to float32 that produces v from float16 or bfloat16 (dtype_before_planning), where
+ * v's `uses` reads are all the caller's; or -1 */
+static int widening_cast(const matcher *m, int v, int uses)
+{
+    const ir_graph *g = m->p->graph;
+    if (v < 0 || v >= g->n_values || g->values[v].is_output || m->p->uses[v] != uses || m->p->shape_reads[v]) return -1;
+    int c = g->values[v].producer;
+    if (c < 0 || !is_op(m, c, "Cast", 1) || ir_attr_int(&g->nodes[c], "to", 0) != VKI_DTYPE_FLOAT) return -1;
+    vki_dtype dt = dtype_before_planning(m, g->nodes[c].inputs[0]);
+    return dt == VKI_DTYPE_FLOAT16 || dt == VKI_DTYPE_BFLOAT16 ? c : -1;
+}
+
 static bool match_rms_norm(matcher *m, int n)
 {
     const ir_graph *g = m->p->graph;
@@ -390,8 +426,13 @@ static bool match_rms_norm(matcher *m, int n)
     int gamma = mg >= 0 ? other_input(m, mg, out0(m, last)) : -1;
     if (gamma < 0 || !is_scale(m, gamma, 0)) /* no Scale (or one computed, as pi05's adaptive norm): x * r alone */
         mg = mx, cast = gamma = -1;
-    int nodes[8] = {n, rm, ae, sq, rc, mx, cast, mg};
-    for (int i = 0; i < 8; i++)
+    /* x widened from halves for the sums (Llama's and Qwen's hidden.to(float32)), read only
+     * here: the fused node reads the halves, an exact widening, and the Cast is not computed
+     * (its result is the Scale's dtype either way; without a Scale it would be x's) */
+    int widen = gamma >= 0 ? widening_cast(m, x, is_op(m, n, "Pow", 2) ? 2 : 3) : -1;
+    if (widen >= 0) x = g->nodes[widen].inputs[0];
+    int nodes[9] = {n, rm, ae, sq, rc, mx, cast, mg, widen};
+    for (int i = 0; i < 9; i++)
         if (nodes[i] >= 0) m->p->pattern[nodes[i]] = PATTERN_INNER;
     m->p->pattern[mg] = PATTERN_RMS_NORM;
     m->p->pattern_in[(size_t)mg * PATTERN_INPUTS] = x;
