@@ -558,6 +558,26 @@ static bool mergeable(const plan *p, const bool *live, int n)
     return true;
 }
 
+/* For Transpose n of a Transpose that it undoes (the dynamo exporter's slice assignment writes
+ * Transpose(P) back and Transpose(P) again around a value that a Shape also reads, where its
+ * optimizer cannot fold them): the first Transpose's input, which n's output equals; else -1 */
+static int undone_transpose(const plan *p, const bool *live, int n)
+{
+    const ir_graph *g = p->graph;
+    const ir_node *nd = &g->nodes[n];
+    if (*nd->domain || strcmp(nd->op_type, "Transpose") || nd->n_inputs != 1) return -1;
+    int t = g->values[nd->inputs[0]].producer;
+    if (t < 0 || !live[t] || p->pattern[t] != PATTERN_NONE) return -1;
+    const ir_node *first = &g->nodes[t];
+    if (*first->domain || strcmp(first->op_type, "Transpose") || first->n_inputs != 1 || first->inputs[0] < 0) return -1;
+    const int64_t *p1, *p2;
+    int n1 = ir_attr_ints(first, "perm", &p1), n2 = ir_attr_ints(nd, "perm", &p2);
+    if (n1 <= 0 || n1 != n2) return -1;
+    for (int k = 0; k < n2; k++)
+        if (p2[k] < 0 || p2[k] >= n1 || p1[p2[k]] != k) return -1;
+    return first->inputs[0];
+}
+
 static uint64_t hash_mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull; }
 
 static uint64_t hash_str(uint64_t h, const char *s)
@@ -569,7 +589,8 @@ static uint64_t hash_str(uint64_t h, const char *s)
 /* Nodes that compute the same thing twice (same op, attributes and inputs, the inputs counted
  * after merging: unoptimized exports cast each weight and recompute rotary tables once per
  * layer or step) are planned once: the later node becomes an Identity of the earlier's output,
- * a view (PATTERN_SAME). Inputs are compared through rep[], each value's merged representative,
+ * a view (PATTERN_SAME). So does a Transpose that undoes the Transpose before it, of that
+ * one's input (undone_transpose). Inputs are compared through rep[], each value's merged representative,
  * so chains of equal nodes merge whole. */
 static vki_status merge_same_nodes(plan *p, const bool *live)
 {
@@ -587,6 +608,13 @@ static vki_status merge_same_nodes(plan *p, const bool *live)
     for (int n = 0; n < g->n_nodes; n++) {
         if (!mergeable(p, live, n)) continue;
         const ir_node *nd = &g->nodes[n];
+        int undone = undone_transpose(p, live, n);
+        if (undone >= 0) { /* the value before both Transposes, viewed */
+            p->pattern[n] = PATTERN_SAME;
+            p->pattern_in[(size_t)n * PATTERN_INPUTS] = undone;
+            rep[nd->outputs[0]] = rep[undone];
+            continue;
+        }
         uint64_t h = hash_str(hash_str(0xcbf29ce484222325ull, nd->domain), nd->op_type);
         for (int i = 0; i < nd->n_inputs; i++) h = hash_mix(h, (uint64_t)rep[nd->inputs[i]] + 1);
         for (int a = 0; a < nd->n_attrs; a++) h = hash_mix(hash_str(h, nd->attrs[a].name), (uint64_t)nd->attrs[a].i);

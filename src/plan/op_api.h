@@ -165,6 +165,9 @@ const ir_node *op_product_reader(op_ctx *c, int v, int *operand, bool *direct);
 bool op_gather_split_readers(op_ctx *c, int v);
 /* Whether fusion and views are on (VKINFER_NO_FUSION unset: no graph as it is to measure against). */
 bool op_fusion_on(const op_ctx *c);
+/* Whether only Shape and Size nodes read value v (not a graph output, fusion on): its dims
+ * are all that is needed of it */
+bool op_dims_read_only(op_ctx *c, int v);
 /* A scratch value live only during this node, held as 32-bit words (GPU_W32). */
 vki_status op_temp(op_ctx *c, vki_dtype dtype, int64_t numel, int *value_index);
 plan_value *op_value(op_ctx *c, int value_index);

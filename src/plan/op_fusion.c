@@ -7,6 +7,14 @@
 #include <math.h>
 #include <string.h>
 
+bool op_dims_read_only(op_ctx *c, int v)
+{
+    const plan *p = c->plan;
+    const ir_graph *g = p->graph;
+    return !p->no_fusion && v >= 0 && v < g->n_values && !g->values[v].is_output && p->uses[v] > 0 &&
+           p->uses[v] == p->shape_reads[v];
+}
+
 /* The node that alone reads value v, `reads` times (once; twice where it takes v as two of
  * its operands) (as itself or as a pattern of src/plan/fuse.c),
  * where v is a float value that is not a graph output, fusion is on and that node is not

@@ -1,8 +1,8 @@
 """Nodes that compute the same thing twice (same op, attributes and inputs) are planned once,
 the later a view of the earlier's output (src/plan/fuse.c, merge_same_nodes): what an
 unoptimized dynamo export writes when it casts a weight and recomputes a rotary table in every
-layer. Each case is an ONNX graph built here, run by `vkinfer run` with fusion on and with
-VKINFER_NO_FUSION=1, compared with numpy, and the fused plan must have exactly the expected
+layer, and a Transpose that undoes the one before it. Each case is an ONNX graph built here,
+run by `vkinfer run` with fusion on and with VKINFER_NO_FUSION=1, compared with numpy, and the fused plan must have exactly the expected
 number of dispatches fewer.
 
     same_nodes.py VKINFER"""
@@ -59,7 +59,28 @@ def random_not_merged():
     return g, {"x": x}, {"y": x}
 
 
-CASES = {"chains": (chains, 8), "random_not_merged": (random_not_merged, 1)}
+def undone_transposes():
+    """Transpose(P) of Transpose(P) with P = (3, 1, 2, 0), its own inverse, the first also read by a
+    Shape (the dynamo exporter's slice assignment where its optimizer cannot fold the pair): the
+    second is a view of the first's input (1 fewer) and the first, read for its dims alone, is a
+    view too (1 fewer): 2 fewer. A pair that does not undo itself ((1, 0, 2, 3) after (0, 2, 1, 3))
+    keeps both copies."""
+    x = np.random.default_rng(2).standard_normal((2, 3, 4, 5), dtype=np.float32)
+    nodes = [helper.make_node("Tanh", ["x"], ["a"]),
+             helper.make_node("Transpose", ["a"], ["b"], perm=[3, 1, 2, 0]), helper.make_node("Shape", ["b"], ["s"]),
+             helper.make_node("Transpose", ["b"], ["c"], perm=[3, 1, 2, 0]), helper.make_node("Relu", ["c"], ["y"]),
+             helper.make_node("Transpose", ["a"], ["d"], perm=[0, 2, 1, 3]),
+             helper.make_node("Transpose", ["d"], ["e"], perm=[1, 0, 2, 3]), helper.make_node("Neg", ["e"], ["z"])]
+    t = np.tanh(x)
+    refs = {"y": np.maximum(t, 0), "s": np.array([5, 3, 4, 2], np.int64), "z": -t.transpose(0, 2, 1, 3).transpose(1, 0, 2, 3)}
+    g = helper.make_graph(nodes, "undone", [helper.make_tensor_value_info("x", F, x.shape)],
+                          [helper.make_tensor_value_info("y", F, x.shape),
+                           helper.make_tensor_value_info("s", TensorProto.INT64, [4]),
+                           helper.make_tensor_value_info("z", F, refs["z"].shape)])
+    return g, {"x": x}, refs
+
+
+CASES = {"chains": (chains, 8), "random_not_merged": (random_not_merged, 1), "undone_transposes": (undone_transposes, 2)}
 
 
 def main():
