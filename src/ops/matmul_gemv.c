@@ -62,12 +62,12 @@ vki_status mm_record_gemv_wide(op_ctx *c, const mm_problem *p, bool *taken)
     int64_t run = 16 / (int64_t)storage_size(st);
     bool b_k_contig;
     if (!runs_aligned(p, run, &b_k_contig)) return VKI_OK;
+    /* A, B, C and Y each bound whole, their elements indexed in 32 bits */
     uint64_t range = op_max_binding_bytes(c), elem = storage_size(st);
-    if ((uint64_t)op_bound_numel(c, p->a_value) * elem > range || (uint64_t)op_bound_numel(c, p->b_value) * elem > range ||
-        (uint64_t)(p->M * p->N) * elem > range ||
-        (p->has_c && (uint64_t)op_bound_numel(c, p->c_value) * elem > range))
-        return VKI_OK;
-    if (op_bound_numel(c, p->a_value) > UINT32_MAX || op_bound_numel(c, p->b_value) > UINT32_MAX) return VKI_OK;
+    int64_t bound[4] = {op_bound_numel(c, p->a_value), op_bound_numel(c, p->b_value),
+                        p->has_c ? op_bound_numel(c, p->c_value) : 0, p->M * p->N};
+    for (int i = 0; i < 4; i++)
+        if ((uint64_t)bound[i] * elem > range || bound[i] > UINT32_MAX) return VKI_OK;
 
     /* column blocks, then K's slices until the workgroups fill the GPU (mm_busy_groups's count
      * GEMV_BLOCKS_PER_GROUP times) */
@@ -79,7 +79,6 @@ vki_status mm_record_gemv_wide(op_ctx *c, const mm_problem *p, bool *taken)
     int64_t slices = (want + blocks - 1) / blocks, max_slices = (p->K + min_slice - 1) / min_slice;
     if (slices > max_slices) slices = max_slices;
     if (slices > 65535) slices = 65535;
-    if (slices < 1) slices = 1;
     int64_t k_slice = (p->K + slices - 1) / slices;
     k_slice = (k_slice + run - 1) / run * run; /* runs of k stay whole (b_k_contig) */
     slices = (p->K + k_slice - 1) / k_slice;

@@ -54,11 +54,11 @@ static vki_status plan_transpose(op_ctx *c)
             same_order = perm[k] > last;
             last = perm[k];
         }
-    if (same_order) return op_output_alias(c, 0, 0);
-    /* read by Shape or Size alone (the dynamo exporter's slice assignment, whose Transpose back
+    /* Read by Shape or Size alone (the dynamo exporter's slice assignment, whose Transpose back
      * a Shape reads after the next Transpose undid it: src/plan/fuse.c undone_transpose): its
      * dims, no copy; its bytes are X's, which nothing reads in its order */
-    if (op_dims_read_only(c, op_out_index(c, 0)) && !x->permuted && !x->view_scale) return op_output_alias(c, 0, 0);
+    bool dims_only = !x->permuted && !x->view_scale && op_dims_read_only(c, op_out_index(c, 0));
+    if (same_order || dims_only) return op_output_alias(c, 0, 0);
     /* A Transpose that only a MatMul reads (attention's head split, K transposed) is a permuted
      * view of X: the product kernels take any strides, so nothing is copied. Not where it
      * would cut a product in pieces: A with its batch axes moved, times a 2-D B, is one

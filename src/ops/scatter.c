@@ -2,8 +2,8 @@
  * min; shaders/scatter_elements.comp, shaders/scatter_nd.glsl). The shaders work as gathers: each
  * output element collects the updates aimed at it in order, so duplicate indices need no atomics
  * and reduce exactly as the reference does. ScatterND without reduction over many tuples (a
- * masked_scatter) is three linear passes instead (scatter_nd_owned), the last duplicate winning. Small constant inputs are folded on the host. Constant
- * indices out of range are errors at plan time; on the GPU an update whose index (ScatterND: any
+ * masked_scatter) is three linear passes instead (scatter_nd_owned), the last duplicate winning.
+ * Small constant inputs are folded on the host. Constant indices out of range are errors at plan time; on the GPU an update whose index (ScatterND: any
  * index of its tuple) is out of range is skipped, so nothing is written outside the output.
  *
  * vkinfer.ScatterSlices, the dynamo exporter's slice assignment planned as one node
@@ -217,6 +217,7 @@ static vki_status plan_scatter_nd(op_ctx *c)
         }
         return VKI_OK;
     }
+    if (red == RED_NONE && tuples > ND_GATHER_MAX_TUPLES) return scatter_nd_owned(c, k, tuples, slice, outer_strides);
     struct {
         uint32_t count, n_tuples, slice, unused;
         int32_t dims[8], outer_strides[8];
@@ -225,7 +226,6 @@ static vki_status plan_scatter_nd(op_ctx *c)
         push.dims[t] = (int32_t)x->dims[t];
         push.outer_strides[t] = (int32_t)outer_strides[t];
     }
-    if (red == RED_NONE && tuples > ND_GATHER_MAX_TUPLES) return scatter_nd_owned(c, k, tuples, slice, outer_strides);
     return gpu_scatter(c, "scatter_nd", (uint32_t)k, red, &push, sizeof push);
 }
 

@@ -338,16 +338,6 @@ static bool is_scale(const matcher *m, int v, int depth)
     return false;
 }
 
-/* Node n as the first node of RMSNorm over the last axis:
- *   y = Mul(gamma, [Cast](Mul(x, Reciprocal(Sqrt(Add(ReduceMean(Pow(x, 2)), eps))))))
- * x squared as Pow(x, 2) or Mul(x, x); ReduceMean over axis -1 keeping it (the attribute of
- * opsets < 18 or the axes input after); 1/sqrt as Reciprocal or Div(1, .), or x / sqrt(.)
- * in place of the Mul by it; both Muls in either
- * operand order; gamma a Scale (is_scale); the Cast, if any, to a float type (Hugging Face's
- * Llama norm computes in float32 and casts back before the weight). Planned as
- * RMSNormalization(x, gamma): its sums are float32 whatever the dtype. Where the product is not
- * by a Scale (none, or one computed in the graph: pi05's adaptive norm multiplies by 1 +
- * a conditioning), the pattern ends at x * r, planned as RMSNormalization(x) without a Scale. */
 /* v's dtype where the graph tells it before planning: an input's, an initializer's, a Cast's
  * `to`, or through ops whose result has their first input's dtype (element-wise arithmetic,
  * products, moves), up to 12 nodes back; UNDEFINED otherwise */
@@ -384,6 +374,16 @@ static int widening_cast(const matcher *m, int v, int uses)
     return dt == VKI_DTYPE_FLOAT16 || dt == VKI_DTYPE_BFLOAT16 ? c : -1;
 }
 
+/* Node n as the first node of RMSNorm over the last axis:
+ *   y = Mul(gamma, [Cast](Mul(x, Reciprocal(Sqrt(Add(ReduceMean(Pow(x, 2)), eps))))))
+ * x squared as Pow(x, 2) or Mul(x, x); ReduceMean over axis -1 keeping it (the attribute of
+ * opsets < 18 or the axes input after); 1/sqrt as Reciprocal or Div(1, .), or x / sqrt(.)
+ * in place of the Mul by it; both Muls in either
+ * operand order; gamma a Scale (is_scale); the Cast, if any, to a float type (Hugging Face's
+ * Llama norm computes in float32 and casts back before the weight). Planned as
+ * RMSNormalization(x, gamma): its sums are float32 whatever the dtype. Where the product is not
+ * by a Scale (none, or one computed in the graph: pi05's adaptive norm multiplies by 1 +
+ * a conditioning), the pattern ends at x * r, planned as RMSNormalization(x) without a Scale. */
 static bool match_rms_norm(matcher *m, int n)
 {
     const ir_graph *g = m->p->graph;
@@ -590,8 +590,8 @@ static uint64_t hash_str(uint64_t h, const char *s)
  * after merging: unoptimized exports cast each weight and recompute rotary tables once per
  * layer or step) are planned once: the later node becomes an Identity of the earlier's output,
  * a view (PATTERN_SAME). So does a Transpose that undoes the Transpose before it, of that
- * one's input (undone_transpose). Inputs are compared through rep[], each value's merged representative,
- * so chains of equal nodes merge whole. */
+ * one's input (undone_transpose). Inputs are compared through rep[], each value's merged
+ * representative, so chains of equal nodes merge whole. */
 static vki_status merge_same_nodes(plan *p, const bool *live)
 {
     const ir_graph *g = p->graph;
