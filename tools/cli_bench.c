@@ -1,7 +1,8 @@
 /* `vkinfer bench`: timed runs of a model (latency percentiles, throughput, --json), its GPU
- * profile and --plot. The plot is drawn by tools/plot_bench.py, embedded in the program at
- * build time and fed to `python3 -`: the C program needs no plotting library, the script finds
- * matplotlib where the user has it, and the same script runs on saved JSON. */
+ * profile, --plot and the first run's outputs (--output-dir). The plot is drawn by
+ * tools/plot_bench.py, embedded in the program at build time and fed to `python3 -`: the C
+ * program needs no plotting library, the script finds matplotlib where the user has it, and the
+ * same script runs on saved JSON. */
 #include "cli_bench.h"
 #include "cli.h"
 #include "cli_run.h"
@@ -111,15 +112,24 @@ void cli_profile_text(FILE *f, const profile_result *p, bool all, double median_
     }
 }
 
-void cli_profile_json(FILE *f, const profile_result *p)
+/* {"name": ms, ...}, slowest first */
+static void json_ms_by_name(FILE *f, const op_time *t, int n)
 {
-    fprintf(f, ", \"gpu_total_ms\": %.4f, \"gpu_ms_by_op\": {", p->total_ms);
-    for (int k = 0; k < p->n_ops; k++) {
+    fprintf(f, "{");
+    for (int k = 0; k < n; k++) {
         fprintf(f, "%s", k ? ", " : "");
-        cli_fprint_json_string(f, p->ops[k].op);
-        fprintf(f, ": %.4f", p->ops[k].ms);
+        cli_fprint_json_string(f, t[k].op);
+        fprintf(f, ": %.4f", t[k].ms);
     }
     fprintf(f, "}");
+}
+
+void cli_profile_json(FILE *f, const profile_result *p)
+{
+    fprintf(f, ", \"gpu_total_ms\": %.4f, \"gpu_ms_by_op\": ", p->total_ms);
+    json_ms_by_name(f, p->ops, p->n_ops);
+    fprintf(f, ", \"gpu_ms_by_kernel\": ");
+    json_ms_by_name(f, p->kernels, p->n_kernels);
 }
 
 void cli_profile_free(profile_result *p)
@@ -268,6 +278,7 @@ int cmd_bench(int argc, char **argv)
 {
     run_options o;
     if (cli_parse_run_options("bench", argc, argv, true, &o)) return EXIT_USAGE;
+    if (o.output_dir && cli_prepare_output_dir(o.output_dir)) return 1;
     loaded l;
     int rc = cli_load(&o, &l);
     int64_t batch = 1;
@@ -279,6 +290,9 @@ int cmd_bench(int argc, char **argv)
         if (vki_session_run(l.session) != VKI_OK) rc = cli_lib_error("running the model");
         first_ms = cli_now_ms() - t0;
     }
+    /* the first run's outputs, written before the runs that would overwrite them and outside the
+     * timed ones; with --json the "wrote" lines go to stderr, leaving stdout one JSON object */
+    if (!rc && o.output_dir) rc = cli_write_outputs(l.model, l.session, o.output_dir, o.json ? stderr : stdout);
     for (long i = 0; !rc && i < o.warmup; i++)
         if (vki_session_run(l.session) != VKI_OK) rc = cli_lib_error("running the model");
     if (!rc && !(times = timed_runs(l.session, &o, &n))) rc = 1;

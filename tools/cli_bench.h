@@ -30,7 +30,8 @@ typedef struct profile_result {
 int cli_profile_collect(vki_session *s, profile_result *out);
 /* `all`: every dispatch in recorded order after the summary (bench --profile-all) */
 void cli_profile_text(FILE *f, const profile_result *p, bool all, double median_ms);
-/* `, "gpu_total_ms": ..., "gpu_ms_by_op": {...}` inside the bench JSON object */
+/* `, "gpu_total_ms": ..., "gpu_ms_by_op": {...}, "gpu_ms_by_kernel": {...}` inside the bench
+ * JSON object (ms per op type and per shader, slowest first) */
 void cli_profile_json(FILE *f, const profile_result *p);
 void cli_profile_free(profile_result *p);
 

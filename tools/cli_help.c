@@ -104,18 +104,26 @@ static const struct {
      "  --duration SECONDS        time runs for this long instead of --runs (at least one run)\n"
      "  --json                    one JSON object: every statistic, session creation and plan times,\n"
      "                            the run times (times_ms) and, with --profile, GPU time per op type\n"
-     "  --profile                 then one run with GPU timestamps: time, GFLOP/s and GB/s per op type,\n"
-     "                            kernel and dispatch (slowest first), the share outside kernels\n"
+     "                            and per kernel\n"
+     "  --profile                 then (after the timed runs) one run with GPU timestamps: time,\n"
+     "                            GFLOP/s and GB/s per op type, kernel and dispatch (slowest first),\n"
+     "                            the share outside kernels\n"
      "  --profile-all             as --profile, then every dispatch in recorded order\n"
      "  --plot FILE.png           a latency histogram and GPU time per op type (implies --profile;\n"
      "                            drawn by python3 with matplotlib, see docs/environment.md)\n"
+     "  --output-dir DIR          the first (untimed) run's outputs, as run writes them (DIR checked\n"
+     "                            before the model loads; with --json the \"wrote\" lines go to stderr)\n"
      "  --device SPEC             device index or name substring\n"
      "  --precision fp32|fp16     as for run\n"
      "  --cpu-threads N           as for run\n"
      "  --option NAME=VALUE       as for run\n"
      "\n"
+     "One bench call plans the model once for all of these: a check of its outputs, the timings and\n"
+     "the profile (--output-dir out --json --profile).\n"
+     "\n"
      "example:\n"
-     "  vkinfer bench resnet18.onnx --random-inputs --shape input=8x3x224x224 --duration 10 --json\n"},
+     "  vkinfer bench resnet18.onnx --random-inputs --shape input=8x3x224x224 --duration 10 --json\n"
+     "  vkinfer bench resnet18.onnx --input input=x.npy --output-dir out --json --profile\n"},
 };
 
 const char *cli_command_help(const char *cmd)

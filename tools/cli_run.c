@@ -1,5 +1,5 @@
 /* `vkinfer run`: runs a model once on .npy or random inputs, prints a summary of each output
- * and writes the tensors into --output-dir as .npy files. */
+ * and writes the tensors into --output-dir as .npy files (bench's --output-dir too). */
 #include "cli.h"
 #include "cli_run.h"
 #include "npy.h"
@@ -111,7 +111,7 @@ static int print_list_output(vki_session *s, uint32_t index, const vki_tensor_in
     return 0;
 }
 
-static int write_outputs(vki_model *m, vki_session *s, const char *dir)
+int cli_write_outputs(vki_model *m, vki_session *s, const char *dir, FILE *report)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "vkinfer: cannot create %s: %s\n", dir, strerror(errno));
@@ -146,16 +146,15 @@ static int write_outputs(vki_model *m, vki_session *s, const char *dir)
             fprintf(stderr, "vkinfer: %s\n", err);
             rc = 1;
         } else {
-            printf("wrote %s%s\n", path, info.dtype == VKI_DTYPE_BFLOAT16 ? " (bfloat16 written as float32)" : "");
+            fprintf(report, "wrote %s%s\n", path,
+                    info.dtype == VKI_DTYPE_BFLOAT16 ? " (bfloat16 written as float32)" : "");
         }
     }
     free(names);
     return rc;
 }
 
-/* Creates DIR (and missing parents) and checks it is writable, before any inference, so that a
- * long run does not end in "cannot write". */
-static int prepare_output_dir(const char *dir)
+int cli_prepare_output_dir(const char *dir)
 {
     char path[4096];
     if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
@@ -190,7 +189,7 @@ int cmd_run(int argc, char **argv)
 {
     run_options o;
     if (cli_parse_run_options("run", argc, argv, false, &o)) return EXIT_USAGE;
-    if (o.output_dir && prepare_output_dir(o.output_dir)) return 1;
+    if (o.output_dir && cli_prepare_output_dir(o.output_dir)) return 1;
     loaded l;
     int rc = cli_load(&o, &l);
     int64_t batch;
@@ -221,7 +220,7 @@ int cmd_run(int argc, char **argv)
                info.dtype == VKI_DTYPE_BFLOAT16 && o.output_dir ? " (saved as float32: numpy has no bfloat16)" : "");
         print_summary(&info, data, bytes);
     }
-    if (!rc && o.output_dir) rc = write_outputs(l.model, l.session, o.output_dir);
+    if (!rc && o.output_dir) rc = cli_write_outputs(l.model, l.session, o.output_dir, stdout);
     if (!rc) {
         vki_device_info dev;
         char threads[200];

@@ -1,5 +1,5 @@
 /* What `run` and `bench` share: their options (parsed in vkinfer.c), the model loaded into a
- * session (cli_load.c) and the session's inputs (cli_inputs.c). */
+ * session (cli_load.c), the session's inputs (cli_inputs.c) and --output-dir (cli_run.c). */
 #ifndef VKINFER_CLI_RUN_H
 #define VKINFER_CLI_RUN_H
 
@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define MAX_INPUT_ARGS 256
 
@@ -66,6 +67,13 @@ const char *cli_cpu_threads_note(const loaded *l, const vki_device_info *dev, ch
  * inputs and sets them on the session. *batch: the first dimension of the first input as
  * given (1 for a scalar), bench's "items". Returns 0, or 1 after saying why on stderr. */
 int cli_set_inputs(vki_model *m, vki_session *s, const run_options *o, bool quiet, int64_t *batch);
+/* Creates DIR (and missing parents) and checks it is writable, before the model is loaded, so
+ * that a long plan or run does not end in "cannot write". Returns 0, or 1 after saying why. */
+int cli_prepare_output_dir(const char *dir);
+/* Writes each tensor output of the session's last run to DIR/<name>.npy (names sanitized;
+ * sequences and optionals skipped) and a "wrote PATH" line each to `report`. Returns 0, or 1
+ * after saying why on stderr. */
+int cli_write_outputs(vki_model *m, vki_session *s, const char *dir, FILE *report);
 /* dims as "[1,3,224,224]" */
 void cli_format_dims(const int64_t *dims, int32_t rank, char *buf, size_t size);
 

@@ -124,7 +124,7 @@ int cli_parse_run_options(const char *cmd, int argc, char **argv, bool bench, ru
         } else if (bench && !strcmp(opt, "--plot")) {
             o->plot = value;
             o->profile = true;
-        } else if (!strcmp(opt, "--output-dir") && !bench) {
+        } else if (!strcmp(opt, "--output-dir")) {
             o->output_dir = value;
         } else if (!strcmp(opt, "--device")) {
             o->device = value;

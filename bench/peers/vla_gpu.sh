@@ -10,10 +10,13 @@
 # Each row is one `bench/peers/vla_policies.py table` call under its own time limit (default 300 s);
 # rows go to OUT_DIR/rows.jsonl and the logs to OUT_DIR/log.txt. VLA_OPTIMIZE=0 skips the
 # exporter's onnxscript optimizer, most of a full-size export's time; VLA_COMPILE=1 adds
-# torch.compile's column. VLA_EXPORT_JOBS=N exports every row's policy first, N at a time in
-# the background (exports are single-threaded Python; the machine has 16 cores), and each row
-# waits for its own export; the exports outlive the command (setsid), so a later call on the
-# same warm machine finds them in /tmp/vla (VLA_KEEP=1 keeps each export after its row).
+# torch.compile's column. VLA_PROFILE_DIR=DIR adds --profile to each row's one `vkinfer bench`
+# (chunk, timings and profile from one plan) and keeps its JSON as
+# DIR/profile_<policy>_<dtype>.json, the largest ops and kernels in .txt beside it.
+# VLA_EXPORT_JOBS=N exports every row's policy first, N at a time in the background (exports
+# are single-threaded Python; the machine has 16 cores), and each row waits for its own export;
+# the exports outlive the command (setsid), so a later call on the same warm machine finds them
+# in /tmp/vla (VLA_KEEP=1 keeps each export after its row).
 # VLA_BEFORE_ROWS="COMMAND" runs once before the first row (GPU work while the exports run).
 set -u
 OUT=${1:?OUT_DIR}; shift

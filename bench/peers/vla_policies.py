@@ -884,7 +884,8 @@ class MultiTaskDiTChunk(nn.Module):
         sched.previous_timestep = self.prev.__getitem__  # DDPM finds it with .nonzero() on its timesteps
         try:
             for t in self.timesteps:
-                out = p.noise_predictor(sample, torch.full(sample.shape[:1], t, dtype=torch.long), conditioning_vec=cond)
+                out = p.noise_predictor(sample, torch.full(sample.shape[:1], t, dtype=torch.long, device=sample.device),
+                                       conditioning_vec=cond)
                 sample = sched.step(out, t, sample).prev_sample
         finally:
             ddpm.randn_tensor = saved
@@ -1258,24 +1259,37 @@ def input_args(stem, tmp):
     return args
 
 
-def vkinfer_bench(vkinfer, stem, runs, warmup, profile=None):
-    """`vkinfer bench --json` on the exported inputs; with `profile` (a file), then a profiled run
-    (`--profile`: GPU time per op and kernel) into it."""
+def vkinfer_bench(vkinfer, stem, runs, warmup, profile=False):
+    """One `vkinfer bench` on the exported inputs, so that the model is planned once: the first
+    (untimed) run's chunk (--output-dir), the timings (--json) and, with `profile`, GPU time per
+    op and kernel (--profile: runs after the timed ones). Returns (chunk, bench JSON, its line)."""
     import json
     import subprocess
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
-        inputs = input_args(stem, tmp)
-        r = subprocess.run([vkinfer, "bench", stem + ".onnx", *inputs, "--runs", str(runs), "--warmup", str(warmup), "--json"],
-                           capture_output=True, text=True)
+        out = os.path.join(tmp, "out")  # apart from the inputs, whatever the outputs are named
+        args = [vkinfer, "bench", stem + ".onnx", *input_args(stem, tmp), "--runs", str(runs), "--warmup", str(warmup),
+                "--json", "--output-dir", out] + (["--profile"] if profile else [])
+        r = subprocess.run(args, capture_output=True, text=True)
         if r.returncode != 0:
-            raise RuntimeError(f"vkinfer bench failed: {r.stderr.strip() or r.stdout.strip()}")
-        if profile:
-            p = subprocess.run([vkinfer, "bench", stem + ".onnx", *inputs, "--runs", "5", "--warmup", "2", "--profile"],
-                               capture_output=True, text=True)
-            with open(profile, "w") as f:
-                f.write(p.stdout + p.stderr)
-    return json.loads(r.stdout.strip().splitlines()[-1])
+            raise RuntimeError(f"vkinfer failed ({r.returncode}): {r.stderr.strip() or r.stdout.strip()}")
+        try:
+            line = r.stdout.strip().splitlines()[-1]
+            return np.load(os.path.join(out, "actions.npy")), json.loads(line), line
+        except (IndexError, ValueError, OSError) as e:
+            raise RuntimeError(f"vkinfer bench gave no chunk or JSON ({type(e).__name__}: {e}): {r.stdout[-200:]}") from e
+
+
+def profile_summary(b, top=12):
+    """The largest op types and kernels of bench's --profile JSON, as text."""
+    total = b.get("gpu_total_ms", 0.0)
+    lines = [f"{b['model']}: median {b['median_ms']:.3f} ms, GPU {total:.3f} ms in {b['dispatches']} dispatches, "
+             f"outside kernels {b.get('outside_ms', float('nan')):.3f} ms"]
+    for title, key in (("by op", "gpu_ms_by_op"), ("by kernel", "gpu_ms_by_kernel")):
+        lines.append(title + ":")
+        for name, ms in sorted(b.get(key, {}).items(), key=lambda kv: -kv[1])[:top]:
+            lines.append(f"  {name:<28} {ms:9.3f} ms {100 * ms / total if total else 0:5.1f}%")
+    return "\n".join(lines) + "\n"
 
 
 def table_row(vkinfer, policy, size, dtype, out, runs, warmup):
@@ -1292,11 +1306,20 @@ def table_row(vkinfer, policy, size, dtype, out, runs, warmup):
             return row
     row["exported"] = "yes"
     row["export_s"] = round(time.time() - t0, 1)
+    profile = os.environ.get("VLA_PROFILE_DIR")  # the bench JSON with GPU time per op and kernel, kept there
     try:
-        got, want_cpu, ideal = run_vkinfer(vkinfer, stem)
+        got, b, line = vkinfer_bench(vkinfer, stem, runs, warmup, profile=bool(profile))
     except RuntimeError as e:
         row["vkinfer"] = str(e)[:400]
         return row
+    if profile:
+        base = os.path.join(profile, f"profile_{policy}_{dtype}")
+        with open(base + ".json", "w") as f:
+            f.write(line + "\n")
+        with open(base + ".txt", "w") as f:
+            f.write(profile_summary(b))
+    data = np.load(stem + ".npz")
+    want_cpu, ideal = data["expected"], data.get("expected_fp32")
     if torch.cuda.is_available():
         want, row["eager_ms"], row["graph_ms"], row["compile_ms"] = torch_peers(module, inputs, runs, warmup)
     else:
@@ -1305,9 +1328,6 @@ def table_row(vkinfer, policy, size, dtype, out, runs, warmup):
     if ideal is not None:
         row["rel_err_vkinfer_vs_fp32"] = errors(got, ideal)[1]
         row["rel_err_eager_vs_fp32"] = errors(want, ideal)[1]
-    profile = os.environ.get("VLA_PROFILE_DIR")  # `vkinfer bench --profile`: GPU time per op and kernel
-    b = vkinfer_bench(vkinfer, stem, runs, warmup,
-                      os.path.join(profile, f"profile_{policy}_{dtype}.txt") if profile else None)
     row.update(vkinfer_ms=b["median_ms"], plan_ms=b["plan_ms"], dispatches=b["dispatches"],
                gpu_mib=round((b["weight_bytes"] + b["intermediate_bytes"]) / 2**20), device=b["device"])
     return row
