@@ -110,7 +110,14 @@ static vki_status require_same_dtype(op_ctx *c, int i)
  * it wherever it applies (CPU devices too). Longer ones on GPUs may take attention_tile (see
  * below); VKINFER_ATTENTION_ROWS=tile takes that wherever it applies. fp32 words, or 16-bit
  * words (the fp16 mode and bfloat16 models: the _f16/_bf16 variants, fp32 inside). */
-enum { ATTN_ROWS_MAX_KEYS = 1024, ATTN_ROWS_GPU_KEYS = 64, ATTN_TILE_MAX_HEAD = 64, ATTN_TILE_BLOCKS = 96 };
+enum {
+    ATTN_ROWS_MAX_KEYS = 1024,
+    ATTN_ROWS_GPU_KEYS = 64,
+    ATTN_TILE_HEAD = 64,       /* attention_tile's head sizes; attention_tile_d128 to 128 */
+    ATTN_TILE_MAX_HEAD = 128,
+    ATTN_TILE_BLOCKS = 96,
+    ATTN_TILE_HALF_KEYS = 256, /* 16-bit words take attention_tile by default above this */
+};
 
 typedef struct attn_rows_push {
     uint32_t M, S, D, E;
@@ -121,6 +128,51 @@ typedef struct attn_rows_push {
     uint32_t q0, k0, v0;
     mm_store_layout y; /* where Y(z, m, e) goes */
 } attn_rows_push;
+
+/* shaders/attention_tile.glsl's: two batch dims at most, and the mask's strides (within the
+ * 128 bytes of push constants every kernel may take) */
+typedef struct attn_tile_push {
+    uint32_t M, S, D, E;
+    uint32_t sqm, sqd, skd, sks, svs, sve;
+    float alpha;
+    uint32_t bd2;
+    uint32_t sq1, sq2, sk1, sk2, sv1, sv2;
+    uint32_t q0, k0, v0;
+    uint32_t smm, sm1, sm2, mk0; /* the mask's query, outer and inner batch strides, first element */
+    mm_store_layout y;
+} attn_tile_push;
+_Static_assert(sizeof(attn_tile_push) <= VK_PUSH_BYTES, "attention_tile's push constants");
+
+/* The additive mask of the scores [bdims..., M, N] (the Add between the product, or its scale,
+ * and the Softmax) as attention_tile reads it: a float value of the scores' dtype planned
+ * already, broadcast within their shape, its keys dense (stride 1). Its strides for the slots
+ * of the batch dims the kernel indexes (slot_dim: the product's batch dim of slots 1 and 2, -1
+ * for none), its query stride and first element; false where it is not such a mask. */
+static bool attention_mask_strides(op_ctx *c, int mask, vki_dtype dt, int nb, const int64_t *bdims, int64_t M, int64_t N,
+                                   const int *slot_dim, uint32_t *smm, uint32_t *sm1, uint32_t *sm2, uint32_t *mk0)
+{
+    plan_value *mv = op_value(c, mask);
+    if (!mv->shaped || mv->dtype != dt || mv->view_scale || mv->split_inner || mv->rank < 1 || mv->rank > nb + 2)
+        return false;
+    int64_t sdims[VKI_MAX_RANK], ms[VKI_MAX_RANK];
+    for (int d = 0; d < nb; d++) sdims[d] = bdims[d];
+    sdims[nb] = M, sdims[nb + 1] = N;
+    if (!op_broadcasts_within(mv, sdims, nb + 2) || mv->dims[mv->rank - 1] != N) return false;
+    value_strides(mv, ms);
+    if (ms[mv->rank - 1] != 1 && N > 1) return false;
+    int off = nb + 2 - mv->rank; /* the mask's dim of the scores' dim d is d - off */
+    *smm = mv->rank >= 2 && mv->dims[mv->rank - 2] != 1 ? (uint32_t)ms[mv->rank - 2] : 0;
+    uint32_t *slot_stride[2] = {sm1, sm2};
+    for (int k = 0; k < 2; k++) {
+        int d = slot_dim[k], md = d - off;
+        *slot_stride[k] = d >= 0 && md >= 0 && mv->dims[md] != 1 ? (uint32_t)ms[md] : 0;
+    }
+    /* a batch dim of the mask that is not 1 must be one the kernel indexes */
+    for (int md = 0; md < mv->rank - 2; md++)
+        if (mv->dims[md] != 1 && md + off != slot_dim[0] && md + off != slot_dim[1]) return false;
+    *mk0 = (uint32_t)(mv->permuted ? mv->view_elem : 0);
+    return true;
+}
 
 /* bdims/sa/sb: the first product's nb batch dims (size-1 ones included), right-aligned */
 static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, const int64_t *bdims, const int64_t *sa,
@@ -138,18 +190,29 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     double scale = 1.0;
     int scale_node = mm_scale_reader(c, y1, &scale);
     int scores = scale_node >= 0 ? op_graph_node(c, scale_node)->outputs[0] : y1;
-    int sm = op_only_reader(c, scores, "Softmax");
+    /* then an additive mask (attention_tile only): Add(scores, mask) */
+    int mask_node = op_only_reader(c, scores, "Add"), mask = -1, masked = scores;
+    if (mask_node >= 0) {
+        const ir_node *an = op_graph_node(c, mask_node);
+        if (an->n_inputs != 2 || (an->inputs[0] == scores) == (an->inputs[1] == scores)) return VKI_OK;
+        mask = an->inputs[0] == scores ? an->inputs[1] : an->inputs[0];
+        masked = an->outputs[0];
+    }
+    int sm = op_only_reader(c, masked, "Softmax");
     if (sm < 0) return VKI_OK;
     const ir_node *smn = op_graph_node(c, sm);
     int rank = nb + 2;
     int64_t axis = ir_attr_int(smn, "axis", c->opset < 13 ? 1 : -1);
     if (axis < 0) axis += rank;
     if (axis != rank - 1 || smn->n_outputs < 1) return VKI_OK;
-    int p_value = smn->outputs[0];
-    int mm2 = op_only_reader(c, p_value, "MatMul");
+    int p_value = smn->outputs[0], probs = p_value;
+    /* rows masked whole give zeros, not NaN: Where(IsNaN(P), 0, P) (attention_tile only) */
+    int isnan_node = -1, guard = op_nan_guard_reader(c, p_value, &isnan_node);
+    if (guard >= 0) probs = op_graph_node(c, guard)->outputs[0];
+    int mm2 = op_only_reader(c, probs, "MatMul");
     if (mm2 < 0) return VKI_OK;
     const ir_node *mn = op_graph_node(c, mm2);
-    if (mn->n_inputs != 2 || mn->inputs[0] != p_value || mn->inputs[1] == p_value || mn->inputs[1] < 0) return VKI_OK;
+    if (mn->n_inputs != 2 || mn->inputs[0] != probs || mn->inputs[1] == probs || mn->inputs[1] < 0) return VKI_OK;
     int vv = mn->inputs[1];
     plan_value *v = op_value(c, vv);
     if (!v->shaped || v->dtype != a->dtype || v->rank < 2 || v->view_scale || v->split_inner ||
@@ -167,7 +230,7 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     value_strides(v, vs);
     /* V's batch dims broadcast to the first product's (never the other way) */
     int64_t zb[3] = {1, 1, 1}, q3[3] = {0, 0, 0}, k3[3] = {0, 0, 0}, v3[3] = {0, 0, 0};
-    int used = 0;
+    int used = 0, slot_dim[3] = {-1, -1, -1};
     int64_t z_count = 1;
     for (int d = nb - 1; d >= 0; d--) {
         int vd = d - (nb - (v->rank - 2));
@@ -176,7 +239,7 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
         if (bdims[d] == 1) continue;
         if (used == 3) return VKI_OK;
         int slot = 2 - used++;
-        zb[slot] = bdims[d], q3[slot] = sa[d], k3[slot] = sb[d], v3[slot] = vsize == 1 ? 0 : vs[vd];
+        zb[slot] = bdims[d], q3[slot] = sa[d], k3[slot] = sb[d], v3[slot] = vsize == 1 ? 0 : vs[vd], slot_dim[slot] = d;
         z_count *= bdims[d];
     }
     int64_t E = v->dims[v->rank - 1];
@@ -193,9 +256,23 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
      * at batch 1 1.769 / 1.771 -> 1.665 / 1.690, at batch 8 7.667 / 7.631 -> 7.682 / 7.664. A
      * first form (no prefetch, 16 rows of 1 x 4 sums, 5 shared reads for 4 multiply-adds) was
      * slower than the three dispatches on ViT (2.80) and BERT at batch 8 (7.85). */
+    /* attention_tile's heads of up to 64 on 30.7 KB (32 query rows) or 23.5 KB (16), of up to 128
+     * (attention_tile_d128: 16 rows, keys in chunks of 16) on 26.3 KB. 16-bit words (the fp16
+     * mode, bfloat16 models) take it by default above ATTN_TILE_HALF_KEYS keys, where the three
+     * dispatches' scores [heads, M, N] in 16 bits cost a pass each way and their rounding (a
+     * bfloat16 VLA's prefix of 1025 tokens: 1.2e-2 from one attention layer, against 6.5e-3
+     * for PyTorch's fused attention, whose scores stay fp32); below it the products'
+     * tensor-core kernels keep the three dispatches (BERT's and ViT's 128 and 197). */
     uint32_t shared_bytes = c->vk->caps.props.limits.maxComputeSharedMemorySize;
-    bool tile = st == GPU_W32 && p->K <= ATTN_TILE_MAX_HEAD && E <= ATTN_TILE_MAX_HEAD && shared_bytes >= 24576 &&
-                (forced_tile || (!cpu && !forced && p->N > ATTN_ROWS_GPU_KEYS));
+    bool head128 = p->K > ATTN_TILE_HEAD || E > ATTN_TILE_HEAD;
+    bool fits = p->K <= ATTN_TILE_MAX_HEAD && E <= ATTN_TILE_MAX_HEAD && shared_bytes >= (head128 ? 26880u : 24576u) &&
+                used <= 2 && (double)op_bound_numel(c, in_values[0]) < 4294967296.0;
+    bool tile = fits && (forced_tile ||
+                         (!cpu && !forced && p->N > (st == GPU_W32 ? ATTN_ROWS_GPU_KEYS : ATTN_TILE_HALF_KEYS)));
+    uint32_t smm = 0, sm1 = 0, sm2 = 0, mk0 = 0;
+    if ((mask >= 0 || guard >= 0) && !tile) return VKI_OK; /* attention_rows takes neither */
+    if (mask >= 0 && !attention_mask_strides(c, mask, a->dtype, nb, bdims, p->M, p->N, &slot_dim[1], &smm, &sm1, &sm2, &mk0))
+        return VKI_OK;
     if (!tile && (p->N > ATTN_ROWS_MAX_KEYS || (!forced && (cpu || p->N > ATTN_ROWS_GPU_KEYS)))) return VKI_OK;
     if (p->M > 65535 || z_count > 65535 || E < 1) return VKI_OK;
     int64_t ydims[VKI_MAX_RANK];
@@ -203,8 +280,13 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     ydims[nb] = p->M, ydims[nb + 1] = E;
     VKI_TRY(op_set_output(c, 0, a->dtype, rank, ydims));
     if (scale_node >= 0) op_fuse_claim(c, scale_node, y1);
-    op_fuse_claim(c, sm, scores);
-    op_fuse_claim(c, mm2, p_value);
+    if (mask >= 0) op_fuse_claim(c, mask_node, scores);
+    op_fuse_claim(c, sm, masked);
+    if (guard >= 0) {
+        op_fuse_claim(c, isnan_node, p_value);
+        op_fuse_claim(c, guard, p_value);
+    }
+    op_fuse_claim(c, mm2, probs);
     attn_rows_push push = {
         (uint32_t)p->M, (uint32_t)p->N, (uint32_t)p->K, (uint32_t)E, (uint32_t)p->sam, (uint32_t)p->sak,
         (uint32_t)p->sbk, (uint32_t)p->sbn, (uint32_t)vs[v->rank - 2], (uint32_t)vs[v->rank - 1], p->alpha * (float)scale,
@@ -225,9 +307,17 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
         uint32_t qb = shared_bytes >= 31744 && z_count * ((p->M + 31) / 32) >= ATTN_TILE_BLOCKS ? 32 : 16;
         int64_t qb_opt = c->vk->opts.attention_tile_rows; /* 16 or 32: tests and measuring */
         if (qb_opt == 16 || (qb_opt == 32 && shared_bytes >= 31744)) qb = (uint32_t)qb_opt;
-        uint32_t spec_tile[2] = {qb / 2 * 16, qb};
-        VKI_TRY(op_dispatch(c, "attention_tile", spec_tile, 2, &push, sizeof push, values, 4, (uint32_t)((p->M + qb - 1) / qb),
-                            (uint32_t)z_count, 1));
+        if (head128) qb = 16;
+        attn_tile_push tp = {
+            push.M, push.S, push.D, push.E, push.sqm, push.sqd, push.skd, push.sks, push.svs, push.sve, push.alpha,
+            (uint32_t)zb[2], (uint32_t)q3[1], (uint32_t)q3[2], (uint32_t)k3[1], (uint32_t)k3[2], (uint32_t)v3[1],
+            (uint32_t)v3[2], push.q0, push.k0, push.v0, smm, sm1, sm2, mk0, push.y};
+        uint32_t spec_tile[4] = {qb / 2 * 16, qb, mask >= 0, guard >= 0};
+        int tile_values[5] = {values[0], values[1], values[2], values[3], mask >= 0 ? mask : values[0]};
+        gpu_storage tile_stores[5] = {st, st, st, st, st};
+        VKI_TRY(op_dispatch_stored(c, op_variant(c, head128 ? "attention_tile_d128" : "attention_tile", st), spec_tile, 4, &tp,
+                                   sizeof tp, tile_values, NULL, tile_stores, 5, (uint32_t)((p->M + qb - 1) / qb),
+                                   (uint32_t)z_count, 1));
         op_note_flops(c, flops);
         *taken = true;
         return VKI_OK;

@@ -223,6 +223,11 @@ int op_fuse_add_find(op_ctx *c, int v, int *other);
 bool op_read_only_by(op_ctx *c, int v, const char *op_type);
 /* The same node's index, or -1. */
 int op_only_reader(op_ctx *c, int v, const char *op_type);
+/* The exporters' guard after a softmax whose rows may be masked whole (PyTorch's decomposed
+ * scaled_dot_product_attention: Where(IsNaN(p), 0, p), so that such a row gives zeros, not NaN):
+ * where exactly that IsNaN and that Where read v and nothing else does, the Where's index, with
+ * the IsNaN's in *isnan_node; -1 otherwise (and with fusion off). */
+int op_nan_guard_reader(op_ctx *c, int v, int *isnan_node);
 /* Whether an op family takes its CPU-device kernels: on CPU devices (lavapipe), unless its
  * option (`force`, c->vk->opts.*_kernels) says OPT_KERNELS_GPU or OPT_KERNELS_CPU (CI on
  * lavapipe runs both families). */

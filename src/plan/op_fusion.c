@@ -227,6 +227,29 @@ int op_only_reader(op_ctx *c, int v, const char *op_type)
 
 bool op_read_only_by(op_ctx *c, int v, const char *op_type) { return op_only_reader(c, v, op_type) >= 0; }
 
+int op_nan_guard_reader(op_ctx *c, int v, int *isnan_node)
+{
+    const plan *p = c->plan;
+    const ir_graph *g = p->graph;
+    if (p->no_fusion || v < 0 || v >= g->n_values || g->values[v].is_output || p->uses[v] != 2 || p->shape_reads[v])
+        return -1;
+    int w = p->reader[v]; /* the later of the two readers: the Where, which reads the IsNaN */
+    if (w < 0 || p->fused[w] || p->pattern[w] != PATTERN_NONE || *g->nodes[w].domain || strcmp(g->nodes[w].op_type, "Where"))
+        return -1;
+    const ir_node *wn = &g->nodes[w];
+    if (wn->n_inputs != 3 || wn->n_outputs < 1 || wn->outputs[0] < 0 || wn->inputs[2] != v || wn->inputs[0] < 0 ||
+        wn->inputs[1] == v)
+        return -1;
+    int cond = wn->inputs[0], n = g->values[cond].producer;
+    if (n < 0 || p->fused[n] || p->pattern[n] != PATTERN_NONE || *g->nodes[n].domain || strcmp(g->nodes[n].op_type, "IsNaN") ||
+        g->nodes[n].n_inputs != 1 || g->nodes[n].inputs[0] != v || g->values[cond].is_output || p->uses[cond] != 1)
+        return -1;
+    double zero;
+    if (!plan_const_scalar(p, wn->inputs[1], &zero) || zero != 0.0) return -1;
+    *isnan_node = n;
+    return w;
+}
+
 /* op_arithmetic_reader (reads 1) and op_square_reader (reads 2: the node's two operands) */
 static int arithmetic_reader(op_ctx *c, int v, int reads, int *code)
 {
