@@ -5,8 +5,10 @@
 // memory with an online softmax (the running max and sum per row; the rows' sums rescaled when
 // the max grows), so that K and V are read once per block of queries rather than once per
 // query (attention_rows), and the scores never leave shared memory. Head sizes D and E of up
-// to DMAX (64 or 128, a define of the variant); Q, K^T, V and the mask through element strides
-// with up to two batch dims; Y [z][M][E], or a Transpose of it (y_at).
+// to DMAX (64, 128 or 256, a define of the variant); Q, K^T, V and the mask through element
+// strides with up to two batch dims; Y [z][M][E], or a Transpose of it (y_at). PACK16 (the
+// 16-bit variants of heads of 256, whose fp32 staging would pass 32 KB of shared memory) keeps
+// the staged K and V as their 16-bit words, four to a uvec2 (exact: they are 16-bit values).
 // The body of attention_tile (fp32 words) and of its _f16 / _bf16 variants (16-bit words, the
 // fp16 mode and bfloat16 models): elements go through storage.glsl's LOAD and STORE, the scores,
 // the softmax and the sums stay fp32 (PyTorch's fused attention keeps them so too).
@@ -17,10 +19,11 @@
 // QB / 2 x 16 invocations: invocation t holds rows 2 (t / 16) and 2 (t / 16) + 1 of the block,
 // scores keys c + 16 j of a chunk (j < KB / 16) and sums Y's columns 4 c + 64 w .. +3
 // (w < DMAX / 64: a 2 x 4 block each, 3 shared-memory reads for 8 multiply-adds); the next
-// chunk of K and V is read into registers while this one is used.
+// chunk of K and V is read into registers, four consecutive elements of a key an invocation,
+// while this one is used.
 
 layout(local_size_x_id = 0) in;               // QB / 2 * 16
-layout(constant_id = 1) const uint QB = 32u;   // query rows a workgroup: 16 or 32 (DMAX 64), 16 (DMAX 128)
+layout(constant_id = 1) const uint QB = 32u;   // query rows a workgroup: 16 or 32 (DMAX 64), 16 (128), 8 (256)
 layout(constant_id = 2) const bool MASK = false;
 layout(constant_id = 3) const bool ZERO_EMPTY = false;
 
@@ -28,7 +31,7 @@ const uint KS = DMAX + 4u;                     // Ks's row stride (vec4 reads, n
 const uint JK = KB / 16u;                      // keys an invocation scores per chunk
 const uint EW = DMAX / 64u;                    // Y's 64-column groups an invocation sums
 const uint LOCAL = QB / 2u * 16u;
-const uint KV_PER = KB * DMAX / LOCAL;         // K (and V) elements an invocation stages per chunk
+const uint KV_PER = KB * DMAX / 4u / LOCAL;    // K (and V) groups of 4 an invocation stages per chunk
 #define NEG_INF uintBitsToFloat(0xff800000u)
 
 layout(std430, binding = 0) readonly buffer Q { ELEM q[]; };
@@ -54,8 +57,26 @@ layout(push_constant) uniform Push {
 #include "store_layout.glsl"
 
 shared vec4 Qs[QB * DMAX / 4u]; // [row][d / 4], alpha applied; zeros past D and past M
-shared vec4 Ks[KB * KS / 4u];   // [key][d / 4], zeros past D and past S
-shared vec4 Vs[KB * DMAX / 4u]; // [key][e / 4], zeros past E and past S
+#ifdef PACK16
+#define STAGED uvec2
+#if defined(STORAGE_BF16)
+uvec2 pack4(vec4 x)
+{
+    uvec4 b = floatBitsToUint(x);
+    return uvec2((b.x >> 16) | (b.y & 0xffff0000u), (b.z >> 16) | (b.w & 0xffff0000u));
+}
+vec4 unpack4(uvec2 p) { return uintBitsToFloat(uvec4(p.x << 16, p.x & 0xffff0000u, p.y << 16, p.y & 0xffff0000u)); }
+#else
+uvec2 pack4(vec4 x) { return uvec2(packHalf2x16(x.xy), packHalf2x16(x.zw)); }
+vec4 unpack4(uvec2 p) { return vec4(unpackHalf2x16(p.x), unpackHalf2x16(p.y)); }
+#endif
+#else
+#define STAGED vec4
+#define pack4(x) (x)
+#define unpack4(x) (x)
+#endif
+shared STAGED Ks[KB * KS / 4u];   // [key][d / 4], zeros past D and past S
+shared STAGED Vs[KB * DMAX / 4u]; // [key][e / 4], zeros past E and past S
 shared float Ps[QB * KB];       // [row][key]: the chunk's exp(score - max)
 shared float red[QB * 16u];     // [row][invocation of the row]
 
@@ -63,17 +84,26 @@ uint ko, vo;
 
 #define AT(buf, i) uintBitsToFloat(LOAD(buf, i))
 
-// element i of chunk s0's K (as [key][d]) and V (as [key][e]) staging, 0 outside
-float k_at(uint s0, uint i)
+// group g (elements 4 g .. 4 g + 3) of chunk s0's K (as [key][d]) and V (as [key][e]) staging,
+// 0 outside
+vec4 k_at(uint s0, uint g)
 {
-    uint key = i / DMAX, d = i % DMAX, s = s0 + key;
-    return s < pc.S && d < pc.D ? AT(kt, ko + d * pc.skd + s * pc.sks) : 0.0;
+    uint key = 4u * g / DMAX, d = 4u * g % DMAX, s = s0 + key;
+    vec4 r = vec4(0.0);
+    if (s < pc.S)
+        [[unroll]] for (uint k = 0u; k < 4u; k++)
+            if (d + k < pc.D) r[k] = AT(kt, ko + (d + k) * pc.skd + s * pc.sks);
+    return r;
 }
 
-float v_at(uint s0, uint i)
+vec4 v_at(uint s0, uint g)
 {
-    uint key = i / DMAX, e = i % DMAX, s = s0 + key;
-    return s < pc.S && e < pc.E ? AT(v, vo + s * pc.svs + e * pc.sve) : 0.0;
+    uint key = 4u * g / DMAX, e = 4u * g % DMAX, s = s0 + key;
+    vec4 r = vec4(0.0);
+    if (s < pc.S)
+        [[unroll]] for (uint k = 0u; k < 4u; k++)
+            if (e + k < pc.E) r[k] = AT(v, vo + s * pc.svs + (e + k) * pc.sve);
+    return r;
 }
 
 void main()
@@ -89,7 +119,7 @@ void main()
         uint row = i / DMAX, d = i % DMAX, m = m0 + row;
         Qs[i / 4u][i % 4u] = m < pc.M && d < pc.D ? pc.alpha * AT(q, qo + m * pc.sqm + d * pc.sqd) : 0.0;
     }
-    float kn[KV_PER], vn[KV_PER]; // the next chunk, in flight
+    vec4 kn[KV_PER], vn[KV_PER]; // the next chunk, in flight
     [[unroll]] for (uint u = 0u; u < KV_PER; u++) {
         kn[u] = k_at(0u, t + u * LOCAL);
         vn[u] = v_at(0u, t + u * LOCAL);
@@ -104,9 +134,9 @@ void main()
     for (uint s0 = 0u; s0 < pc.S; s0 += KB) {
         barrier(); // the last chunk's Ks, Vs and Ps are read
         [[unroll]] for (uint u = 0u; u < KV_PER; u++) {
-            uint i = t + u * LOCAL, key = i / DMAX, d = i % DMAX;
-            Ks[(key * KS + d) / 4u][d % 4u] = kn[u];
-            Vs[i / 4u][i % 4u] = vn[u];
+            uint g = t + u * LOCAL, key = 4u * g / DMAX, d = 4u * g % DMAX;
+            Ks[(key * KS + d) / 4u] = pack4(kn[u]);
+            Vs[g] = pack4(vn[u]);
         }
         barrier();
         if (s0 + KB < pc.S)
@@ -121,7 +151,7 @@ void main()
             uint key = c + 16u * j;
             vec4 a0 = vec4(0.0), a1 = vec4(0.0);
             [[unroll]] for (uint d4 = 0u; d4 < DMAX / 4u; d4++) {
-                vec4 kv = Ks[key * (KS / 4u) + d4];
+                vec4 kv = unpack4(Ks[key * (KS / 4u) + d4]);
                 a0 = fma(Qs[(2u * tr) * (DMAX / 4u) + d4], kv, a0);
                 a1 = fma(Qs[(2u * tr + 1u) * (DMAX / 4u) + d4], kv, a1);
             }
@@ -168,7 +198,7 @@ void main()
         [[unroll]] for (uint key = 0u; key < KB; key++) {
             float p0 = Ps[(2u * tr) * KB + key], p1 = Ps[(2u * tr + 1u) * KB + key];
             [[unroll]] for (uint w = 0u; w < EW; w++) {
-                vec4 vv = Vs[key * (DMAX / 4u) + 16u * w + c];
+                vec4 vv = unpack4(Vs[key * (DMAX / 4u) + 16u * w + c]);
                 o[0][w] = fma(vec4(p0), vv, o[0][w]);
                 o[1][w] = fma(vec4(p1), vv, o[1][w]);
             }

@@ -113,8 +113,9 @@ static vki_status require_same_dtype(op_ctx *c, int i)
 enum {
     ATTN_ROWS_MAX_KEYS = 1024,
     ATTN_ROWS_GPU_KEYS = 64,
-    ATTN_TILE_HEAD = 64,       /* attention_tile's head sizes; attention_tile_d128 to 128 */
-    ATTN_TILE_MAX_HEAD = 128,
+    ATTN_TILE_HEAD = 64,       /* attention_tile's head sizes; attention_tile_d128 to 128, _d256 (16-bit words) to 256 */
+    ATTN_TILE_HEAD_128 = 128,
+    ATTN_TILE_MAX_HEAD = 256,
     ATTN_TILE_BLOCKS = 96,
     ATTN_TILE_HALF_KEYS = 256, /* 16-bit words take attention_tile by default above this */
 };
@@ -257,16 +258,19 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
      * first form (no prefetch, 16 rows of 1 x 4 sums, 5 shared reads for 4 multiply-adds) was
      * slower than the three dispatches on ViT (2.80) and BERT at batch 8 (7.85). */
     /* attention_tile's heads of up to 64 on 30.7 KB (32 query rows) or 23.5 KB (16), of up to 128
-     * (attention_tile_d128: 16 rows, keys in chunks of 16) on 26.3 KB. 16-bit words (the fp16
+     * (attention_tile_d128: 16 rows, keys in chunks of 16) on 26.3 KB, of up to 256 on 16-bit
+     * words (attention_tile_d256: 8 rows, K and V staged as 16-bit words) on 25.1 KB. 16-bit words (the fp16
      * mode, bfloat16 models) take it by default above ATTN_TILE_HALF_KEYS keys, where the three
      * dispatches' scores [heads, M, N] in 16 bits cost a pass each way and their rounding (a
      * bfloat16 VLA's prefix of 1025 tokens: 1.2e-2 from one attention layer, against 6.5e-3
      * for PyTorch's fused attention, whose scores stay fp32); below it the products'
      * tensor-core kernels keep the three dispatches (BERT's and ViT's 128 and 197). */
     uint32_t shared_bytes = c->vk->caps.props.limits.maxComputeSharedMemorySize;
-    bool head128 = p->K > ATTN_TILE_HEAD || E > ATTN_TILE_HEAD;
-    bool fits = p->K <= ATTN_TILE_MAX_HEAD && E <= ATTN_TILE_MAX_HEAD && shared_bytes >= (head128 ? 26880u : 24576u) &&
-                used <= 2 && (double)op_bound_numel(c, in_values[0]) < 4294967296.0;
+    int64_t head = p->K > E ? p->K : E;
+    uint32_t dmax = head <= ATTN_TILE_HEAD ? 64 : head <= ATTN_TILE_HEAD_128 ? 128 : 256;
+    bool fits = head <= (st == GPU_W32 ? ATTN_TILE_HEAD_128 : ATTN_TILE_MAX_HEAD) &&
+                shared_bytes >= (dmax == 64 ? 24576u : dmax == 128 ? 26880u : 25728u) && used <= 2 &&
+                (double)op_bound_numel(c, in_values[0]) < 4294967296.0;
     bool tile = fits && (forced_tile ||
                          (!cpu && !forced && p->N > (st == GPU_W32 ? ATTN_ROWS_GPU_KEYS : ATTN_TILE_HALF_KEYS)));
     uint32_t smm = 0, sm1 = 0, sm2 = 0, mk0 = 0;
@@ -307,7 +311,7 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
         uint32_t qb = shared_bytes >= 31744 && z_count * ((p->M + 31) / 32) >= ATTN_TILE_BLOCKS ? 32 : 16;
         int64_t qb_opt = c->vk->opts.attention_tile_rows; /* 16 or 32: tests and measuring */
         if (qb_opt == 16 || (qb_opt == 32 && shared_bytes >= 31744)) qb = (uint32_t)qb_opt;
-        if (head128) qb = 16;
+        if (dmax > 64) qb = dmax == 128 ? 16 : 8;
         attn_tile_push tp = {
             push.M, push.S, push.D, push.E, push.sqm, push.sqd, push.skd, push.sks, push.svs, push.sve, push.alpha,
             (uint32_t)zb[2], (uint32_t)q3[1], (uint32_t)q3[2], (uint32_t)k3[1], (uint32_t)k3[2], (uint32_t)v3[1],
@@ -315,7 +319,7 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
         uint32_t spec_tile[4] = {qb / 2 * 16, qb, mask >= 0, guard >= 0};
         int tile_values[5] = {values[0], values[1], values[2], values[3], mask >= 0 ? mask : values[0]};
         gpu_storage tile_stores[5] = {st, st, st, st, st};
-        VKI_TRY(op_dispatch_stored(c, op_variant(c, head128 ? "attention_tile_d128" : "attention_tile", st), spec_tile, 4, &tp,
+        VKI_TRY(op_dispatch_stored(c, op_variant(c, dmax == 64 ? "attention_tile" : dmax == 128 ? "attention_tile_d128" : "attention_tile_d256", st), spec_tile, 4, &tp,
                                    sizeof tp, tile_values, NULL, tile_stores, 5, (uint32_t)((p->M + qb - 1) / qb),
                                    (uint32_t)z_count, 1));
         op_note_flops(c, flops);

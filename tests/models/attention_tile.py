@@ -1,10 +1,10 @@
 """Attention as PyTorch's exporters write it, MatMul(Q, K^T) [-> Mul(scale)] [-> Add(mask)] ->
 Softmax [-> Where(IsNaN(P), 0, P)] -> MatMul(P, V) -> Transpose, on attention_tile (one dispatch:
 src/ops/matmul.c attention_rows_try, shaders/attention_tile.glsl): fp32, fp16 and bf16 words,
-heads of up to 64 and of up to 128 (attention_tile_d128), additive masks broadcast over the
-batch and the heads or one per head, rows whose keys are all masked (zeros with the guard, NaN
+heads of up to 64, 128 (attention_tile_d128) and, on 16-bit words, 256 (attention_tile_d256),
+additive masks broadcast over the batch and the heads or one per head, rows whose keys are all masked (zeros with the guard, NaN
 without it, as the graph gives), and the cases it leaves to the three dispatches (three batch
-dims, heads over 128). Each case is an ONNX graph built here (inputs and output float32, cast to
+dims, heads over 128 in fp32 and over 256). Each case is an ONNX graph built here (inputs and output float32, cast to
 and from the dtype) run by `vkinfer run` with attention_tile forced (VKINFER_ATTENTION_ROWS=tile:
 lavapipe's default keeps three dispatches) and by default, compared with float64 numpy on the
 dtype-rounded inputs: max|err| <= tol * max|ref| (fp32 2e-5; fp16 2e-3 and bf16 1e-2, the
@@ -110,7 +110,12 @@ def cases():
             case("bias_per_head_d128", dt, (2, 2, 20, 128), 45, e=96, mask=((2, 2, 20, 45), "bias"),
                  expect="attention_tile_d128"),
             case("three_batch_dims", dt, (2, 2, 2, 9, 16), 70, mask=((2, 1, 1, 9, 70), "bias"), expect=None),
-            case("head_160", dt, (1, 2, 12, 160), 80, mask=((1, 1, 1, 80), "keys"), guard=True, expect=None),
+            # heads over 128: attention_tile_d256 on 16-bit words (K and V staged as such), fp32 three dispatches
+            case("head_160", dt, (1, 2, 12, 160), 80, mask=((1, 1, 1, 80), "keys"), guard=True,
+                 expect=None if dt == "fp32" else "attention_tile_d256"),
+            case("causal_d256", dt, (1, 2, 40, 256), 75, mask=((1, 1, 40, 75), "causal"), guard=True,
+                 expect=None if dt == "fp32" else "attention_tile_d256"),
+            case("head_320", dt, (1, 1, 9, 320), 40, expect=None),
         ]
     return out
 
