@@ -5,10 +5,14 @@ compared with PyTorch eager in the same dtype.
 
     python3 bench/peers/vla_policies.py export --policy smolvla --size full --dtype bf16 --out DIR
     python3 bench/peers/vla_policies.py run VKINFER --policy smolvla --size full --dtype bf16 [--runs 20]
+    python3 bench/peers/vla_policies.py from_torch --policy smolvla --size tiny --dtype bf16
 
 `export` writes DIR/<policy>_<size>_<dtype>.onnx (+ .onnx.data), the inputs it was exported on
 (.npz) and eager PyTorch's action chunk for them; `run` exports (or reuses DIR), runs vkinfer on
-the same inputs, prints max abs / rel error against eager and times both.
+the same inputs, prints max abs / rel error against eager and times both. `from_torch` runs the
+policy through the Python package instead (vkinfer.from_torch: the export, the session and torch
+tensors in and out in one call; libvkinfer as vkinfer._lib finds it, e.g. VKINFER_LIBRARY) and
+compares its chunk with eager's.
 
 Sizes: `full` is the published configuration (backbone sizes written below from the published
 config.json of each backbone, built through transformers' own config classes, since nothing is
@@ -1333,6 +1337,32 @@ def table_row(vkinfer, policy, size, dtype, out, runs, warmup):
     return row
 
 
+def check_from_torch(policy, size, dtype, precision="fp32"):
+    """vkinfer.from_torch on the policy (its inputs positional, in the order of its forward's
+    parameters), the chunk compared with eager's on the same inputs: (max abs, rel to max)."""
+    import inspect
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+    import vkinfer
+    module, inputs = build(policy, size, dtype)
+    names = [n for n in inspect.signature(module.forward).parameters if n in inputs]
+    if sorted(names) != sorted(inputs):
+        raise SystemExit(f"{policy}: forward's parameters {names} are not its inputs {list(inputs)}")
+    args = tuple(inputs[n] for n in names)
+    with torch.no_grad():
+        want = module(*args)
+    t0 = time.time()
+    with vkinfer.from_torch(module, args, input_names=names, output_names=["actions"], dynamo=True, external_data=True,
+                            optimize=OPTIMIZE, precision=precision) as ts:
+        t_ready = time.time() - t0
+        got = ts(*args)
+    if got.dtype != want.dtype or got.shape != want.shape:
+        raise SystemExit(f"{policy}: from_torch gave {got.dtype} {tuple(got.shape)}, eager {want.dtype} {tuple(want.shape)}")
+    ab, rel = errors(got.float().numpy(), want.float().numpy())
+    print(f"{policy} {size} {dtype} through vkinfer.from_torch: {got.dtype} {tuple(got.shape)}, export and session "
+          f"{t_ready:.1f} s; max abs err {ab:.3g}, rel to max {rel:.3g} against eager")
+    return ab, rel
+
+
 def fixture(stem, dest, rtol):
     """An exported tiny policy as a tests/models/torch2/ case (inputs, eager's chunk, meta.json)."""
     import json
@@ -1377,6 +1407,11 @@ def main():
     t.add_argument("--runs", type=int, default=20)
     t.add_argument("--warmup", type=int, default=3)
     t.add_argument("--json", help="append each row to this file as a JSON line")
+    ft = sub.add_parser("from_torch", help="the policy through vkinfer.from_torch, against eager")
+    ft.add_argument("--policy", default="smolvla", choices=sorted(BUILDERS))
+    ft.add_argument("--size", default="tiny", choices=["tiny", "full"])
+    ft.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"])
+    ft.add_argument("--rtol", type=float, help="exit 1 where the error relative to eager's max passes this")
     fx = sub.add_parser("fixture", help="write an exported policy as a tests/models/torch2/ case")
     fx.add_argument("stem")
     fx.add_argument("dest")
@@ -1406,6 +1441,11 @@ def main():
                   f"eager {a.dtype} {errors(want, ideal)[1]:.3g}")
     if a.cmd == "export":
         export(a.policy, a.size, a.dtype, a.out)
+    if a.cmd == "from_torch":
+        _, rel = check_from_torch(a.policy, a.size, a.dtype)
+        if a.rtol is not None and not rel <= a.rtol:
+            print(f"FAIL: {rel:.3g} > {a.rtol:g}")
+            return 1
 
 
 if __name__ == "__main__":
