@@ -270,7 +270,11 @@ static vki_status attention_rows_try(op_ctx *c, const mm_problem *p, int nb, con
     uint32_t dmax = head <= ATTN_TILE_HEAD ? 64 : head <= ATTN_TILE_HEAD_128 ? 128 : 256;
     bool fits = head <= (st == GPU_W32 ? ATTN_TILE_HEAD_128 : ATTN_TILE_MAX_HEAD) &&
                 shared_bytes >= (dmax == 64 ? 24576u : dmax == 128 ? 26880u : 25728u) && used <= 2 &&
-                (double)op_bound_numel(c, in_values[0]) < 4294967296.0;
+                (double)z_count * (double)p->M * (double)E < 4294967296.0;
+    /* 32-bit element indices into every operand (its binding from its root's start) */
+    int bound[4] = {in_values[0], in_values[1], vv, mask};
+    for (int i = 0; i < 4 && fits; i++)
+        if (bound[i] >= 0 && (double)op_bound_numel(c, bound[i]) >= 4294967296.0) fits = false;
     bool tile = fits && (forced_tile ||
                          (!cpu && !forced && p->N > (st == GPU_W32 ? ATTN_ROWS_GPU_KEYS : ATTN_TILE_HALF_KEYS)));
     uint32_t smm = 0, sm1 = 0, sm2 = 0, mk0 = 0;
