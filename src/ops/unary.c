@@ -220,6 +220,14 @@ static vki_status plan_unary(op_ctx *c)
     }
     VKI_TRY(op_set_output(c, 0, out_dtype, x->rank, x->dims));
     if (d->code == U_IDENTITY && out_dtype == x->dtype) return op_output_alias(c, 0, 0);
+    /* float32 rounded to a 16-bit float and widened straight back (the dynamo exporter's
+     * x.to(bfloat16).to(float32) around a bfloat16 model's float32 attention): the rounded
+     * value is held as float32 words, which the Cast back reads as a view, one pass for the two */
+    if (!strcmp(op, "Cast") && (out_dtype == VKI_DTYPE_BFLOAT16 || out_dtype == VKI_DTYPE_FLOAT16) &&
+        x->dtype == VKI_DTYPE_FLOAT && !x->host && op_storage(c, op_in_index(c, 0)) == GPU_W32 && op_out(c, 0)) {
+        int back = op_only_reader(c, op_out_index(c, 0), "Cast");
+        if (back >= 0 && ir_attr_int(op_graph_node(c, back), "to", 0) == VKI_DTYPE_FLOAT) op_out(c, 0)->storage = GPU_W32;
+    }
     int64_t count = shape_numel(x->dims, x->rank);
     /* fold constants on the host (shape arithmetic mostly); the rest runs on the GPU */
     if (op_all_inputs_const(c) && count <= 4096 && (d->code == U_IDENTITY || d->code <= U_ROUND || d->code == U_SIGN ||
@@ -251,6 +259,9 @@ static vki_status plan_unary(op_ctx *c)
         gpu_storage from = op_storage(c, op_in_index(c, 0)), to = op_out(c, 0)->storage;
         if (((from == GPU_F16 || from == GPU_BF16) && to == GPU_W32 && out_dtype == VKI_DTYPE_FLOAT) ||
             ((from == GPU_W32 || from == GPU_F16) && to == GPU_BF16 && out_dtype == VKI_DTYPE_BFLOAT16))
+            return op_output_alias(c, 0, 0);
+        /* a 16-bit float held as float32 words (the rounding above) widened: the same words */
+        if (from == GPU_W32 && to == GPU_W32 && out_dtype == VKI_DTYPE_FLOAT && x->dtype != VKI_DTYPE_FLOAT)
             return op_output_alias(c, 0, 0);
     }
     bool done;
