@@ -21,7 +21,24 @@ Where a policy asks the hub for a processor, fixed token ids stand in for a toke
 the policy would draw inside sample_actions is a graph input, so runs are deterministic.
 
 Needs torch >= 2.9 (the dynamo exporter), transformers 5.4-5.5 and the lerobot 0.6.1 wheel
-(`pip install --ignore-requires-python` works on Python 3.11 for the policies used here)."""
+(`pip install --ignore-requires-python` works on Python 3.11 for the policies used here).
+
+wall_x, fastwam, molmoact2 and lingbot_va build their hub-only parts (wall-oss-flow's
+Qwen2.5-VL-MoE config, the Wan2.2 VAE and UMT5-XXL, MolmoAct2's ViT/LLM/expert configs) from
+config classes with the sizes noted at each builder: unlike the others', those numbers were not
+read from the published config.json files and may differ from them (wall_x's expert widths, the
+Wan2.2 VAE's latent mean/std and MolmoAct2's text depth are not known here). Their tiny graphs
+match eager in fp32 (rel. error ~1e-7). What each wrapper changes to make one chunk exportable
+(fixed token positions / KV-cache slots / RoPE in real arithmetic) is written at the wrapper;
+each was checked against the policy's own eager path (wall_x: predict(); molmoact2:
+generate_actions_from_inputs; fastwam: infer_action with the original complex RoPE; lingbot_va:
+_infer with the original cache and scheduler), identical or within 3e-7.
+
+Not built here: none of LeRobot 0.6.1's policies at present (all four of wall_x, molmoact2,
+lingbot_va and fastwam have builders; only `tiny` was exported and run, `full` constructed on the
+meta device). Upstream wall_x's predict() fails in fp32 ("Index put requires the source and
+destination dtypes match, got Float ... BFloat16": it casts the proprioception embedding to bf16
+before writing it into fp32 embeddings); the wrapper casts it back, as bf16 loading makes it."""
 import argparse
 import contextlib
 import os
@@ -1097,9 +1114,625 @@ def build_eo1(size, dtype="fp32"):
     return EO1Chunk(model, grid, views, act_start, s_pad, a_pad), inputs
 
 
+# ----------------------------------------------------------------------------------------------
+# wall_x: WALL-OSS-flow (x-square-robot/wall-oss-flow) on Qwen2.5-VL-3B's shapes with the MLP of
+# each text layer made a hard-routed 2-expert MoE (expert 0 for every token but <|action|>, expert 1
+# for the action tokens, which also attend to each other bidirectionally); no KV cache: each of the
+# 10 Euler steps (torchdiffeq's fixed-grid euler over linspace(0, 1, 11)) re-runs the whole prompt.
+# The checkpoint's config.json comes from the hub: `full` here is eo1's Qwen2.5-VL-3B config with
+# both experts at the dense FFN's size (2048 -> 11008; the published expert widths are not known
+# here, so the parameter count is a little above the card's 4.22 B), 20-dim state and action.
+# torchdiffeq, peft and qwen_vl_utils (absent here) are stubbed: inference only needs odeint's
+# euler, written out in the wrapper; peft and smart_resize are for LoRA and preprocessing.
+
+def import_wall_x():
+    import lerobot.utils.import_utils as iu
+    import lerobot.configs  # noqa: F401 (imports diffusers, whose find_spec("peft") a stub without a spec breaks)
+    for name, attrs in (("torchdiffeq", ("odeint",)), ("peft", ("LoraConfig", "get_peft_model")),
+                        ("qwen_vl_utils", ()), ("qwen_vl_utils.vision_process", ("smart_resize",))):
+        try:
+            __import__(name)
+        except ImportError:
+            mod = types.ModuleType(name)
+            for a in attrs:
+                setattr(mod, a, None)
+            sys.modules[name] = mod
+    iu._wallx_deps_available = True
+    import lerobot.policies.wall_x.modeling_wall_x as mw
+    return mw
+
+
+def static_moe(text_model, token_types):
+    """SparseMoeBlock.forward with each expert's token positions fixed at build time (its
+    `mask.sum() == 0`, boolean indexing and torch.where are data-dependent): the same per-token
+    expert MLPs over index_select'ed tokens, scattered back with index_copy."""
+    idx = [torch.nonzero(token_types[0] == e).flatten() for e in range(2)]
+
+    def forward(self, hidden_states, experts_indices):
+        out = torch.zeros_like(hidden_states)
+        for e, expert in enumerate(self.experts):
+            if idx[e].numel() == 0:
+                continue
+            d = self.dim_inputs[e]
+            sel = hidden_states[:, idx[e], :d]
+            y = expert(sel)
+            if d < hidden_states.shape[-1]:
+                y = torch.nn.functional.pad(y, (0, hidden_states.shape[-1] - d))
+            out = out.index_copy(1, idx[e], y)
+        return out
+    for layer in text_model.layers:
+        if layer.mlp is None:
+            layer.moe.forward = types.MethodType(forward, layer.moe)
+
+
+class WallXChunk(nn.Module):
+    """(pixel_values, input_ids, attention_mask, position_ids (3, B, L), proprioception (B, 1, S),
+    agent_pos_mask, dof_mask (B, chunk, A), noise) -> the (B, chunk, A) chunk: Qwen2_5_VLMoEForAction
+    .predict(predict_mode="diffusion") with the vision tower spelled out as eo1's (window order and
+    cu_seqlens from the fixed grid), the M-RoPE position_ids (get_rope_index) and the <|propri|> /
+    <|action|> positions fixed at build time, and the noise an input instead of torch.randn."""
+
+    def __init__(self, model, grid, views, token_types, propri_pos, action_pos):
+        super().__init__()
+        self.model = model
+        vis = model.visual
+        gt = torch.tensor([grid] * views)
+        with torch.no_grad():
+            window_index, cu_window = vis.get_window_index(gt)
+        self.register_buffer("window_index", window_index, persistent=False)
+        self.register_buffer("reverse", torch.argsort(window_index), persistent=False)
+        self.register_buffer("token_types", token_types, persistent=False)
+        self.register_buffer("propri_pos", propri_pos, persistent=False)
+        self.register_buffer("action_pos", action_pos, persistent=False)
+        self.cu_window = torch.unique_consecutive(torch.tensor(cu_window)).numpy()
+        self.cu_full = np.arange(views + 1) * (grid[0] * grid[1] * grid[2])
+        self.grid = gt.numpy()
+        static_moe(model.model, token_types)
+
+    def vision(self, pixel_values):  # EO1Chunk.vision on Qwen2_5_VLMoEForAction.visual
+        return EO1Chunk.vision(types.SimpleNamespace(model=types.SimpleNamespace(vlm_backbone=types.SimpleNamespace(
+            model=types.SimpleNamespace(visual=self.model.visual))), window_index=self.window_index, reverse=self.reverse,
+            grid=self.grid, cu_full=self.cu_full, cu_window=self.cu_window), pixel_values)
+
+    def forward(self, pixel_values, input_ids, attention_mask, position_ids, proprioception, agent_pos_mask, dof_mask,
+                noise):
+        m = self.model
+        emb = m.model.embed_tokens(input_ids)
+        image_mask = (input_ids == m.config.image_token_id).unsqueeze(-1).expand_as(emb)
+        emb = emb.masked_scatter(image_mask, self.vision(pixel_values).to(emb.dtype))
+        prop = m.action_preprocessor.proprioception_proj(proprioception.to(emb.dtype), agent_pos_mask.to(emb.dtype))
+        prop = prop.to(torch.bfloat16)  # as predict() does, whatever the model's dtype
+        emb = emb.index_copy(1, self.propri_pos, prop.reshape(emb.shape[0], -1, emb.shape[-1]).to(emb.dtype))
+        b, chunk, adim = noise.shape
+        dof_mask = dof_mask.to(torch.float32)
+
+        def step(t, x):
+            a = m.action_preprocessor.step(timestep=t.reshape(1).repeat(b), noisy_action=x, dof_mask=dof_mask)
+            e = emb.index_copy(1, self.action_pos, a.reshape(b, chunk, -1).to(emb.dtype))
+            h = m.model(input_ids=None, attention_mask=attention_mask, position_ids=position_ids, inputs_embeds=e,
+                        moe_token_types=self.token_types, use_cache=False, return_dict=True).last_hidden_state
+            v = m.action_preprocessor.action_proj_back(h[:, self.action_pos].to(torch.float32))
+            return v.reshape(b, chunk, adim)
+
+        times = torch.linspace(0, 1, m.num_inference_timesteps + 1, dtype=torch.float32)
+        x = noise.to(torch.float32)
+        for i in range(len(times) - 1):  # torchdiffeq odeint(method="euler") on this grid
+            x = x + (times[i + 1] - times[i]) * step(times[i], x)
+        return x
+
+
+def build_wall_x(size, dtype="fp32"):
+    mw = import_wall_x()
+    from lerobot.policies.wall_x.qwen_model.configuration_qwen2_5_vl import Qwen2_5_VLConfig as WallXQwenConfig
+    base = qwen25vl_config(size)
+    text = base.text_config.to_dict()
+    hidden, ffn = text["hidden_size"], text["intermediate_size"]
+    if size == "full":
+        chunk, adim, sdim, views, res, n_task, steps = 32, 20, 20, 2, 224, 12, 10
+        act_id, propri_id, im_start, im_end, nl, hi = 151665, 151666, 151644, 151645, 198, 151000
+    else:
+        chunk, adim, sdim, views, res, n_task, steps = 4, 6, 8, 2, 64, 4, 3
+        act_id, propri_id, im_start, im_end, nl, hi = 294, 295, 5, 6, 7, 280
+    text.update(num_experts=2, experts=[dict(hidden_size=hidden, intermediate_size=ffn, hidden_act="silu")] * 2,
+                dim_inputs=(hidden, hidden), mlp_moe=True, attention_moe=False, dof_config={"action": adim})
+    for k in ("model_type", "transformers_version", "architectures", "dtype", "torch_dtype"):
+        text.pop(k, None)
+    vision = base.vision_config.to_dict()
+    ids = dict(image_token_id=base.image_token_id, video_token_id=base.video_token_id,
+               vision_start_token_id=base.vision_start_token_id, vision_end_token_id=base.vision_end_token_id)
+    qcfg = WallXQwenConfig(text_config=text, vision_config=vision, tie_word_embeddings=True, **ids)
+    qcfg.agent_pos_config = {"state": sdim}
+    qcfg._attn_implementation = "eager"
+    tok = types.SimpleNamespace(convert_tokens_to_ids={"<|action|>": act_id, "<|propri|>": propri_id}.get)
+    tdtype = torch.bfloat16 if dtype == "bf16" else torch.float32
+    model = mw.Qwen2_5_VLMoEForAction(qcfg, processor=types.SimpleNamespace(tokenizer=tok), vision_attn_implementation="sdpa")
+    model.num_inference_timesteps = steps
+    if dtype == "bf16":
+        model.to_bfloat16_for_selected_params()  # as WallXPolicy loads it
+    conv3d_zero_bias(model)
+    with torch.device("cpu"):  # the inputs and fixed orders, also where the model is built on the meta device
+        vc = qcfg.vision_config
+        grid = [1, res // vc.patch_size, res // vc.patch_size]
+        n_img = grid[1] * grid[2] // vc.spatial_merge_size ** 2
+        g = torch.Generator().manual_seed(SEED + 1)
+        words = lambda n: torch.randint(10, hi, (n,), generator=g).tolist()
+        ids = [im_start] + words(1) + [nl] + words(6) + [im_end, nl, im_start] + words(1) + [nl]  # system, user
+        for _ in range(views):
+            ids += [qcfg.vision_start_token_id] + [qcfg.image_token_id] * n_img + [qcfg.vision_end_token_id]
+        ids += words(n_task) + [propri_id, im_end, nl, im_start] + words(1) + [nl] + [act_id] * chunk + [im_end]
+        input_ids = torch.tensor([ids])
+        attention_mask = torch.ones_like(input_ids)
+        with torch.no_grad():
+            pos, _ = model.get_rope_index(input_ids, torch.tensor([grid] * views), None, None, attention_mask)
+        token_types = (input_ids == act_id).long()
+        propri_pos = torch.nonzero(input_ids[0] == propri_id).flatten()
+        action_pos = torch.nonzero(input_ids[0] == act_id).flatten()
+        n_patches = views * grid[1] * grid[2]
+        inputs = dict(
+            pixel_values=(torch.rand(n_patches, 3 * vc.temporal_patch_size * vc.patch_size ** 2, generator=g) * 2 - 1).to(tdtype),
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=pos,
+            proprioception=torch.randn(1, 1, sdim, generator=g),
+            agent_pos_mask=torch.ones(1, 1, sdim),
+            dof_mask=torch.ones(1, chunk, adim),
+            noise=torch.randn(1, chunk, adim, generator=g),
+        )
+        return WallXChunk(model, grid, views, token_types, propri_pos, action_pos), inputs
+
+
+# ----------------------------------------------------------------------------------------------
+# fastwam: FastWAM (lerobot/fastwam_base) on Wan2.2-TI2V-5B: the first frame is encoded by the
+# Wan2.2 VAE (16x spatial, 48 latent channels) and run once through the 30-layer 3072-wide video
+# DiT into a per-layer KV cache; 10 steps of the 1024-wide action DiT (mixed attention over that
+# cache, shift-5 flow-matching schedule) denoise the 32 x 7 chunk. The prompt goes through UMT5-XXL
+# (fixed token ids instead of google/umt5-xxl's tokenizer, all 128 unpadded). The VAE and UMT5 come
+# from the hub (Wan-AI/Wan2.2-TI2V-5B-Diffusers): they are built here from diffusers' /
+# transformers' classes with the published sizes as known (not checked against the files): VAE
+# base_dim 160, decoder_base_dim 256, z_dim 48, dim_mult [1, 2, 4, 4], 2 res blocks, residual
+# down/up blocks, patch 2; UMT5-XXL d_model 4096, 24 layers, 64 heads of 64, d_ff 10240, gated-gelu,
+# vocab 256384. The VAE's 48 latents_mean/std (its config.json) are not known here: 0 and 1 stand in.
+
+def build_fastwam(size, dtype="fp32"):
+    from diffusers import AutoencoderKLWan
+    from transformers import UMT5Config, UMT5EncoderModel
+    from lerobot.policies.fastwam.configuration_fastwam import FastWAMConfig
+    from lerobot.policies.fastwam.wan import ActionDiT, FastWAM, MoT, WanVideoDiT
+    from lerobot.policies.fastwam.wan.adapters import WanVideoVAE38
+    from lerobot.policies.fastwam.wan.components import WanTextEncoder
+    tdtype = torch.bfloat16 if dtype == "bf16" else torch.float32
+    dev = "meta" if torch.get_default_device().type == "meta" else "cpu"  # build_fastwam("full") under torch.device("meta")
+    if size == "full":
+        cfg = FastWAMConfig(base_model_id=None, device="cpu", torch_dtype="bfloat16" if dtype == "bf16" else "float32")
+        vae = dict(base_dim=160, decoder_base_dim=256, num_res_blocks=2)
+        t5 = dict(d_model=4096, num_layers=24, num_heads=64, d_kv=64, d_ff=10240, vocab_size=256384)
+        n_text = cfg.tokenizer_max_len
+    else:
+        video = dict(patch_size=[1, 2, 2], in_dim=48, hidden_dim=64, ffn_dim=128, freq_dim=32, text_dim=32, out_dim=48,
+                     num_heads=2, attn_head_dim=32, num_layers=2, eps=1e-6, seperated_timestep=True,
+                     video_attention_mask_mode="first_frame_causal", action_conditioned=False, action_dim=6,
+                     action_group_causal_mask_mode="group_diagonal")
+        action = dict(action_dim=6, hidden_dim=32, ffn_dim=64, num_heads=2, attn_head_dim=32, num_layers=2, text_dim=32,
+                      freq_dim=32, eps=1e-6)
+        cfg = FastWAMConfig(base_model_id=None, device="cpu", action_dim=6, proprio_dim=5, action_horizon=8,
+                            n_action_steps=8, image_size=(32, 64), num_inference_steps=3, video_dit_config=video,
+                            action_dit_config=action, torch_dtype="float32")
+        vae = dict(base_dim=16, decoder_base_dim=16, num_res_blocks=1)
+        t5 = dict(d_model=32, num_layers=2, num_heads=2, d_kv=16, d_ff=64, vocab_size=300)
+        n_text = 6
+    vae = AutoencoderKLWan(z_dim=48, dim_mult=[1, 2, 4, 4], attn_scales=[], temperal_downsample=[False, True, True],
+                           is_residual=True, in_channels=12, out_channels=12, patch_size=2, scale_factor_spatial=16,
+                           scale_factor_temporal=4, latents_mean=[0.0] * 48, latents_std=[1.0] * 48, **vae)
+    t5 = UMT5EncoderModel(UMT5Config(feed_forward_proj="gated-gelu", relative_attention_num_buckets=32,
+                                     relative_attention_max_distance=128, dropout_rate=0.0, **t5))
+    video_expert = WanVideoDiT(**cfg.video_dit_config).to(tdtype)
+    action_expert = ActionDiT(**cfg.action_dit_config).to(tdtype)
+    mot = MoT(mixtures={"video": video_expert, "action": action_expert}, mot_checkpoint_mixed_attn=False)
+    with torch.device("cpu"):  # its schedulers' constants (.item()), also where the experts are on the meta device
+        model = FastWAM(video_expert=video_expert, action_expert=action_expert, mot=mot,
+                        vae=WanVideoVAE38(dtype=tdtype, device=dev, pretrained=vae),
+                        text_encoder=WanTextEncoder(dtype=tdtype, device=dev, pretrained=t5), tokenizer=None,
+                        text_dim=int(cfg.video_dit_config["text_dim"]), proprio_dim=cfg.proprio_dim, device=dev,
+                        torch_dtype=tdtype, video_infer_shift=float(cfg.video_scheduler["infer_shift"]),
+                        action_infer_shift=float(cfg.action_scheduler["infer_shift"]))
+    with torch.device("cpu"):
+        g = torch.Generator().manual_seed(SEED + 1)
+        h, w = cfg.image_size
+        inputs = dict(
+            image=torch.rand(1, 3, h, w, generator=g),
+            input_ids=torch.randint(1, t5.config.vocab_size - 1, (1, n_text), generator=g),
+            attention_mask=torch.ones(1, n_text, dtype=torch.bool),
+            proprio=torch.randn(1, cfg.proprio_dim, generator=g),
+            noise=torch.randn(1, cfg.action_horizon, cfg.action_dim, generator=g),
+        )
+    real_rope(model, (1, h // 32, w // 32))  # the first frame's latent grid after the [1, 2, 2] patch
+    return FastWAMChunk(model, cfg.action_horizon, cfg.num_inference_steps), inputs
+
+
+def real_rope(model, grid):
+    """Wan's RoPE in real arithmetic: rope_apply and apply_dense_rope multiply complex128 tensors
+    (view_as_complex, torch.polar tables) and rope_apply loops over grid_sizes.tolist(), a tensor
+    built inside pre_dit (data-dependent to torch.export). Here the tables are kept as
+    view_as_real pairs, the rotation is (a c - b s, a s + b c) in float64 as complex128 does it, and
+    the video grid is the fixed first-frame grid. Replaces the two functions in video_dit's module
+    (the process's FastWAM all use these from then on)."""
+    import lerobot.policies.fastwam.wan.video_dit as vd
+
+    def rot(x, cs):
+        a, b, c, s = x[..., 0], x[..., 1], cs[..., 0], cs[..., 1]
+        return torch.stack([a * c - b * s, a * s + b * c], dim=-1)
+
+    def rope_apply(x, grid_sizes, freqs):
+        n, c = x.size(2), x.size(3) // 2
+        fr = freqs.split([c - 2 * (c // 3), c // 3, c // 3], dim=1)
+        f, h, w = grid
+        seq_len = f * h * w
+        out = []
+        for i in range(x.shape[0]):
+            x_i = x[i, :seq_len].to(torch.float64).reshape(seq_len, n, -1, 2)
+            freqs_i = torch.cat([fr[0][:f].view(f, 1, 1, -1, 2).expand(f, h, w, -1, 2),
+                                 fr[1][:h].view(1, h, 1, -1, 2).expand(f, h, w, -1, 2),
+                                 fr[2][:w].view(1, 1, w, -1, 2).expand(f, h, w, -1, 2)], dim=-2).reshape(seq_len, 1, -1, 2)
+            x_i = rot(x_i, freqs_i).flatten(2)
+            out.append(torch.cat([x_i, x[i, seq_len:].to(torch.float64)]))
+        return torch.stack(out).float()
+
+    def apply_dense_rope(x, freqs, num_heads):
+        b, s_, d = x.shape
+        xr = x.reshape(b, s_, num_heads, -1, 2).to(torch.float32).to(torch.float64)
+        return rot(xr, freqs.reshape(freqs.shape[0], 1, -1, 2)).flatten(2).to(x.dtype)
+
+    vd.rope_apply, vd.apply_dense_rope = rope_apply, apply_dense_rope
+    for expert in (model.video_expert, model.action_expert):
+        if expert.freqs.is_complex():
+            expert.freqs = torch.view_as_real(expert.freqs)
+
+
+class FastWAMChunk(nn.Module):
+    """(image (1, 3, H, W) in [0, 1], input_ids, attention_mask (UMT5's), proprio, noise) -> the
+    (1, horizon, action_dim) chunk: FastWAM.infer_action, the prompt through encode_prompt's
+    text-encoder call (padding zeroed by multiplying with the mask) instead of the tokenizer, and
+    the noise an input instead of _make_action_latents. The VAE and the text encoder, which FastWAM
+    holds unregistered (they are not in its checkpoint), are registered here so that they are
+    initialised, moved and exported with the rest."""
+
+    def __init__(self, model, horizon, steps):
+        super().__init__()
+        self.model, self.vae, self.text_encoder = model, model.vae, model.text_encoder
+        self.horizon, self.steps = horizon, steps
+
+    def forward(self, image, input_ids, attention_mask, proprio, noise):
+        m = self.model
+        emb = m.text_encoder(input_ids, attention_mask) * attention_mask.unsqueeze(-1).to(m.torch_dtype)
+        saved = m._make_action_latents
+        m._make_action_latents = lambda *_a, **_k: noise.to(m.torch_dtype)
+        try:
+            out = m.infer_action(prompt=None, input_image=image, action_horizon=self.horizon, proprio=proprio,
+                                 context=emb, context_mask=torch.ones_like(attention_mask),
+                                 num_inference_steps=self.steps)
+        finally:
+            m._make_action_latents = saved
+        return out["action"].unsqueeze(0)
+
+
+# ----------------------------------------------------------------------------------------------
+# molmoact2: MolmoAct2 (allenai/MolmoAct2): a SigLIP ViT (27 x 1152 at 378 px, patch 14) whose
+# layers -3 and -9 are pooled 2x2 by attention and projected into the text model, the prompt
+# encoded once into a KV cache, and a 32-layer 1024-wide action expert that cross-attends to every
+# layer's K/V for 10 Euler steps. The checkpoint's config.json comes from the hub: `full` is the
+# HF config classes' defaults (shipped in lerobot's molmoact2_hf_model; not checked against the
+# file; their 48 text layers are cut to the action expert's 32, which must be equal). One 378 px
+# crop, 2x2 pooling of its 27x27 patches (the last row and column dropped: 169 tokens) and the
+# prompt are laid out here instead of by its processor.
+
+def build_molmoact2(size, dtype="fp32"):
+    from lerobot.policies.molmoact2.molmoact2_hf_model.configuration_molmoact2 import (
+        MolmoAct2ActionExpertConfig, MolmoAct2AdapterConfig, MolmoAct2Config, MolmoAct2TextConfig, MolmoAct2VitConfig)
+    from lerobot.policies.molmoact2.molmoact2_hf_model.modeling_molmoact2 import MolmoAct2Model
+    tdtype = torch.bfloat16 if dtype == "bf16" else torch.float32
+    if size == "full":
+        vit, adapter, expert = MolmoAct2VitConfig(), MolmoAct2AdapterConfig(), MolmoAct2ActionExpertConfig()
+        text = MolmoAct2TextConfig(num_hidden_layers=expert.num_layers)  # defaults 48 vs 32: must be equal
+        horizon, adim, steps, crops, n_task = 30, 32, 10, 1, 16
+    else:
+        vit = MolmoAct2VitConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=3, num_attention_heads=2,
+                                 num_key_value_heads=2, head_dim=16, image_default_input_size=(56, 56), image_num_pos=16)
+        adapter = MolmoAct2AdapterConfig(vit_layers=(-1, -2), hidden_size=32, num_attention_heads=2, num_key_value_heads=2,
+                                         head_dim=16, intermediate_size=64, text_hidden_size=64)
+        text = MolmoAct2TextConfig(hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16, vocab_size=300,
+                                   additional_vocab_size=32, num_hidden_layers=2, intermediate_size=128)
+        expert = MolmoAct2ActionExpertConfig(max_action_horizon=8, max_action_dim=6, hidden_size=32, num_layers=2, num_heads=2,
+                                             timestep_embed_dim=32)
+        horizon, adim, steps, crops, n_task = 8, 6, 3, 1, 4
+    patch_id, start_id, end_id = range(text.vocab_size, text.vocab_size + 3)  # in its additional vocabulary
+    cfg = MolmoAct2Config(vit_config=vit, adapter_config=adapter, text_config=text, action_expert_config=expert,
+                          image_patch_id=patch_id, image_start_token_id=start_id, low_res_image_start_token_id=start_id,
+                          image_end_token_id=end_id, max_action_dim=adim, max_action_horizon=horizon,
+                          flow_matching_num_steps=steps, use_cache=True)
+    for c in (cfg, cfg.text_config, cfg.vit_config, cfg.adapter_config):
+        c._attn_implementation = "eager"
+    model = MolmoAct2Model(cfg).to(tdtype)
+    with torch.device("cpu"):
+        side = vit.image_default_input_size[0] // vit.image_patch_size  # patches per side
+        n_patch = side * side
+        ij = [(i, j) for i in range(0, side - 1, 2) for j in range(0, side - 1, 2)]
+        pooled = torch.tensor([[[c * n_patch + (i + di) * side + j + dj for di in (0, 1) for dj in (0, 1)]
+                                for c in range(crops) for (i, j) in ij]])
+        n_img = pooled.shape[1]
+        g = torch.Generator().manual_seed(SEED + 1)
+        words = lambda n: torch.randint(10, 280 if size == "tiny" else 150000, (n,), generator=g).tolist()
+        ids = words(3) + [start_id] + [patch_id] * n_img + [end_id] + words(n_task)
+        input_ids = torch.tensor([ids])
+        inputs = dict(
+            images=(torch.rand(1, crops, n_patch, 3 * vit.image_patch_size ** 2, generator=g) * 2 - 1).to(tdtype),
+            input_ids=input_ids,
+            attention_mask=torch.ones_like(input_ids),
+            token_type_ids=(input_ids >= patch_id).long(),  # words are drawn below vocab_size  # the processor's mm token types: the image's tokens
+            noise=torch.randn(1, horizon, adim, generator=g),
+        )
+        image_pos = torch.nonzero(input_ids[0] == patch_id).flatten()
+    return MolmoAct2Chunk(model, pooled, image_pos, horizon, steps), inputs
+
+
+class MolmoAct2Chunk(nn.Module):
+    """(images (1, crops, patches, 3*14*14) in [-1, 1], input_ids, attention_mask, token_type_ids
+    (1 on the image's tokens, which attend to each other both ways), noise) -> the
+    (1, horizon, max_action_dim) chunk: MolmoAct2Model.generate_actions_from_inputs (continuous
+    mode) with the image-patch positions and the pooling indices fixed at build time (its
+    build_batched_images and the boolean indexing of valid tokens / patch tokens are
+    data-dependent), and the noise an input instead of torch.randn."""
+
+    def __init__(self, model, pooled, image_pos, horizon, steps):
+        super().__init__()
+        self.model, self.horizon, self.steps = model, horizon, steps
+        self.register_buffer("pooled", pooled, persistent=False)
+        self.register_buffer("image_pos", image_pos, persistent=False)
+
+    def vision(self, images):  # MolmoAct2VisionBackbone.forward with every pooled index valid
+        vb = self.model.vision_backbone
+        images = torch.round(((images.to(torch.float32) + 1.0) * 0.5) * 255.0)
+        images = (torch.clamp(images, 0.0, 255.0) / 255.0 * 2.0 - 1.0).to(vb.dtype)
+        feats = vb.encode_image(images)
+        b, dim = feats.shape[0], feats.shape[-1]
+        to_pool = feats.reshape(b, -1, dim)[:, self.pooled[0]].reshape(-1, self.pooled.shape[-1], dim)
+        pooled = vb.image_pooling_2d(to_pool.mean(-2, keepdim=True), to_pool, attn_mask=None)
+        return vb.image_projector(pooled.reshape(b, -1, pooled.shape[-1]))
+
+    def forward(self, images, input_ids, attention_mask, token_type_ids, noise):
+        m = self.model
+        x = m.transformer.wte(input_ids)
+        x = x.index_add(1, self.image_pos, self.vision(images).to(x.dtype))
+        out = m(inputs_embeds=x, attention_mask=attention_mask, token_type_ids=token_type_ids, use_cache=True)
+        kv = m._extract_kv_states(out.past_key_values)
+        enc_mask = m._get_encoder_attention_mask(input_ids, attention_mask)
+        gate, dmask = m._depth_gate_from_condition(input_ids=input_ids, encoder_attention_mask=enc_mask, layer_kv_states=kv)
+        kv = m._apply_depth_gate_to_layer_kv_states(kv, dmask, gate)
+        ae = m.action_expert
+        traj = noise.to(ae.action_embed.weight.dtype)
+        ctx = ae.prepare_context(encoder_kv_states=kv, encoder_attention_mask=enc_mask, state_embeddings=None,
+                                 batch_size=1, seq_len=traj.shape[1], device=traj.device, dtype=traj.dtype)
+        ts = [torch.full((1,), i / self.steps, dtype=torch.float32) for i in range(self.steps)]
+        mods = ae.get_or_prepare_modulation_cache(ts, cache_key=None)
+        from lerobot.policies.molmoact2.molmoact2_hf_model.modeling_molmoact2 import _ActionFlowInputs
+        return m._run_action_flow_loop(_ActionFlowInputs(trajectory=traj, context=ctx, modulations=mods,
+                                                         action_dim_is_pad=None), self.steps)
+
+
+# ----------------------------------------------------------------------------------------------
+# lingbot_va: LingBot-VA (robbyant/lingbot-va-base) on the Wan2.2 stack: both cameras (128 px,
+# side by side) are encoded by the Wan2.2 VAE (streaming encoder) into the first latent frame, the
+# prompt by UMT5-XXL (fixed token ids, the negative prompt "" as [eos] + padding), then one
+# autoregressive chunk: 20 video-latent steps with classifier-free guidance 5 (batch 2) and 50
+# action steps of the 30-layer 3072-wide dual-stream transformer over its KV cache. The
+# transformer's sizes are LingBotVAConfig's defaults (its transformer/config.json, per lerobot);
+# the VAE and UMT5 come from the hub and are built as in build_fastwam (sizes as known there,
+# latents mean/std 0/1). Each chunk's first frame of actions is LeRobot's to drop (as here: the
+# chunk is _infer's raw (1, action_dim, frames, action_per_frame, 1) actions).
+
+def lingbot_static(policy):
+    """LingBot-VA made exportable without changing its arithmetic: the transformer's KV cache keeps
+    its slot bookkeeping (mask, ids, is_pred) in numpy, so that each call's slots (allocate_slots'
+    nonzero/argsort, the valid pool) are constants of the fixed call sequence, k/v written with
+    index_copy; RoPE in real (cos, sin) pairs instead of torch.polar / complex128 (float64 as
+    there); FlowMatchScheduler.step on the i-th sigma of its call count instead of argmin over the
+    schedule; `~_action_mask` as a list of channels. Patches WanAttention / WanRotaryPosEmbed for the
+    process, the schedulers and the policy's class for this policy."""
+    from lerobot.policies.lingbot_va import utils as U
+    from lerobot.policies.lingbot_va.modeling_lingbot_va import LingBotVAPolicy
+    A = U.WanAttention
+
+    def init_kv_cache(self, cache_name, total_token_len, num_head, head_dim, device, dtype, batch_size):
+        if self.attn_caches is None:
+            return
+        self.attn_caches[cache_name] = {
+            "k": torch.zeros([batch_size, total_token_len, num_head, head_dim], device=device, dtype=dtype),
+            "v": torch.zeros([batch_size, total_token_len, num_head, head_dim], device=device, dtype=dtype),
+            "id": np.full((total_token_len,), -1, dtype=np.int64),
+            "mask": np.zeros((total_token_len,), dtype=bool),
+            "is_pred": np.zeros((total_token_len,), dtype=bool)}
+
+    def allocate_slots(self, cache_name, key_size):
+        c = self.attn_caches[cache_name]
+        mask, ids = c["mask"], c["id"]
+        free = np.nonzero(~mask)[0]
+        if free.size < key_size:
+            used = np.nonzero(mask)[0]
+            order = np.argsort(ids[used], kind="stable")
+            to_free = used[order[:key_size - free.size]]
+            mask[to_free] = False
+            ids[to_free] = -1
+            free = np.nonzero(~mask)[0]
+        if free.size < key_size:
+            raise RuntimeError("KV cache exhausted")
+        return free[:key_size]
+
+    def update_cache(self, cache_name, key, value, is_pred):
+        c = self.attn_caches[cache_name]
+        slots = self.allocate_slots(cache_name, key.shape[1])
+        new_id = c["id"][c["mask"]].max() + 1 if c["mask"].any() else 0
+        idx = torch.from_numpy(slots.copy())
+        c["k"] = c["k"].index_copy(1, idx, key.to(c["k"].dtype))
+        c["v"] = c["v"].index_copy(1, idx, value.to(c["v"].dtype))
+        c["mask"][slots] = True
+        c["id"][slots] = new_id
+        c["is_pred"][slots] = is_pred
+        return slots
+
+    def clear_pred_cache(self, cache_name):
+        if self.attn_caches is None:
+            return
+        c = self.attn_caches[cache_name]
+        c["mask"][c["is_pred"]] = False
+
+    def rot(x, freqs):  # complex128 x * complex64 freqs, in real arithmetic (float64)
+        xr = x.to(torch.float64).reshape(*x.shape[:3], -1, 2)
+        f = freqs.to(torch.float64)
+        a, b, c, s = xr[..., 0], xr[..., 1], f[..., 0], f[..., 1]
+        return torch.stack([a * c - b * s, a * s + b * c], dim=-1).flatten(3).to(x.dtype)
+
+    def forward(self, q, k, v, rotary_emb, update_cache=0, cache_name="pos"):
+        kv_cache = self.attn_caches[cache_name] if (self.attn_caches is not None) and (cache_name in self.attn_caches) else None
+        query, key, value = self.to_q(q), self.to_k(k), self.to_v(v)
+        query = self.norm_q(query).unflatten(2, (self.heads, -1))
+        key = self.norm_k(key).unflatten(2, (self.heads, -1))
+        value = value.unflatten(2, (self.heads, -1))
+        if rotary_emb is not None:
+            query, key = rot(query, rotary_emb), rot(key, rotary_emb)
+        slots = None
+        if kv_cache is not None and kv_cache["k"] is not None:
+            slots = self.update_cache(cache_name, key, value, is_pred=(update_cache == 1))
+            valid = torch.from_numpy(np.nonzero(kv_cache["mask"])[0])
+            key, value = kv_cache["k"][:, valid], kv_cache["v"][:, valid]
+        hidden_states = self.attn_op(query, key, value)
+        if update_cache == 0 and kv_cache is not None and kv_cache["k"] is not None:
+            kv_cache["mask"][slots] = False
+        hidden_states = hidden_states.flatten(2, 3).type_as(query)
+        return self.to_out[1](self.to_out[0](hidden_states))
+
+    def rope_forward(self, grid_ids):  # WanRotaryPosEmbed: (cos, sin) pairs instead of torch.polar
+        with torch.no_grad():
+            f = grid_ids[:, 0, :].unsqueeze(-1) * self.f_freqs_base.to(grid_ids.device)
+            h = grid_ids[:, 1, :].unsqueeze(-1) * self.h_freqs_base.to(grid_ids.device)
+            w = grid_ids[:, 2, :].unsqueeze(-1) * self.w_freqs_base.to(grid_ids.device)
+            freqs = torch.cat([f, h, w], dim=-1).float()
+            return torch.stack([freqs.cos(), freqs.sin()], dim=-1)
+
+    A.init_kv_cache, A.allocate_slots, A.update_cache, A.clear_pred_cache, A.forward = (
+        init_kv_cache, allocate_slots, update_cache, clear_pred_cache, forward)
+    U.WanRotaryPosEmbed.forward = rope_forward
+
+    def step(self, model_output, timestep, sample, to_final=False, **kwargs):  # the i-th call is timesteps[i]
+        i = self._step_i
+        self._step_i += 1
+        sig = self._sig_np
+        last = to_final or i + 1 >= len(sig)
+        sigma_ = np.float32(1 if (self.inverse_timesteps or self.reverse_sigmas) else 0) if last else sig[i + 1]
+        return sample + model_output * float(np.float32(sigma_ - sig[i]))
+
+    for sch, n in ((policy._scheduler, policy.config.num_inference_steps),
+                   (policy._action_scheduler, policy.config.action_num_inference_steps)):
+        sch.set_timesteps(n)
+        sch._sig_np = sch.sigmas.numpy().astype(np.float32)
+        sch.step = step.__get__(sch)
+    used = set(policy.config.used_action_channel_ids)
+    unused = [i for i in range(policy.config.action_dim) if i not in used]
+    policy.__class__ = type("StaticLingBotVA", (type(policy),), {"_action_mask": property(lambda s: UnusedChannels(unused))})
+
+
+class UnusedChannels:
+    """`~policy._action_mask` as the list of unused channels (a boolean mask index is data-dependent)."""
+
+    def __init__(self, unused):
+        self.unused = unused
+    def __invert__(self):
+        return self.unused
+
+
+def build_lingbot_va(size, dtype="fp32"):
+    from diffusers import AutoencoderKLWan
+    from transformers import UMT5Config, UMT5EncoderModel
+    from lerobot.configs.types import FeatureType, PolicyFeature
+    from lerobot.policies.lingbot_va.configuration_lingbot_va import LingBotVAConfig
+    from lerobot.policies.lingbot_va.modeling_lingbot_va import LingBotVAPolicy
+    from lerobot.policies.lingbot_va.utils import WanVAEStreamingWrapper
+    name = "bfloat16" if dtype == "bf16" else "float32"
+    if size == "full":
+        cfg = LingBotVAConfig(dtype=name, device="cpu")
+        vae = dict(base_dim=160, decoder_base_dim=256, num_res_blocks=2)
+        t5 = dict(d_model=4096, num_layers=24, num_heads=64, d_kv=64, d_ff=10240, vocab_size=256384)
+        n_text = cfg.max_sequence_length
+    else:
+        cfg = LingBotVAConfig(num_attention_heads=2, attention_head_dim=24, text_dim=32, freq_dim=32, ffn_dim=64, num_layers=2,
+                              action_dim=8, used_action_channel_ids=list(range(6)), height=32, width=32, frame_chunk_size=2,
+                              action_per_frame=2, num_inference_steps=3, action_num_inference_steps=3, max_sequence_length=6,
+                              dtype=name, device="cpu")
+        vae = dict(base_dim=16, decoder_base_dim=16, num_res_blocks=1)
+        t5 = dict(d_model=32, num_layers=2, num_heads=2, d_kv=16, d_ff=64, vocab_size=300)
+        n_text = cfg.max_sequence_length
+    cfg.input_features = {k: PolicyFeature(FeatureType.VISUAL, (3, cfg.height, cfg.width)) for k in cfg.obs_cam_keys}
+    policy = LingBotVAPolicy(cfg)
+    tdtype = policy.dtype
+    vae = AutoencoderKLWan(z_dim=48, dim_mult=[1, 2, 4, 4], attn_scales=[], temperal_downsample=[False, True, True],
+                           is_residual=True, in_channels=12, out_channels=12, patch_size=2, scale_factor_spatial=16,
+                           scale_factor_temporal=4, latents_mean=[0.0] * 48, latents_std=[1.0] * 48, **vae).to(tdtype)
+    t5 = UMT5EncoderModel(UMT5Config(feed_forward_proj="gated-gelu", relative_attention_num_buckets=32,
+                                     relative_attention_max_distance=128, dropout_rate=0.0, **t5)).to(tdtype)
+    policy._frozen = {"vae": vae, "streaming_vae": WanVAEStreamingWrapper(vae), "text_encoder": t5, "tokenizer": None}
+    with torch.device("cpu"):
+        lingbot_static(policy)
+        h, w = policy._latent_hw
+        g = torch.Generator().manual_seed(SEED + 1)
+        neg = torch.zeros(1, n_text, dtype=torch.long)
+        neg[0, 0] = 1  # "" -> </s>, then padding
+        inputs = dict(
+            image=torch.rand(1, 3, cfg.height, cfg.width, generator=g),
+            image2=torch.rand(1, 3, cfg.height, cfg.width, generator=g),
+            input_ids=torch.randint(2, t5.config.vocab_size - 1, (1, n_text), generator=g),
+            attention_mask=torch.ones(1, n_text, dtype=torch.long),
+            negative_ids=neg,
+            negative_mask=(neg != 0).long(),
+            latent_noise=torch.randn(1, 48, cfg.frame_chunk_size, h, w, generator=g),
+            action_noise=torch.randn(1, cfg.action_dim, cfg.frame_chunk_size, cfg.action_per_frame, 1, generator=g),
+        )
+    return LingBotVAChunk(policy, vae, t5), inputs
+
+
+class LingBotVAChunk(nn.Module):
+    """(image, image2 (1, 3, H, W) in [0, 1], input_ids, attention_mask, negative_ids, negative_mask,
+    latent_noise, action_noise) -> the first chunk's (1, action_dim, frames, action_per_frame, 1)
+    actions: LingBotVAPolicy.predict_action_chunk's first call (_encode_frames, _init_streaming_cache,
+    _infer) with _get_t5_prompt_embeds' encoder call on fixed ids (padding zeroed by multiplying
+    with the mask, as its slicing does for trailing padding), the two torch.randn of _infer inputs,
+    and lingbot_static's patches. The VAE and UMT5 (unregistered in the policy) are registered here."""
+
+    def __init__(self, policy, vae, text_encoder):
+        super().__init__()
+        self.policy, self.vae, self.text_encoder = policy, vae, text_encoder
+
+    def forward(self, image, image2, input_ids, attention_mask, negative_ids, negative_mask, latent_noise, action_noise):
+        p = self.policy
+        embed = lambda ids, mask: (self.text_encoder(ids, mask).last_hidden_state * mask.unsqueeze(-1).to(p.dtype)).to(p.dtype)
+        p._prompt_embeds, p._negative_prompt_embeds = embed(input_ids, attention_mask), embed(negative_ids, negative_mask)
+        p._frozen["streaming_vae"].clear_cache()
+        keys = p.config.obs_cam_keys
+        init_latent = p._encode_frames([{keys[0]: image, keys[1]: image2}])
+        p._init_streaming_cache(init_latent)
+        for sch in (p._scheduler, p._action_scheduler):
+            sch._step_i = 0
+        noises = [latent_noise.to(p.dtype), action_noise.to(p.dtype)]
+        randn = torch.randn
+        torch.randn = lambda *_a, **_k: noises.pop(0).clone()  # _infer's two draws, in order
+        try:
+            actions, _ = p._infer(init_latent, frame_st_id=0)
+        finally:
+            torch.randn = randn
+        return actions
+
 BUILDERS = {"smolvla": (build_smolvla, smolvla_bf16), "pi0": (build_pi0, None)}
 BUILDERS.update(pi05=(build_pi05, None), pi0_fast=(build_pi0_fast, None), xvla=(build_xvla, None), groot=(build_groot, None), evo1=(build_evo1, None), vla_jepa=(build_vla_jepa, None),
-                multi_task_dit=(build_multi_task_dit, None), eo1=(build_eo1, None))
+                multi_task_dit=(build_multi_task_dit, None), eo1=(build_eo1, None), wall_x=(build_wall_x, None),
+                fastwam=(build_fastwam, None), molmoact2=(build_molmoact2, None),
+                lingbot_va=(build_lingbot_va, None))
 
 
 # ----------------------------------------------------------------------------------------------
