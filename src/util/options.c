@@ -261,10 +261,12 @@ static const opt_def options[] = {
     {"VKINFER_ATTENTION_ROWS", OPT_ENUM, "tuning", F(attention_rows), "0|1|tile", NULL, OPT_AUTO, "",
      "MatMul -> Softmax -> MatMul as one dispatch: 0 never, 1 `attention_rows` wherever the pattern is (CPU devices "
      "and long sequences too), tile: `attention_tile` (blocks of 16 or 32 queries, keys in chunks with an online "
-     "softmax; fp32, heads of up to 64) wherever it applies. Default: on GPUs `attention_rows` for up to 64 keys, "
-     "`attention_tile` for more"},
+     "softmax, fp32 sums; heads of up to 128, of 256 on 16-bit words, additive masks, the NaN guard after the "
+     "softmax) wherever it applies. Default: on GPUs `attention_rows` for up to 64 keys, `attention_tile` for more "
+     "(16-bit words: for more than 256); a masked attention is one dispatch only on `attention_tile`"},
     {"VKINFER_ATTENTION_TILE_ROWS", OPT_INT, "tuning", F(attention_tile_rows), "16|32", NULL, OPT_AUTO, "",
-     "`attention_tile`'s block of queries (32 needs 31 KiB of shared memory, else 16 runs) (tests, measuring). "
+     "`attention_tile`'s block of queries (32 needs 31 KiB of shared memory, else 16 runs; heads over 64 always "
+     "take 16) (tests, measuring). "
      "Default: 32 unless that gives under 96 blocks"},
     {"VKINFER_TRANSPOSED_STORES", OPT_BOOL, "tuning", F(transposed_stores), NULL, NULL, 1, "1",
      "0: a Transpose after the attention kernels (the heads moved back beside the sequence), after the CPU "
