@@ -132,6 +132,81 @@ static vki_status share_equal_constants(plan *p)
     return VKI_OK;
 }
 
+/* Points every value this node made whose host data lies in [from, from + bytes) at `to`. */
+static void redirect_host(plan *p, const ir_node *node, int first_value, const uint8_t *from, size_t bytes,
+                          const uint8_t *to)
+{
+    for (int k = 0; k < node->n_outputs + p->n_values - first_value; k++) {
+        int v = k < node->n_outputs ? node->outputs[k] : first_value + k - node->n_outputs;
+        if (v < 0) continue;
+        plan_value *pv = &p->values[v];
+        const uint8_t *h = pv->host;
+        if (h && h >= from && h < from + bytes) pv->host = to + (h - from);
+    }
+}
+
+static vki_status grow_host_table(plan *p)
+{
+    size_t cap = p->host_cap ? 2 * p->host_cap : 64;
+    int *table = malloc(cap * sizeof *table);
+    uint64_t *hashes = malloc(cap * sizeof *hashes);
+    if (!table || !hashes) {
+        free(table);
+        free(hashes);
+        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    for (size_t i = 0; i < cap; i++) table[i] = -1;
+    for (size_t i = 0; i < p->host_cap; i++) {
+        if (p->host_table[i] < 0) continue;
+        size_t at = (size_t)p->host_hashes[i] & (cap - 1);
+        while (table[at] >= 0) at = (at + 1) & (cap - 1);
+        table[at] = p->host_table[i];
+        hashes[at] = p->host_hashes[i];
+    }
+    free(p->host_table);
+    free(p->host_hashes);
+    p->host_table = table;
+    p->host_hashes = hashes;
+    p->host_cap = cap;
+    return VKI_OK;
+}
+
+/* A CPU device's MatMul packs its constant B on the host per node, and an exporter that unrolls
+ * a loop (a VLA's 32 denoising steps) repeats each weight's products and folded Transposes per
+ * step: equal host copies that share_equal_constants merges on the device only at the end of
+ * planning, by which time evo1's 30 action-head weights had taken 15 GB of host memory (32
+ * fp32 copies each; 2.5 GB once). Merged here as each node makes them, the host keeps one. */
+vki_status plan_share_host_constants(plan *p, const ir_node *node, int first_value, const void *mark)
+{
+    for (int k = 0; k < node->n_outputs + p->n_values - first_value; k++) {
+        int v = k < node->n_outputs ? node->outputs[k] : first_value + k - node->n_outputs;
+        if (v < 0) continue;
+        plan_value *pv = &p->values[v];
+        size_t n = pv->host && !pv->kernel_state && pv->alias_of < 0 ? host_size(pv) : 0;
+        if (n <= 65536) continue; /* smaller ones are not worth a hash, nor freed alone */
+        if (2 * (p->host_count + 1) > p->host_cap) VKI_TRY(grow_host_table(p));
+        uint64_t h = hash_constant(pv);
+        size_t at = (size_t)h & (p->host_cap - 1);
+        for (; p->host_table[at] >= 0; at = (at + 1) & (p->host_cap - 1)) {
+            const plan_value *o = &p->values[p->host_table[at]];
+            if (p->host_hashes[at] == h && o->dtype == pv->dtype && host_size(o) == n &&
+                (o->host == pv->host || !memcmp(o->host, pv->host, n)))
+                break;
+        }
+        if (p->host_table[at] < 0) {
+            p->host_table[at] = v;
+            p->host_hashes[at] = h;
+            p->host_count++;
+            continue;
+        }
+        const plan_value *o = &p->values[p->host_table[at]];
+        uint8_t *mine = (uint8_t *)pv->host;
+        if (o->host != mine && arena_release(&p->arena, mark, mine, n))
+            redirect_host(p, node, first_value, mine, n, o->host);
+    }
+    return VKI_OK;
+}
+
 uint64_t plan_value_bytes(const plan_value *v)
 {
     uint64_t n = ((uint64_t)shape_numel(v->dims, v->rank) * storage_size(v->storage) + 3) / 4 * 4;

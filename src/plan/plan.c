@@ -394,10 +394,13 @@ static vki_status plan_node(plan *p, int n)
         p->fused_nodes++;
         return op_output_alias(&c, 0, slot);
     }
+    int first_value = p->n_values;
+    const void *mark = arena_mark(&p->arena);
     VKI_TRY(def->plan(&c));
     if (p->decision[n] != INT64_MIN) return VKI_OK; /* a control node: expanded, then planned again */
     if (p->probe) return VKI_OK;                    /* its size is read back; planning stops here */
     VKI_TRY(plan_finish_node(&c));
+    VKI_TRY(plan_share_host_constants(p, node, first_value, mark));
     bool folded = true, aliased = false;
     for (int o = 0; o < node->n_outputs; o++) {
         int v = node->outputs[o];
@@ -632,6 +635,8 @@ void plan_destroy(plan *p)
     free(p->weight_blocks);
     free(p->weight_block_bytes);
     free(p->same_bytes);
+    free(p->host_table);
+    free(p->host_hashes);
     free(p->values);
     free(p->temp_owner);
     free(p->converted);

@@ -63,6 +63,11 @@ struct plan {
     int n_weight_blocks;
     int *same_bytes; /* per value: the constant whose device bytes it shares (memory.c), or -1 */
     uint64_t weight_bytes, arena_bytes, unshared_bytes;
+    /* large host constants made while planning, by content (plan_share_host_constants): the
+     * table's slots hold value indices or -1; hashes beside them */
+    int *host_table;
+    uint64_t *host_hashes;
+    size_t host_cap, host_count;
     /* graph inputs and outputs as the tensors copied between host and device: a tensor is one,
      * a sequence its elements, an optional none or what it holds. Graph input i is
      * io_in[in_first[i] .. + in_count[i]) (in_count -1: an optional that is none); likewise
@@ -184,6 +189,10 @@ uint64_t plan_value_bytes(const plan_value *v);
 
 /* Liveness placement of intermediates (src/plan/memory.c). */
 vki_status plan_memory(plan *p);
+/* After node `node` is planned: each host constant of more than 64 KiB it made (values from
+ * `first_value` on, and its outputs, allocated after arena mark `mark`) that equals one made
+ * earlier takes that one's bytes, and its own go back to the arena (src/plan/memory.c). */
+vki_status plan_share_host_constants(plan *p, const ir_node *node, int first_value, const void *mark);
 /* Device buffers, weight upload, descriptor sets and the command buffer (src/plan/record.c). */
 vki_status plan_record(plan *p);
 

@@ -30,6 +30,23 @@ void *arena_alloc(vki_arena *arena, size_t bytes)
     return p;
 }
 
+const void *arena_mark(const vki_arena *arena) { return arena->head; }
+
+bool arena_release(vki_arena *arena, const void *mark, void *p, size_t bytes)
+{
+    bytes = (bytes + 15) & ~(size_t)15;
+    if (bytes <= 65536) return false; /* small ones share their chunk */
+    for (vki_arena_chunk **at = &arena->head; *at && *at != mark; at = &(*at)->next) {
+        vki_arena_chunk *c = *at;
+        if ((void *)c->data != p) continue;
+        if (c->used != bytes) return false; /* not the chunk's only allocation */
+        *at = c->next;
+        free(c);
+        return true;
+    }
+    return false;
+}
+
 char *arena_strndup(vki_arena *arena, const char *s, size_t n)
 {
     char *d = arena_alloc(arena, n + 1);
@@ -37,6 +54,13 @@ char *arena_strndup(vki_arena *arena, const char *s, size_t n)
     if (n) memcpy(d, s, n); /* s may be NULL when n is 0 (an empty protobuf string) */
     d[n] = 0;
     return d;
+}
+
+size_t arena_held(const vki_arena *arena)
+{
+    size_t bytes = 0;
+    for (const vki_arena_chunk *c = arena->head; c; c = c->next) bytes += c->size;
+    return bytes;
 }
 
 void arena_free(vki_arena *arena)

@@ -28,7 +28,13 @@ typedef struct vki_arena {
 } vki_arena;
 void *arena_alloc(vki_arena *arena, size_t bytes); /* zeroed, 16-byte aligned */
 char *arena_strndup(vki_arena *arena, const char *s, size_t n);
+/* The arena's newest chunk: arena_release frees only what was allocated after this mark. */
+const void *arena_mark(const vki_arena *arena);
+/* Gives back an allocation of more than 64 KiB (each has a chunk of its own) made after `mark`,
+ * before the arena goes; false, with nothing freed, where `p` is not such an allocation. */
+bool arena_release(vki_arena *arena, const void *mark, void *p, size_t bytes);
 void arena_free(vki_arena *arena);
+size_t arena_held(const vki_arena *arena); /* bytes of its chunks */
 
 /* Dtype facts. On the GPU a value is held in a storage (docs/architecture.md, "Dtypes on the
  * GPU"): its own width for 8- and 16-bit dtypes, or one 32-bit word per element. */
