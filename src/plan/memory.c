@@ -62,6 +62,20 @@ static bool same_kind(const plan_value *a, const plan_value *b)
     return a->dtype == b->dtype && a->storage == b->storage && a->bytes == b->bytes && host_size(a) == host_size(b);
 }
 
+/* An open-addressing table of cap slots (a power of two), every slot -1, and its hashes. */
+static vki_status table_alloc(size_t cap, int **table, uint64_t **hashes)
+{
+    *table = malloc(cap * sizeof **table);
+    *hashes = malloc(cap * sizeof **hashes);
+    if (!*table || !*hashes) {
+        free(*table);
+        free(*hashes);
+        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    for (size_t i = 0; i < cap; i++) (*table)[i] = -1;
+    return VKI_OK;
+}
+
 /* Constants of the plan with the same dtype, storage and bytes share one copy on the device
  * (p->same_bytes): an exporter that repeats a folded subgraph per step of an unrolled loop
  * (a VLA's denoising steps each transposing the expert's weights), the same weight repacked
@@ -83,14 +97,9 @@ static vki_status share_equal_constants(plan *p)
     if (n == 0 || n + n_shared < 2) return VKI_OK;
     size_t cap = 4;
     while (cap < (size_t)(n + n_shared) * 2) cap *= 2;
-    int *table = malloc(cap * sizeof *table);
-    uint64_t *hashes = malloc(cap * sizeof *hashes);
-    if (!table || !hashes) {
-        free(table);
-        free(hashes);
-        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
-    }
-    for (size_t i = 0; i < cap; i++) table[i] = -1;
+    int *table;
+    uint64_t *hashes;
+    VKI_TRY(table_alloc(cap, &table, &hashes));
     for (int v = 0; v < p->n_values; v++) { /* shared initializers, by where their data lies */
         const plan_value *pv = &p->values[v];
         if (!pv->on_gpu || pv->alias_of >= 0 || pv->buffer != PLAN_BUF_SHARED) continue;
@@ -148,14 +157,9 @@ static void redirect_host(plan *p, const ir_node *node, int first_value, const u
 static vki_status grow_host_table(plan *p)
 {
     size_t cap = p->host_cap ? 2 * p->host_cap : 64;
-    int *table = malloc(cap * sizeof *table);
-    uint64_t *hashes = malloc(cap * sizeof *hashes);
-    if (!table || !hashes) {
-        free(table);
-        free(hashes);
-        return vki_fail(VKI_ERROR_OUT_OF_MEMORY, "out of host memory");
-    }
-    for (size_t i = 0; i < cap; i++) table[i] = -1;
+    int *table;
+    uint64_t *hashes;
+    VKI_TRY(table_alloc(cap, &table, &hashes));
     for (size_t i = 0; i < p->host_cap; i++) {
         if (p->host_table[i] < 0) continue;
         size_t at = (size_t)p->host_hashes[i] & (cap - 1);

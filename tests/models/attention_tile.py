@@ -14,13 +14,14 @@ expected kernel and no Softmax.
     attention_tile.py VKINFER"""
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import zlib
 
 import numpy as np
 from onnx import TensorProto, helper, save
+
+from gemv_wide import vk
 
 F = TensorProto.FLOAT
 DTYPES = {"fp32": TensorProto.FLOAT, "fp16": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16}
@@ -118,14 +119,6 @@ def cases():
             case("head_320", dt, (1, 1, 9, 320), 40, expect=None),
         ]
     return out
-
-
-def vk(vkinfer, args, env):
-    r = subprocess.run([vkinfer, *args], capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        print(r.stdout, r.stderr)
-        raise SystemExit(f"FAIL: vkinfer {' '.join(args)} exited {r.returncode}")
-    return r.stdout + r.stderr
 
 
 def rel_err(got, ref):
