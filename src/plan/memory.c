@@ -141,12 +141,24 @@ static vki_status share_equal_constants(plan *p)
     return VKI_OK;
 }
 
+/* The values a node made: its outputs, then the values from first_value on (its temporaries);
+ * k from 0 to made_count - 1, -1 for an absent output. */
+static int made_count(const plan *p, const ir_node *node, int first_value)
+{
+    return node->n_outputs + p->n_values - first_value;
+}
+
+static int made_value(const ir_node *node, int first_value, int k)
+{
+    return k < node->n_outputs ? node->outputs[k] : first_value + k - node->n_outputs;
+}
+
 /* Points every value this node made whose host data lies in [from, from + bytes) at `to`. */
 static void redirect_host(plan *p, const ir_node *node, int first_value, const uint8_t *from, size_t bytes,
                           const uint8_t *to)
 {
-    for (int k = 0; k < node->n_outputs + p->n_values - first_value; k++) {
-        int v = k < node->n_outputs ? node->outputs[k] : first_value + k - node->n_outputs;
+    for (int k = 0; k < made_count(p, node, first_value); k++) {
+        int v = made_value(node, first_value, k);
         if (v < 0) continue;
         plan_value *pv = &p->values[v];
         const uint8_t *h = pv->host;
@@ -182,8 +194,8 @@ static vki_status grow_host_table(plan *p)
  * fp32 copies each; 2.5 GB once). Merged here as each node makes them, the host keeps one. */
 vki_status plan_share_host_constants(plan *p, const ir_node *node, int first_value, const void *mark)
 {
-    for (int k = 0; k < node->n_outputs + p->n_values - first_value; k++) {
-        int v = k < node->n_outputs ? node->outputs[k] : first_value + k - node->n_outputs;
+    for (int k = 0; k < made_count(p, node, first_value); k++) {
+        int v = made_value(node, first_value, k);
         if (v < 0) continue;
         plan_value *pv = &p->values[v];
         size_t n = pv->host && !pv->kernel_state && pv->alias_of < 0 ? host_size(pv) : 0;
